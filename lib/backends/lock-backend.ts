@@ -1,0 +1,83 @@
+import type { LockMode } from '../engine/lock-mode.js';
+
+/**
+ * A lock store, seen from the engine.
+ *
+ * The engine owns everything that does not depend on the store: key validation and prefixing,
+ * owner ids, waiting with a deadline, renewal timers and the local lease clock, re-entrancy,
+ * lock-lost signalling, events and shutdown. A backend performs single operations on the store.
+ *
+ * Every acquisition gets its own {@link LockClaim} from {@link LockBackend.claim}. The claim lives
+ * from the first attempt until `release()`, so stores that keep a place in a queue (ZooKeeper's
+ * sequential nodes, etcd's create revisions, a fair Redis queue) keep it between attempts, and
+ * stores whose liveness is a session or lease shared by all locks report loss through
+ * {@link ClaimRequest.onLost}.
+ *
+ * To write a backend: implement this interface and pass the object as `backend` in the module
+ * options. Run the contract suite in `test/contract/` against it.
+ */
+export interface LockBackend {
+  /** Short name used in errors and events, e.g. `'redis'`. */
+  readonly name: string;
+  /** Starts one acquisition. Must not do I/O: the engine calls `tryAcquire()` next. */
+  claim(request: ClaimRequest): LockClaim;
+  /** A cheap round trip to the store, for health checks. Rejects when the store is down. */
+  ping?(): Promise<void>;
+  /** Closes the clients this backend created (never the ones the user passed in). Called once, after held locks were released. */
+  close(): Promise<void>;
+}
+
+export interface ClaimRequest {
+  /** The key in the store: the module's `keyPrefix` + the caller's key. */
+  readonly key: string;
+  /** Unique per acquisition: only this owner may renew or release. */
+  readonly owner: string;
+  /** Requested lease length in ms (an integer >= 1). */
+  readonly leaseMs: number;
+  readonly mode: LockMode;
+  /**
+   * Call when the store says, on its own, that the lock is gone (session expired, lease revoked).
+   * Safe to call at any time and more than once; ignored unless the claim holds the lock.
+   */
+  readonly onLost: (reason: string) => void;
+}
+
+export interface LockClaim {
+  /**
+   * One attempt to take the lock; never waits for a holder. Rejects only when the store fails
+   * (the engine turns that into `LockBackendError`).
+   */
+  tryAcquire(): Promise<AttemptResult>;
+  /**
+   * Resolves when the lock may have become free (release message, watch event), after at most
+   * `maxMs`, or as soon as `signal` aborts. Never rejects. Spurious wake-ups are allowed: the
+   * engine simply tries again.
+   */
+  waitForChange(maxMs: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Extends the held lease to `leaseMs` from now. Resolves the new validity in ms (counted from
+   * the start of the call), or `false` when this owner no longer holds the lock.
+   */
+  renew(leaseMs: number): Promise<number | false>;
+  /**
+   * Drops whatever this claim has in the store: the lock if held, its place in a queue if
+   * waiting. Resolves `false` only when the lock had been acquired and is no longer this owner's.
+   */
+  release(): Promise<boolean>;
+}
+
+export type AttemptResult = Acquired | Busy;
+
+export interface Acquired {
+  readonly acquired: true;
+  /** Strictly increasing per key over successive holders; `undefined` if the store cannot give one honestly. */
+  readonly fence: number | undefined;
+  /** How long the lock is surely held, counted from the start of `tryAcquire()`. */
+  readonly validityMs: number;
+}
+
+export interface Busy {
+  readonly acquired: false;
+  /** Time until the current holder's lease lapses, when the store knows it. */
+  readonly holderTtlMs?: number;
+}

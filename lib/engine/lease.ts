@@ -1,0 +1,199 @@
+import { LockBackendError, LockLostError } from '../errors.js';
+import type { LockClaim } from '../backends/lock-backend.js';
+import { monotonicNow, unrefTimer } from './clock.js';
+import type { LockEvent } from './lock-events.js';
+import type { LockMode } from './lock-mode.js';
+import { toBackendError } from './backend-error.js';
+
+export interface LeaseOwner {
+  readonly backendName: string;
+  emit(event: LockEvent): void;
+  /** The lease ended (released or lost): stop tracking it. */
+  forget(lease: Lease): void;
+}
+
+export interface LeaseGrant {
+  readonly key: string;
+  readonly storeKey: string;
+  readonly mode: LockMode;
+  readonly fence: number | undefined;
+  readonly claim: LockClaim;
+  readonly leaseMs: number;
+  /** Monotonic time at which the successful attempt started. */
+  readonly attemptStartedAt: number;
+  readonly validityMs: number;
+}
+
+/**
+ * One acquisition held in the store: keeps it alive (renewal every leaseMs/3, checked against a
+ * local monotonic clock), tells the holder when it is lost, and releases it once.
+ */
+export class Lease {
+  readonly key: string;
+  readonly storeKey: string;
+  readonly mode: LockMode;
+  readonly fence: number | undefined;
+  private readonly controller = new AbortController();
+  private readonly claim: LockClaim;
+  private readonly acquiredAt = monotonicNow();
+  private leaseMs: number;
+  private state: 'held' | 'released' | 'lost' = 'held';
+  private localDeadline = 0;
+  private wallDeadline = 0;
+  private renewTimer: NodeJS.Timeout | undefined;
+  private lapseTimer: NodeJS.Timeout | undefined;
+  private renewing = false;
+  private releasing: Promise<void> | undefined;
+
+  constructor(
+    grant: LeaseGrant,
+    private readonly owner: LeaseOwner,
+  ) {
+    this.key = grant.key;
+    this.storeKey = grant.storeKey;
+    this.mode = grant.mode;
+    this.fence = grant.fence;
+    this.claim = grant.claim;
+    this.leaseMs = grant.leaseMs;
+    this.setValidity(grant.attemptStartedAt, grant.validityMs);
+    this.scheduleRenewal(this.leaseMs / 3);
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  get expiresAt(): number {
+    return this.wallDeadline;
+  }
+
+  /** Held, and still valid by the local clock (which catches a blocked event loop before any timer can). */
+  get isHeld(): boolean {
+    if (this.state !== 'held') return false;
+    if (monotonicNow() < this.localDeadline) return true;
+    this.markLost('the lease lapsed before it was renewed (event loop blocked or process paused?)');
+    return false;
+  }
+
+  get isLost(): boolean {
+    return this.state === 'lost';
+  }
+
+  /** Frees the lock in the store. Idempotent; rejects with LockLostError when it was lost first. */
+  release(): Promise<void> {
+    this.releasing ??= this.releaseOnce();
+    return this.releasing;
+  }
+
+  async extend(leaseMs: number): Promise<void> {
+    this.assertHeld();
+    this.leaseMs = leaseMs;
+    await this.renewNow(true);
+    this.assertHeld();
+    this.scheduleRenewal(this.leaseMs / 3);
+  }
+
+  /** Aborts the holder's signal with LockLostError and drops the lock in the store if it is still ours. */
+  markLost(reason: string, cause?: unknown): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.stopTimers();
+    const error = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
+    this.owner.forget(this);
+    this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, fence: this.fence, heldMs: this.heldMs(), error });
+    this.controller.abort(error);
+    this.claim.release().catch(() => undefined);
+  }
+
+  private async releaseOnce(): Promise<void> {
+    this.assertHeld();
+    this.stopTimers();
+    let stillOurs: boolean;
+    try {
+      stillOurs = await this.claim.release();
+    } catch (error) {
+      // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
+      this.finish();
+      throw toBackendError(this.owner.backendName, error);
+    }
+    if (!stillOurs) {
+      this.markLost('another owner held the lock when it was released (the lease had lapsed)');
+      this.assertHeld();
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.state !== 'held') return;
+    this.state = 'released';
+    this.owner.forget(this);
+    this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, fence: this.fence, heldMs: this.heldMs() });
+    this.controller.abort(new DOMException(`Lock "${this.key}" was released`, 'AbortError'));
+  }
+
+  private assertHeld(): void {
+    if (this.isHeld) return;
+    if (this.state === 'lost') throw this.controller.signal.reason as LockLostError;
+    throw new LockLostError(this.key, 'it was already released');
+  }
+
+  private async renewNow(explicit: boolean): Promise<void> {
+    const startedAt = monotonicNow();
+    let validityMs: number | false;
+    try {
+      this.renewing = true;
+      validityMs = await this.claim.renew(this.leaseMs);
+    } catch (error) {
+      const backendError = toBackendError(this.owner.backendName, error);
+      this.owner.emit({ type: 'extend-failed', key: this.key, backend: this.owner.backendName, fence: this.fence, error: backendError });
+      if (explicit) throw backendError;
+      return;
+    } finally {
+      this.renewing = false;
+    }
+    if (this.state !== 'held') return;
+    if (validityMs === false) {
+      this.markLost('the store no longer holds it for this owner (it expired or was taken)');
+      return;
+    }
+    this.setValidity(startedAt, validityMs);
+    this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, fence: this.fence, expiresAt: this.wallDeadline });
+  }
+
+  private async renewTick(): Promise<void> {
+    if (this.renewing || !this.isHeld) return;
+    await this.renewNow(false);
+    if (this.state !== 'held') return;
+    const untilLapse = this.localDeadline - monotonicNow();
+    // After a failed renewal, try again well before the lease lapses.
+    this.scheduleRenewal(Math.max(1, Math.min(this.leaseMs / 3, untilLapse / 2)));
+  }
+
+  private setValidity(startedAt: number, validityMs: number): void {
+    this.localDeadline = startedAt + validityMs;
+    this.wallDeadline = Date.now() + (this.localDeadline - monotonicNow());
+    this.armLapseTimer();
+  }
+
+  /** Aborts the signal when the lease lapses locally, even if a renewal is stuck in flight. */
+  private armLapseTimer(): void {
+    clearTimeout(this.lapseTimer);
+    this.lapseTimer = unrefTimer(() => {
+      if (this.isHeld) this.armLapseTimer();
+    }, Math.max(1, this.localDeadline - monotonicNow()));
+  }
+
+  private scheduleRenewal(delayMs: number): void {
+    clearTimeout(this.renewTimer);
+    this.renewTimer = unrefTimer(() => void this.renewTick().catch(() => undefined), delayMs);
+  }
+
+  private stopTimers(): void {
+    clearTimeout(this.renewTimer);
+    clearTimeout(this.lapseTimer);
+  }
+
+  private heldMs(): number {
+    return Math.round(monotonicNow() - this.acquiredAt);
+  }
+}

@@ -1,0 +1,183 @@
+import { Subject, type Observable } from 'rxjs';
+import { InvalidLockArgumentError, LockBackendError, LockTimeoutError } from '../errors.js';
+import type { LockBackend, LockClaim } from '../backends/lock-backend.js';
+import { toBackendError } from './backend-error.js';
+import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { Lease, type LeaseOwner } from './lease.js';
+import type { LockEvent } from './lock-events.js';
+import { LockHandle } from './lock-handle.js';
+import { isShared } from './lock-mode.js';
+import { assertKey, checkLeaseMs, checkWaitMs, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
+import { currentScope, findHeldLease, runInScope } from './lock-scope.js';
+import type { Lock, LockOptions } from './lock.js';
+import { newOwnerId } from './owner-id.js';
+
+export interface LockEngineOptions {
+  /** Prepended to every key in the store. Default `'lock:'`. */
+  keyPrefix?: string;
+  /** Default lease. Default 30 000 ms. */
+  leaseMs?: number;
+  /** Default wait for a busy lock; 0 = one attempt. Default 10 000 ms. */
+  waitMs?: number;
+}
+
+export const DEFAULT_KEY_PREFIX = 'lock:';
+export const DEFAULT_LEASE_MS = 30_000;
+export const DEFAULT_WAIT_MS = 10_000;
+
+/**
+ * The store-independent lock logic: waiting, renewal, re-entrancy, events and shutdown.
+ * `LockService` is a thin Nest wrapper around it; it can also be used without Nest.
+ */
+export class LockEngine {
+  readonly keyPrefix: string;
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  private readonly eventSubject = new Subject<LockEvent>();
+  private readonly leases = new Set<Lease>();
+  private readonly shutdown = new AbortController();
+  private closing: Promise<void> | undefined;
+  private readonly leaseOwner: LeaseOwner;
+
+  /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
+  readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
+
+  constructor(
+    readonly backend: LockBackend,
+    options: LockEngineOptions = {},
+  ) {
+    this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
+    if (typeof this.keyPrefix !== 'string') throw new InvalidLockArgumentError('keyPrefix must be a string');
+    this.leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(options.leaseMs);
+    this.waitMs = options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs);
+    this.leaseOwner = {
+      backendName: backend.name,
+      emit: (event) => this.emit(event),
+      forget: (lease) => this.leases.delete(lease),
+    };
+  }
+
+  /** Waits up to `waitMs` for the lock; rejects with LockTimeoutError when it stays busy. */
+  async acquire(key: string, options?: LockOptions): Promise<Lock> {
+    assertKey(key);
+    return this.acquireResolved(key, resolveLockOptions(options, this));
+  }
+
+  /** One attempt; resolves `null` when the lock is busy. */
+  async tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
+    assertKey(key);
+    try {
+      return await this.acquireResolved(key, { ...resolveLockOptions(options, this), waitMs: 0 });
+    } catch (error) {
+      if (error instanceof LockTimeoutError) return null;
+      throw error;
+    }
+  }
+
+  /** Runs `fn` holding the lock (visible to `current()` and re-entrant inside it), then releases it. */
+  async withLock<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
+    const lock = await this.acquire(key, options);
+    return this.runHolding(lock, fn);
+  }
+
+  /** Runs `fn` with `lock` as the current lock of its async context, and releases the lock after it. */
+  async runHolding<T>(lock: Lock, fn: (lock: Lock) => T | Promise<T>): Promise<T> {
+    const lease = lock instanceof LockHandle ? lock.lease : undefined;
+    let result: T;
+    try {
+      result = await (lease ? runInScope(lease, lock, () => fn(lock)) : fn(lock));
+    } catch (error) {
+      await lock[Symbol.asyncDispose]().catch(() => undefined);
+      throw error;
+    }
+    // A loss was already signalled (signal, event), so it is not thrown here; a store failure on release is.
+    await lock[Symbol.asyncDispose]();
+    return result;
+  }
+
+  /** The innermost lock held by this async call chain (inside `withLock` or a `@Locked` method). */
+  current(): Lock | undefined {
+    return currentScope()?.lock;
+  }
+
+  /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<Lock> {
+    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    const storeKey = this.keyPrefix + key;
+    const held = findHeldLease(storeKey);
+    if (held) {
+      if (isShared(held.mode) && !isShared(options.mode)) {
+        throw new InvalidLockArgumentError(`Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`);
+      }
+      return new LockHandle(held, true, options.leaseMs);
+    }
+    options.signal?.throwIfAborted();
+    const claim = this.backend.claim({
+      key: storeKey,
+      owner: newOwnerId(),
+      leaseMs: options.leaseMs,
+      mode: options.mode,
+      onLost: (reason) => lease?.markLost(reason),
+    });
+    let lease: Lease | undefined;
+    const startedAt = monotonicNow();
+    try {
+      lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
+    } catch (error) {
+      claim.release().catch(() => undefined);
+      throw error;
+    }
+    this.leases.add(lease);
+    this.emit({ type: 'acquired', key, backend: this.backend.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    return new LockHandle(lease, false, options.leaseMs);
+  }
+
+  private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+    const deadline = startedAt + options.waitMs;
+    const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    for (;;) {
+      const attemptStartedAt = monotonicNow();
+      const result = await claim.tryAcquire().catch((error: unknown) => {
+        throw toBackendError(this.backend.name, error);
+      });
+      if (result.acquired) {
+        if (attemptStartedAt + result.validityMs > monotonicNow()) {
+          return new Lease({ key, storeKey, mode: options.mode, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs }, this.leaseOwner);
+        }
+        // Acquired, but the lease was already spent getting it: drop it and try again.
+        await claim.release().catch(() => undefined);
+        continue;
+      }
+      const remaining = deadline - monotonicNow();
+      if (remaining <= 0) {
+        const waitedMs = Math.round(monotonicNow() - startedAt);
+        this.emit({ type: 'timeout', key, backend: this.backend.name, waitedMs });
+        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs);
+      }
+      if (stop.aborted) break;
+      // The holder's remaining lease bounds the wait, in case its release notification never comes.
+      const holderTtlMs = result.holderTtlMs !== undefined && result.holderTtlMs >= 0 ? result.holderTtlMs + 1 : Infinity;
+      await claim.waitForChange(Math.min(remaining, holderTtlMs, MAX_TIMER_MS), stop);
+      if (stop.aborted) break;
+    }
+    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    throw options.signal?.reason;
+  }
+
+  private async closeOnce(): Promise<void> {
+    this.shutdown.abort();
+    await Promise.allSettled([...this.leases].map((lease) => lease.release()));
+    this.eventSubject.complete();
+    await this.backend.close();
+  }
+
+  private emit(event: LockEvent): void {
+    if (this.eventSubject.observed) this.eventSubject.next(event);
+  }
+}

@@ -1,0 +1,55 @@
+import { LockLostError } from '../errors.js';
+import { checkLeaseMs } from './lock-options.js';
+import type { Lease } from './lease.js';
+import type { Lock } from './lock.js';
+
+/**
+ * The holder's view of a lease. The outermost handle releases the lease; a re-entrant handle
+ * (same call chain, same key) shares the lease and its fence, and its release only ends its own use.
+ */
+export class LockHandle implements Lock {
+  private released = false;
+
+  constructor(
+    /** @internal */
+    readonly lease: Lease,
+    private readonly reentrant: boolean,
+    private readonly defaultLeaseMs: number,
+  ) {}
+
+  get key(): string {
+    return this.lease.key;
+  }
+
+  get fence(): number | undefined {
+    return this.lease.fence;
+  }
+
+  get signal(): AbortSignal {
+    return this.lease.signal;
+  }
+
+  get expiresAt(): number {
+    return this.lease.expiresAt;
+  }
+
+  async release(): Promise<void> {
+    if (!this.reentrant) return this.lease.release();
+    if (this.released) return;
+    this.released = true;
+    if (this.lease.isLost) throw this.lease.signal.reason as LockLostError;
+  }
+
+  async extend(leaseMs?: number): Promise<void> {
+    return this.lease.extend(leaseMs === undefined ? this.defaultLeaseMs : checkLeaseMs(leaseMs));
+  }
+
+  /** `await using lock = ...`: releases at the end of the block; a loss was already signalled, so it is not thrown again. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    try {
+      await this.release();
+    } catch (error) {
+      if (!(error instanceof LockLostError)) throw error;
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { InvalidLockArgumentError } from '../errors.js';
+import { MAX_TIMER_MS } from './clock.js';
+import { LOCK_MODES, type LockMode } from './lock-mode.js';
+
+/** Longest key accepted, in UTF-16 code units. Backends hash long keys where their store needs it. */
+export const MAX_KEY_LENGTH = 65_536;
+
+export interface ResolvedLockOptions {
+  readonly leaseMs: number;
+  readonly waitMs: number;
+  readonly mode: LockMode;
+  readonly signal?: AbortSignal;
+}
+
+export function assertKey(key: unknown): asserts key is string {
+  if (typeof key !== 'string') {
+    throw new InvalidLockArgumentError(`Lock key must be a string, got ${describe(key)}`);
+  }
+  if (key.length === 0) throw new InvalidLockArgumentError('Lock key must not be empty');
+  if (key.length > MAX_KEY_LENGTH) {
+    throw new InvalidLockArgumentError(`Lock key is ${key.length} characters long; at most ${MAX_KEY_LENGTH} are allowed`);
+  }
+}
+
+/** A lease: a finite number of ms >= 1 that a timer can count (rounded up to whole ms). */
+export function checkLeaseMs(value: unknown, what = 'leaseMs'): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    throw new InvalidLockArgumentError(`${what} must be a finite number of milliseconds > 0, got ${describe(value)}`);
+  }
+  if (value > MAX_TIMER_MS) throw new InvalidLockArgumentError(`${what} must be at most ${MAX_TIMER_MS} ms, got ${value}`);
+  return Math.ceil(value);
+}
+
+/** A wait: ms >= 0 (0 = one attempt), or Infinity to wait until acquired. */
+export function checkWaitMs(value: unknown, what = 'waitMs'): number {
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0) {
+    throw new InvalidLockArgumentError(`${what} must be a number of milliseconds >= 0 (or Infinity), got ${describe(value)}`);
+  }
+  return value;
+}
+
+export function checkMode(value: unknown): LockMode {
+  if (!LOCK_MODES.includes(value as LockMode)) {
+    throw new InvalidLockArgumentError(`mode must be one of ${LOCK_MODES.map((m) => `'${m}'`).join(', ')}, got ${describe(value)}`);
+  }
+  return value as LockMode;
+}
+
+export function resolveLockOptions(
+  options: unknown,
+  defaults: { leaseMs: number; waitMs: number },
+): ResolvedLockOptions {
+  if (options === undefined) return { leaseMs: defaults.leaseMs, waitMs: defaults.waitMs, mode: 'exclusive' };
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidLockArgumentError(`Lock options must be an object, got ${describe(options)}`);
+  }
+  const { leaseMs, waitMs, mode, signal } = options as Record<string, unknown>;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidLockArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
+  }
+  return {
+    leaseMs: leaseMs === undefined ? defaults.leaseMs : checkLeaseMs(leaseMs),
+    waitMs: waitMs === undefined ? defaults.waitMs : checkWaitMs(waitMs),
+    mode: mode === undefined ? 'exclusive' : checkMode(mode),
+    signal: signal as AbortSignal | undefined,
+  };
+}
+
+/** A short description of a bad value for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (value === null || value === undefined || typeof value !== 'object') return String(value);
+  return Array.isArray(value) ? 'an array' : `an object (${value.constructor?.name ?? 'Object'})`;
+}

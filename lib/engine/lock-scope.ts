@@ -1,0 +1,28 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Lease } from './lease.js';
+import type { Lock } from './lock.js';
+
+/** The locks an async call chain holds, innermost first. Immutable: each `withLock` pushes a new scope. */
+export interface LockScope {
+  readonly lease: Lease;
+  readonly lock: Lock;
+  readonly parent: LockScope | undefined;
+}
+
+const storage = new AsyncLocalStorage<LockScope>();
+
+export function currentScope(): LockScope | undefined {
+  return storage.getStore();
+}
+
+export function runInScope<T>(lease: Lease, lock: Lock, fn: () => T): T {
+  return storage.run({ lease, lock, parent: storage.getStore() }, fn);
+}
+
+/** The lease this call chain already holds on `storeKey`, if any (re-entrancy). */
+export function findHeldLease(storeKey: string): Lease | undefined {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.lease.storeKey === storeKey && scope.lease.isHeld) return scope.lease;
+  }
+  return undefined;
+}

@@ -1,0 +1,10 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+
+/** Names this process in owner ids, so an operator looking at the store can tell who holds a lock. */
+const processTag = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+
+/** A fresh owner id for one acquisition: unique across processes and across calls in this process. */
+export function newOwnerId(): string {
+  return `${processTag}:${randomUUID()}`;
+}

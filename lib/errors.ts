@@ -1,0 +1,44 @@
+/** Base class of every error this library throws. `name` is the concrete class name. */
+export class DistributedLockError extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** The lock stayed busy for longer than `waitMs` (or was busy on a one-shot attempt). */
+export class LockTimeoutError extends DistributedLockError {
+  constructor(
+    readonly key: string,
+    readonly waitMs: number,
+    /** Milliseconds until the current holder's lease lapses, when the store told us. */
+    readonly retryAfterMs?: number,
+  ) {
+    super(`Lock "${key}" is busy: not acquired within ${waitMs} ms`);
+  }
+}
+
+/** The lock is no longer held: renewal failed, the lease lapsed, or another owner holds it. */
+export class LockLostError extends DistributedLockError {
+  constructor(
+    readonly key: string,
+    reason: string,
+    options?: ErrorOptions,
+  ) {
+    super(`Lock "${key}" was lost: ${reason}`, options);
+  }
+}
+
+/** The lock store could not be reached or could not answer (no quorum, connection refused, ...). Not the same as busy. */
+export class LockBackendError extends DistributedLockError {
+  constructor(
+    readonly backend: string,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(`[${backend}] ${message}`, options);
+  }
+}
+
+/** A key, template, lease, wait or option value is not acceptable. */
+export class InvalidLockArgumentError extends DistributedLockError {}
