@@ -1,0 +1,75 @@
+import type { LockBackend } from './lock-backend.js';
+
+// Driver types are referenced loosely so that the published .d.ts files never import an optional peer.
+
+/** One process only: for tests and single-instance apps. */
+export interface MemoryBackendOptions {
+  type: 'memory';
+}
+
+/** A single Redis node, or a Sentinel / Cluster client from ioredis. */
+export interface RedisBackendOptions {
+  type: 'redis';
+  /** e.g. `redis://:password@127.0.0.1:6379/0` or `rediss://...` for TLS. The module creates and closes the client. */
+  url?: string;
+  /** An ioredis `Redis` or `Cluster` client of yours; the module leaves it open. */
+  client?: unknown;
+}
+
+/** Redlock over N independent Redis masters. */
+export interface RedlockBackendOptions {
+  type: 'redlock';
+  urls?: string[];
+  clients?: unknown[];
+  /** Masters that must agree; default floor(N/2)+1. */
+  quorum?: number;
+  /** Clock drift allowance as a share of the lease; default 0.01. */
+  driftFactor?: number;
+}
+
+export interface ZookeeperBackendOptions {
+  type: 'zookeeper';
+  /** e.g. `'127.0.0.1:2181'` or `'h1:2181,h2:2181,h3:2181'`. */
+  connectionString: string;
+  sessionTimeoutMs?: number;
+  /** Parent znode of all lock nodes. Default `'/nestjs-distributed-lock'`. */
+  rootPath?: string;
+}
+
+export interface EtcdBackendOptions {
+  type: 'etcd';
+  /** e.g. `'http://127.0.0.1:2379'`. */
+  hosts: string | string[];
+}
+
+export interface PostgresBackendOptions {
+  type: 'postgres';
+  connectionString?: string;
+  /** A `pg` Pool of yours; the module leaves it open. */
+  pool?: unknown;
+  /** Lease table name. Default `'distributed_locks'`. */
+  table?: string;
+}
+
+export interface MysqlBackendOptions {
+  type: 'mysql';
+  uri?: string;
+  /** A `mysql2/promise` Pool of yours; the module leaves it open. */
+  pool?: unknown;
+  /** Lease table name. Default `'distributed_locks'`. */
+  table?: string;
+}
+
+export type BackendOptions =
+  | MemoryBackendOptions
+  | RedisBackendOptions
+  | RedlockBackendOptions
+  | ZookeeperBackendOptions
+  | EtcdBackendOptions
+  | PostgresBackendOptions
+  | MysqlBackendOptions;
+
+export type BackendType = BackendOptions['type'];
+
+/** A backend option: one of the built-in stores, or your own object implementing `LockBackend`. */
+export type BackendConfig = BackendOptions | LockBackend;
