@@ -47,7 +47,8 @@ export class Lease {
 
   constructor(
     grant: LeaseGrant,
-    private readonly owner: LeaseOwner,
+    /** The engine that holds it. */
+    readonly owner: LeaseOwner,
   ) {
     this.key = grant.key;
     this.storeKey = grant.storeKey;

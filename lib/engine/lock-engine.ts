@@ -110,7 +110,7 @@ export class LockEngine {
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<Lock> {
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     const storeKey = this.keyPrefix + key;
-    const held = findHeldLease(storeKey);
+    const held = findHeldLease(storeKey, this.leaseOwner);
     if (held) {
       if (isShared(held.mode) && !isShared(options.mode)) {
         throw new InvalidLockArgumentError(`Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`);

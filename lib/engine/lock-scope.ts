@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Lease } from './lease.js';
+import type { Lease, LeaseOwner } from './lease.js';
 import type { Lock } from './lock.js';
 
 /** The locks an async call chain holds, innermost first. Immutable: each `withLock` pushes a new scope. */
@@ -19,10 +19,10 @@ export function runInScope<T>(lease: Lease, lock: Lock, fn: () => T): T {
   return storage.run({ lease, lock, parent: storage.getStore() }, fn);
 }
 
-/** The lease this call chain already holds on `storeKey`, if any (re-entrancy). */
-export function findHeldLease(storeKey: string): Lease | undefined {
+/** The lease this call chain already holds on `storeKey` through `owner`'s engine, if any (re-entrancy). */
+export function findHeldLease(storeKey: string, owner: LeaseOwner): Lease | undefined {
   for (let scope = storage.getStore(); scope; scope = scope.parent) {
-    if (scope.lease.storeKey === storeKey && scope.lease.isHeld) return scope.lease;
+    if (scope.lease.storeKey === storeKey && scope.lease.owner === owner && scope.lease.isHeld) return scope.lease;
   }
   return undefined;
 }

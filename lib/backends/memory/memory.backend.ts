@@ -31,6 +31,15 @@ export class MemoryBackend implements LockBackend {
 
   async ping(): Promise<void> {}
 
+  /** Ends every lease on `storeKey` at once, as if it had lapsed. A testing aid: the holders learn it at their next renewal. */
+  expire(storeKey: string): void {
+    const state = this.keys.get(storeKey);
+    if (!state) return;
+    for (const holder of state.holders.values()) clearTimeout(holder.timer);
+    state.holders.clear();
+    this.settle(storeKey);
+  }
+
   async close(): Promise<void> {
     for (const state of this.keys.values()) {
       for (const holder of state.holders.values()) clearTimeout(holder.timer);

@@ -1,0 +1,379 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import {
+  InvalidLockArgumentError,
+  LockBackendError,
+  LockEngine,
+  LockLostError,
+  LockTimeoutError,
+  type LockBackend,
+  type LockEvent,
+} from '../../lib/index.js';
+import { startChildHolder } from '../support/child-holder.js';
+import type { ContractTarget } from './contract-target.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** Blocks the event loop, as a long GC pause or a CPU-bound handler would. */
+function blockEventLoop(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
+  return new Promise((resolve) => {
+    const subscription = engine.events.subscribe((event) => {
+      if (event.type !== type) return;
+      subscription.unsubscribe();
+      resolve(event);
+    });
+  });
+}
+
+/**
+ * The behaviour every backend must have. Each store's test file calls this with its target;
+ * two engines over two backends stand for two app instances.
+ */
+export function describeBackendContract(target: ContractTarget): void {
+  describe(`${target.name} backend contract`, () => {
+    const keyPrefix = `contract:${randomUUID().slice(0, 8)}:`;
+    const engines: LockEngine[] = [];
+    let a: LockEngine;
+    let b: LockEngine;
+
+    async function newEngine(options: { leaseMs?: number; waitMs?: number } = {}, backend?: LockBackend): Promise<LockEngine> {
+      const engine = new LockEngine(backend ?? (await target.createBackend()), { keyPrefix, leaseMs: 5000, waitMs: 5000, ...options });
+      engines.push(engine);
+      return engine;
+    }
+    const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
+
+    beforeAll(async () => {
+      await target.start();
+      a = await newEngine();
+      b = await newEngine();
+    }, 60_000);
+
+    afterAll(async () => {
+      await Promise.allSettled(engines.map((engine) => engine.close()));
+      await target.stop();
+    }, 60_000);
+
+    describe('exclusion', () => {
+      it('lets one holder in at a time, across instances', async () => {
+        const k = key('exclusion');
+        const first = await a.acquire(k);
+        expect(await b.tryAcquire(k)).toBeNull();
+        expect(await a.tryAcquire(k)).toBeNull(); // another holder in the same process is still another holder
+        await first.release();
+        const second = await b.tryAcquire(k);
+        expect(second).not.toBeNull();
+        await second!.release();
+      });
+
+      it('loses no update of a non-atomic counter under 24 concurrent holders on 2 instances', async () => {
+        const k = key('counter');
+        let counter = 0;
+        let inside = 0;
+        let maxInside = 0;
+        const increment = (engine: LockEngine) =>
+          engine.withLock(k, async () => {
+            maxInside = Math.max(maxInside, ++inside);
+            const read = counter;
+            await tick();
+            counter = read + 1;
+            inside--;
+          }, { waitMs: 20_000 });
+        await Promise.all(Array.from({ length: 24 }, (_, i) => increment(i % 2 ? a : b)));
+        expect(counter).toBe(24);
+        expect(maxInside).toBe(1);
+      }, 30_000);
+
+      it('keeps different keys independent', async () => {
+        const one = await a.acquire(key('independent-1'));
+        const two = await b.acquire(key('independent-2'), { waitMs: 0 });
+        await Promise.all([one.release(), two.release()]);
+      });
+    });
+
+    describe('waiting', () => {
+      it('times out with LockTimeoutError (not LockBackendError) after waitMs', async () => {
+        const k = key('timeout');
+        const held = await a.acquire(k, { leaseMs: 10_000 });
+        const started = performance.now();
+        const error = await b.acquire(k, { waitMs: 150 }).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(LockTimeoutError);
+        expect(performance.now() - started).toBeGreaterThanOrEqual(140);
+        expect((error as LockTimeoutError).key).toBe(k);
+        await held.release();
+      });
+
+      it('hands the lock to a waiter when the holder releases, well before the lease would lapse', async () => {
+        const k = key('handoff');
+        const held = await a.acquire(k, { leaseMs: 20_000 });
+        const waiter = b.acquire(k, { waitMs: 15_000 });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const releasedAt = performance.now();
+        await held.release();
+        const next = await waiter;
+        // Woken by the store's notification, not by the 20 s lease or a long poll.
+        expect(performance.now() - releasedAt).toBeLessThan(2_000);
+        await next.release();
+      });
+
+      it('tryAcquire answers null at once when busy and leaves nothing behind', async () => {
+        const k = key('try');
+        const held = await a.acquire(k);
+        expect(await b.tryAcquire(k)).toBeNull();
+        await held.release();
+        const again = await b.acquire(k, { waitMs: 0 });
+        await again.release();
+      });
+
+      it('stops waiting when the caller aborts', async () => {
+        const k = key('abort');
+        const held = await a.acquire(k);
+        const controller = new AbortController();
+        const waiting = b.acquire(k, { waitMs: 10_000, signal: controller.signal });
+        setTimeout(() => controller.abort(new Error('caller gave up')), 50);
+        await expect(waiting).rejects.toThrow('caller gave up');
+        await held.release();
+        (await b.acquire(k, { waitMs: 0 })).release();
+      });
+    });
+
+    describe('ownership', () => {
+      it('release and extend are the owner\'s only: a lapsed holder cannot free the next holder\'s lock', async () => {
+        if (!target.expireLock) return;
+        const k = key('owner');
+        const stale = await a.acquire(k, { leaseMs: 10_000 });
+        await target.expireLock(keyPrefix + k);
+        const fresh = await b.acquire(k, { waitMs: 10_000 });
+        await expect(stale.release()).rejects.toBeInstanceOf(LockLostError);
+        await expect(stale.extend()).rejects.toBeInstanceOf(LockLostError);
+        expect(await a.tryAcquire(k)).toBeNull(); // fresh still holds it
+        expect(fresh.signal.aborted).toBe(false);
+        await fresh.release();
+      });
+
+      it('release twice is a no-op; extend after release is refused', async () => {
+        const lock = await a.acquire(key('twice'));
+        await lock.release();
+        await expect(lock.release()).resolves.toBeUndefined();
+        await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
+        expect(lock.signal.aborted).toBe(true);
+      });
+
+      it('uses a different owner for every acquisition, even in one call chain of one process', async () => {
+        const k = key('owners');
+        const owners: string[] = [];
+        const backend = await target.createBackend();
+        const spy: LockBackend = { name: backend.name, close: () => backend.close(), claim: (request) => (owners.push(request.owner), backend.claim(request)) };
+        const engine = await newEngine({}, spy);
+        await (await engine.acquire(k)).release();
+        await (await engine.acquire(k)).release();
+        expect(new Set(owners).size).toBe(2);
+      });
+    });
+
+    describe('re-entrancy', () => {
+      it('gives a call chain that holds the key the same lock at once, freed by the outermost release', async () => {
+        const k = key('reentrant');
+        await a.withLock(k, async (outer) => {
+          const inner = await a.acquire(k, { waitMs: 0 });
+          expect(inner.fence).toBe(outer.fence);
+          await a.withLock(k, async (innermost) => expect(innermost.fence).toBe(outer.fence), { waitMs: 0 });
+          await inner.release();
+          expect(outer.signal.aborted).toBe(false);
+          expect(await b.tryAcquire(k)).toBeNull();
+          expect(a.current()).toBe(outer);
+        });
+        const after = await b.acquire(k, { waitMs: 0 });
+        await after.release();
+      });
+
+      it('treats two concurrent call chains of one process as two holders', async () => {
+        const k = key('chains');
+        let inside = 0;
+        let maxInside = 0;
+        const work = () => a.withLock(k, async () => {
+          maxInside = Math.max(maxInside, ++inside);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          inside--;
+        });
+        await Promise.all([work(), work(), work()]);
+        expect(maxInside).toBe(1);
+      });
+    });
+
+    describe('leases', () => {
+      it('renews the lease while the holder runs, far past the lease length', async () => {
+        const k = key('renew');
+        const engine = await newEngine({ leaseMs: 300 });
+        const extended: LockEvent[] = [];
+        const subscription = engine.events.subscribe((event) => event.type === 'extended' && extended.push(event));
+        const lock = await engine.acquire(k);
+        const firstExpiry = lock.expiresAt;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(lock.signal.aborted).toBe(false);
+        expect(await b.tryAcquire(k)).toBeNull();
+        expect(extended.length).toBeGreaterThanOrEqual(2);
+        expect(lock.expiresAt).toBeGreaterThan(firstExpiry);
+        subscription.unsubscribe();
+        await lock.release();
+      });
+
+      it('aborts the signal with LockLostError when the store no longer has the lock', async () => {
+        if (!target.expireLock) return;
+        const k = key('lost');
+        const engine = await newEngine({ leaseMs: 300 });
+        const lock = await engine.acquire(k);
+        const lost = nextEvent(engine, 'lost');
+        await target.expireLock(keyPrefix + k);
+        const event = await lost;
+        expect(lock.signal.aborted).toBe(true);
+        expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+        expect(event).toMatchObject({ type: 'lost', key: k });
+        await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+      });
+
+      it('aborts the signal when the event loop was blocked past the lease, before anyone trusts it', async () => {
+        const k = key('blocked');
+        const engine = await newEngine({ leaseMs: 200 });
+        const lock = await engine.acquire(k);
+        blockEventLoop(400);
+        // The local lease clock catches it even before a timer gets to run.
+        await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
+        expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      });
+
+      it('extend() pushes expiresAt forward', async () => {
+        const lock = await a.acquire(key('extend'), { leaseMs: 1_000 });
+        const before = lock.expiresAt;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        await lock.extend(5_000);
+        expect(lock.expiresAt).toBeGreaterThan(before + 3_000);
+        await lock.release();
+      });
+    });
+
+    describe('fences', () => {
+      it('are strictly increasing over successive holders, across instances', async () => {
+        const k = key('fence');
+        const fences: (number | undefined)[] = [];
+        for (let i = 0; i < 6; i++) {
+          const lock = await (i % 2 ? a : b).acquire(k);
+          fences.push(lock.fence);
+          await lock.release();
+        }
+        if (!target.fences) {
+          expect(fences.every((fence) => fence === undefined)).toBe(true);
+          return;
+        }
+        for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!);
+      });
+    });
+
+    if (target.processConfig) {
+      describe('processes', () => {
+        it('frees the lock of a holder process that was SIGKILLed, and the next holder has a larger fence', async () => {
+          const k = key('crash');
+          const leaseMs = 1_000;
+          const holder = await startChildHolder({ backend: target.processConfig!(), key: k, keyPrefix, leaseMs });
+          expect(await a.tryAcquire(k)).toBeNull();
+          const killedAt = performance.now();
+          await holder.kill('SIGKILL');
+          const next = await a.acquire(k, { waitMs: target.crashFreeMs(leaseMs) + 5_000 });
+          expect(performance.now() - killedAt).toBeLessThan(target.crashFreeMs(leaseMs) + 2_000);
+          if (target.fences) expect(next.fence!).toBeGreaterThan(holder.fence!);
+          await next.release();
+        }, 30_000);
+      });
+    }
+
+    if (target.readWrite) {
+      describe('read/write modes', () => {
+        it('lets readers share the key and keeps writers out', async () => {
+          const k = key('rw');
+          const r1 = await a.acquire(k, { mode: 'read' });
+          const r2 = await b.acquire(k, { mode: 'read', waitMs: 0 });
+          expect(await b.tryAcquire(k, { mode: 'write' })).toBeNull();
+          expect(await a.tryAcquire(k)).toBeNull();
+          await Promise.all([r1.release(), r2.release()]);
+          const w = await b.acquire(k, { mode: 'write', waitMs: 0 });
+          expect(await a.tryAcquire(k, { mode: 'read' })).toBeNull();
+          await w.release();
+        });
+      });
+    }
+
+    describe('bad input', () => {
+      const bad: [string, (engine: LockEngine) => Promise<unknown>][] = [
+        ['empty key', (e) => e.acquire('')],
+        ['non-string key', (e) => e.acquire(42 as unknown as string)],
+        ['undefined key', (e) => e.tryAcquire(undefined as unknown as string)],
+        ['zero lease', (e) => e.acquire('x', { leaseMs: 0 })],
+        ['negative lease', (e) => e.acquire('x', { leaseMs: -5 })],
+        ['NaN lease', (e) => e.acquire('x', { leaseMs: Number.NaN })],
+        ['infinite lease', (e) => e.acquire('x', { leaseMs: Number.POSITIVE_INFINITY })],
+        ['negative wait', (e) => e.acquire('x', { waitMs: -1 })],
+        ['NaN wait', (e) => e.acquire('x', { waitMs: Number.NaN })],
+        ['unknown mode', (e) => e.acquire('x', { mode: 'shared' as never })],
+        ['options not an object', (e) => e.acquire('x', 'fast' as never)],
+        ['withLock without a function', (e) => e.withLock('x', undefined as never)],
+      ];
+      it.each(bad)('%s → InvalidLockArgumentError, nothing left locked', async (_name, call) => {
+        await expect(call(a)).rejects.toBeInstanceOf(InvalidLockArgumentError);
+        const lock = await b.acquire('x', { waitMs: 0 });
+        await lock.release();
+      });
+
+      it('extend with a bad lease is refused and the lock stays held', async () => {
+        const lock = await a.acquire(key('bad-extend'));
+        await expect(lock.extend(-1)).rejects.toBeInstanceOf(InvalidLockArgumentError);
+        expect(lock.signal.aborted).toBe(false);
+        await lock.release();
+      });
+    });
+
+    if (target.createUnreachableBackend) {
+      it('reports an unreachable store as LockBackendError, not as busy', async () => {
+        const engine = new LockEngine(await target.createUnreachableBackend!(), { keyPrefix, waitMs: 2_000 });
+        const started = performance.now();
+        const error = await engine.acquire(key('down')).catch((e: unknown) => e);
+        expect(error).toBeInstanceOf(LockBackendError);
+        expect(performance.now() - started).toBeLessThan(10_000);
+        await engine.close();
+      }, 20_000);
+    }
+
+    describe('events and shutdown', () => {
+      it('emits acquired, released and timeout with the caller\'s key and timings', async () => {
+        const k = key('events');
+        const events: LockEvent[] = [];
+        const subscription = a.events.subscribe((event) => events.push(event));
+        const lock = await a.acquire(k);
+        await a.tryAcquire(k);
+        await lock.release();
+        subscription.unsubscribe();
+        expect(events.map((event) => event.type)).toEqual(['acquired', 'timeout', 'released']);
+        expect(events[0]).toMatchObject({ key: k, backend: target.name });
+        expect(events[2]).toMatchObject({ key: k, fence: lock.fence });
+      });
+
+      it('close() releases held locks for other instances and rejects waiters with LockBackendError', async () => {
+        const k = key('close');
+        const engine = await newEngine();
+        const held = await engine.acquire(k);
+        const waiter = engine.acquire(k, { waitMs: 10_000 });
+        await tick();
+        await engine.close();
+        await expect(waiter).rejects.toBeInstanceOf(LockBackendError);
+        expect(held.signal.aborted).toBe(true);
+        const next = await b.acquire(k, { waitMs: 0 });
+        await next.release();
+        await expect(engine.acquire(k)).rejects.toBeInstanceOf(LockBackendError);
+      });
+    });
+  });
+}

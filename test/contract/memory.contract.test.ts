@@ -1,0 +1,23 @@
+import { MemoryBackend, type LockBackend } from '../../lib/index.js';
+import { describeBackendContract } from './backend-contract.js';
+
+// One store shared by every engine of the test, as one process's instances would share it.
+let store = new MemoryBackend();
+
+describeBackendContract({
+  name: 'memory',
+  fences: true,
+  readWrite: true,
+  async start() {
+    store = new MemoryBackend();
+  },
+  async stop() {},
+  async createBackend(): Promise<LockBackend> {
+    // Engines close their backend on shutdown; the shared store must outlive them.
+    return { name: 'memory', claim: (request) => store.claim(request), close: async () => undefined };
+  },
+  async expireLock(storeKey) {
+    store.expire(storeKey);
+  },
+  crashFreeMs: (leaseMs) => leaseMs,
+});
