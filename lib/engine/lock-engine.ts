@@ -143,16 +143,16 @@ export class LockEngine {
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     for (;;) {
       const attemptStartedAt = monotonicNow();
-      const result = await claim.tryAcquire().catch((error: unknown) => {
+      let result = await claim.tryAcquire().catch((error: unknown) => {
         throw toBackendError(this.backend.name, error);
       });
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
           return new Lease({ key, storeKey, mode: options.mode, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs }, this.leaseOwner);
         }
-        // Acquired, but the lease was already spent getting it: drop it and try again.
+        // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
         await claim.release().catch(() => undefined);
-        continue;
+        result = { acquired: false, holderTtlMs: 0 };
       }
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
