@@ -1,8 +1,64 @@
-import { InvalidLockArgumentError } from '../../errors.js';
+import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
-import type { LockBackend } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import { RedisClaim } from './redis-claim.js';
+import type { RedisClient } from './redis-client.js';
+import { openRedisConnection } from './redis-connection.js';
+import { ReleaseListener } from './release-listener.js';
 
-// Placeholder until this backend lands.
-export async function createRedisBackend(_options: RedisBackendOptions): Promise<LockBackend> {
-  throw new InvalidLockArgumentError('This backend is not implemented yet');
+/** How long `close()` lets QUIT flush before it drops the connection. */
+const QUIT_TIMEOUT_MS = 2_000;
+
+/**
+ * Locks on one Redis deployment (a single node, a Sentinel-managed primary, or a Cluster): one
+ * Lua script per operation, a fence counter per key, and waiting on pub/sub release messages.
+ */
+export class RedisBackend implements LockBackend {
+  readonly name = 'redis';
+  private readonly listener: ReleaseListener;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly ownsClient: boolean,
+  ) {
+    this.listener = new ReleaseListener(client);
+  }
+
+  claim(request: ClaimRequest): LockClaim {
+    if (request.mode === 'read') throw new InvalidLockArgumentError("mode 'read' is not supported by the redis backend yet");
+    return new RedisClaim(this.client, this.listener, request);
+  }
+
+  async ping(): Promise<void> {
+    try {
+      await this.client.ping();
+    } catch (error) {
+      throw new LockBackendError(this.name, `ping failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+    }
+  }
+
+  /** Closes the subscriber connection, and the client too if this backend created it. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
+    await this.listener.close();
+    if (!this.ownsClient) return;
+    if (this.client.status === 'ready') {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)));
+      await Promise.race([this.client.quit().catch(() => undefined), timeout]);
+      clearTimeout(timer);
+    }
+    if (this.client.status !== 'end') this.client.disconnect();
+  }
+}
+
+/** Builds the redis backend from module options. Throws InvalidLockArgumentError on bad options. */
+export async function createRedisBackend(options: RedisBackendOptions): Promise<LockBackend> {
+  const { client, owned } = await openRedisConnection(options);
+  return new RedisBackend(client, owned);
 }

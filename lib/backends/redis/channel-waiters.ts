@@ -1,0 +1,100 @@
+import { monotonicNow, sleep } from '../../engine/clock.js';
+
+/**
+ * @internal The claims of this process waiting for one lock, in arrival order. A release message
+ * wakes only the oldest sleeping one: the others would only lose the race to it (no herd in a
+ * process). A message that finds nobody asleep is kept for the next one to sleep.
+ */
+export class ChannelWaiters {
+  private readonly waiters: ReleaseWaiter[] = [];
+  /** A wake-up nobody took yet: the next claim that goes to sleep returns at once. */
+  private pending = false;
+  /** Resolves true once the subscription is active, false if it failed (then a later wait tries again). */
+  subscription: Promise<boolean> | undefined;
+  /** Monotonic time at which the subscription became active. */
+  activeSince = Infinity;
+
+  constructor(readonly channel: string) {}
+
+  get size(): number {
+    return this.waiters.length;
+  }
+
+  add(waiter: ReleaseWaiter): void {
+    this.waiters.push(waiter);
+  }
+
+  /** Removes `waiter`; passes its wake-up on if it got one and never used it. */
+  remove(waiter: ReleaseWaiter): void {
+    const index = this.waiters.indexOf(waiter);
+    if (index >= 0) this.waiters.splice(index, 1);
+    if (waiter.takeUnusedWake()) this.wakeOne();
+  }
+
+  /** The lock may be free: let one claim (the oldest asleep) try again. */
+  wakeOne(): void {
+    const sleeper = this.waiters.find((waiter) => waiter.isAsleep);
+    if (sleeper) sleeper.wake();
+    else this.pending = true;
+  }
+
+  /** Takes a kept wake-up, if any. */
+  takePending(): boolean {
+    const pending = this.pending;
+    this.pending = false;
+    return pending;
+  }
+
+  /** A try that starts now sees every release announced so far: kept wake-ups are used up. */
+  noteTry(): void {
+    this.pending = false;
+  }
+
+  wakeAll(): void {
+    for (const waiter of this.waiters) if (waiter.isAsleep) waiter.wake();
+  }
+}
+
+/** @internal One claim's place among the waiters of its lock. */
+export class ReleaseWaiter {
+  private wakeUp: (() => void) | undefined;
+  private woken = false;
+  /** Monotonic start of this claim's latest try. */
+  lastTryAt = -Infinity;
+
+  get isAsleep(): boolean {
+    return this.wakeUp !== undefined;
+  }
+
+  /** Call when the claim starts a try: a wake-up it got is used by this try. */
+  noteTry(): void {
+    this.lastTryAt = monotonicNow();
+    this.woken = false;
+  }
+
+  wake(): void {
+    this.woken = true;
+    const wakeUp = this.wakeUp;
+    // No longer asleep from now on, so a second message in the same tick goes to the next waiter.
+    this.wakeUp = undefined;
+    wakeUp?.();
+  }
+
+  /** Whether a wake-up reached this waiter and no try followed it. Clears it. */
+  takeUnusedWake(): boolean {
+    const unused = this.woken;
+    this.woken = false;
+    return unused;
+  }
+
+  /** Sleeps until woken, `maxMs`, or `signal`. Never rejects. */
+  async sleep(maxMs: number, signal: AbortSignal): Promise<void> {
+    const woken = new AbortController();
+    this.wakeUp = () => woken.abort();
+    try {
+      await sleep(maxMs, AbortSignal.any([signal, woken.signal]));
+    } finally {
+      this.wakeUp = undefined;
+    }
+  }
+}

@@ -1,0 +1,48 @@
+// The few ioredis methods this backend uses, typed here so that no declaration refers to the
+// optional `ioredis` package. A `Redis`, a Sentinel-configured `Redis` and a `Cluster` all fit.
+
+/** @internal */
+export type RedisReply = string | number | null | RedisReply[];
+
+/** @internal An ioredis `Redis` or `Cluster`, seen structurally. */
+export interface RedisClient {
+  readonly status: string;
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  eval(script: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
+  ping(): Promise<unknown>;
+  subscribe(...channels: string[]): Promise<unknown>;
+  unsubscribe(...channels: string[]): Promise<unknown>;
+  duplicate(): RedisClient;
+  quit(): Promise<unknown>;
+  disconnect(): void;
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  off(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** @internal The parts of the `ioredis` module namespace used to build a client from a URL. */
+export interface IoredisModule {
+  Redis?: RedisConstructor;
+  default?: RedisConstructor | { Redis?: RedisConstructor };
+}
+
+/** @internal */
+export type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisClient;
+
+const REQUIRED_METHODS = ['evalsha', 'eval', 'ping', 'subscribe', 'unsubscribe', 'duplicate', 'quit', 'disconnect', 'on', 'off'] as const;
+
+/** @internal Whether `value` has the ioredis methods this backend calls (node-redis, for one, has `evalSha` instead). */
+export function looksLikeIoredisClient(value: unknown): value is RedisClient {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return REQUIRED_METHODS.every((method) => typeof candidate[method] === 'function');
+}
+
+/**
+ * @internal The `Redis` class from `await import('ioredis')`. ioredis is CommonJS: from ESM the
+ * namespace has both `Redis` and `default` (= module.exports); from our CJS build `__importStar`
+ * gives the same shape. Look in both places, so either build and either major version works.
+ */
+export function redisConstructorOf(driver: IoredisModule): RedisConstructor | undefined {
+  const candidates = [driver.Redis, (driver.default as { Redis?: RedisConstructor } | undefined)?.Redis, driver.default];
+  return candidates.find((candidate): candidate is RedisConstructor => typeof candidate === 'function');
+}

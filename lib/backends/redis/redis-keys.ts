@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+
+/** @internal The Redis names that belong to one lock. They share one hash tag, so one cluster slot. */
+export interface RedisLockKeys {
+  /** Holds the owner id, with the lease as its TTL. */
+  readonly lock: string;
+  /** The fence counter: INCRed on every acquisition, never expires. */
+  readonly fence: string;
+  /** Pub/sub channel on which a release is announced (a channel, not a key). */
+  readonly channel: string;
+}
+
+/**
+ * @internal Derives the lock's names from the store key (keyPrefix + the caller's key).
+ *
+ * A store key without braces, made of well-formed UTF-16, becomes the hash tag itself: `{lock:orders:42}`,
+ * readable for operators. Any other key is hashed into the tag: a brace inside the tag would end it early
+ * (splitting a lock's keys across slots), and a lone surrogate would not survive UTF-8, so two keys could
+ * meet. The hash is of the UTF-16 code units, so it is injective in practice. The hashed form is followed
+ * by `#`, which a plain form never has after its tag, so the two forms cannot collide.
+ */
+export function redisLockKeys(storeKey: string): RedisLockKeys {
+  const tag = isPlainTag(storeKey) ? `{${storeKey}}` : `{${createHash('sha256').update(Buffer.from(storeKey, 'utf16le')).digest('base64url')}}#`;
+  return { lock: tag, fence: `${tag}:fence`, channel: `${tag}:released` };
+}
+
+/** A brace, or a lone surrogate (in a `u` regex, only unpaired halves match `\p{Cs}`). */
+const NEEDS_HASH = /[{}]|\p{Cs}/u;
+
+function isPlainTag(storeKey: string): boolean {
+  return !NEEDS_HASH.test(storeKey);
+}

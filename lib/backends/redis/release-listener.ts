@@ -1,0 +1,89 @@
+import { monotonicNow, sleep } from '../../engine/clock.js';
+import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
+import type { RedisClient } from './redis-client.js';
+
+/**
+ * @internal The backend's one subscriber connection (a `duplicate()` of its client, opened on the
+ * first wait, closed with the backend). Each lock's release channel is subscribed while at least
+ * one claim of this backend waits for that lock, and unsubscribed when the last one leaves.
+ */
+export class ReleaseListener {
+  private subscriber: RedisClient | undefined;
+  private readonly channels = new Map<string, ChannelWaiters>();
+  private readyCount = 0;
+  private closed = false;
+
+  constructor(private readonly client: RedisClient) {}
+
+  /** Joins the waiters of `channel`. Subscribes when it is the first; the caller must `leave` later. */
+  join(channel: string, waiter: ReleaseWaiter): ChannelWaiters {
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      entry = new ChannelWaiters(channel);
+      this.channels.set(channel, entry);
+    }
+    entry.add(waiter);
+    return entry;
+  }
+
+  leave(entry: ChannelWaiters, waiter: ReleaseWaiter): void {
+    entry.remove(waiter);
+    if (entry.size > 0 || this.channels.get(entry.channel) !== entry) return;
+    this.channels.delete(entry.channel);
+    // Commands on one connection run in order, so a later SUBSCRIBE of the same channel wins.
+    if (entry.subscription && this.subscriber) this.subscriber.unsubscribe(entry.channel).catch(() => undefined);
+  }
+
+  /** Waits, up to `maxMs`, for the channel's subscription; resolves whether it is active. Never rejects. */
+  async subscribed(entry: ChannelWaiters, maxMs: number, signal: AbortSignal): Promise<boolean> {
+    if (this.closed) return false;
+    entry.subscription ??= this.subscribe(entry);
+    const done = new AbortController();
+    try {
+      return await Promise.race([entry.subscription, sleep(maxMs, AbortSignal.any([signal, done.signal])).then(() => false)]);
+    } finally {
+      done.abort();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const entry of this.channels.values()) entry.wakeAll();
+    this.channels.clear();
+    this.subscriber?.disconnect();
+    this.subscriber = undefined;
+  }
+
+  private subscribe(entry: ChannelWaiters): Promise<boolean> {
+    const attempt: Promise<boolean> = Promise.resolve()
+      .then(() => this.connection().subscribe(entry.channel))
+      .then(
+        () => {
+          entry.activeSince = monotonicNow();
+          return true;
+        },
+        () => {
+          // A later wait subscribes again.
+          if (entry.subscription === attempt) entry.subscription = undefined;
+          return false;
+        },
+      );
+    return attempt;
+  }
+
+  private connection(): RedisClient {
+    if (this.closed) throw new Error('the backend is closed');
+    if (this.subscriber) return this.subscriber;
+    const subscriber = this.client.duplicate();
+    subscriber.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
+    // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
+    subscriber.on('ready', () => {
+      if (this.readyCount++ === 0) return;
+      for (const entry of this.channels.values()) entry.wakeOne();
+    });
+    // Failures surface on the commands; without a listener ioredis would log every reconnect attempt.
+    subscriber.on('error', () => undefined);
+    this.subscriber = subscriber;
+    return subscriber;
+  }
+}

@@ -1,0 +1,31 @@
+import { createHash } from 'node:crypto';
+import type { RedisClient } from './redis-client.js';
+
+/** @internal A Lua script with its SHA1, as EVALSHA wants it. */
+export interface LuaScript {
+  readonly source: string;
+  readonly sha: string;
+}
+
+/** @internal */
+export function luaScript(source: string): LuaScript {
+  return { source, sha: createHash('sha1').update(source).digest('hex') };
+}
+
+/**
+ * @internal Runs `script` by its SHA, and sends the source only when the server does not know it
+ * (NOSCRIPT: after a restart, a SCRIPT FLUSH, or on a cluster node that never saw it). The script
+ * is then cached there, so the next call is an EVALSHA again.
+ */
+export async function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  try {
+    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    return client.eval(script.source, keys.length, ...keys, ...args);
+  }
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}

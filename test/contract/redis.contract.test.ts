@@ -1,0 +1,31 @@
+import { Redis } from 'ioredis';
+import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
+import { freePort } from '../harness/free-port.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { describeBackendContract } from './backend-contract.js';
+
+let server: RedisServer;
+let admin: Redis;
+
+describeBackendContract({
+  name: 'redis',
+  fences: true,
+  readWrite: false,
+  async start() {
+    server = await RedisServer.start();
+    admin = new Redis(server.url);
+  },
+  async stop() {
+    admin?.disconnect();
+    await server?.stop();
+  },
+  createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'redis', url: server.url }),
+  processConfig: () => ({ type: 'redis', url: server.url }),
+  async expireLock(storeKey) {
+    await admin.del(redisLockKeys(storeKey).lock);
+  },
+  // A port that was free a moment ago: nothing listens there.
+  createUnreachableBackend: async () => createLockBackend({ type: 'redis', url: `redis://127.0.0.1:${await freePort()}` }),
+  crashFreeMs: (leaseMs) => leaseMs,
+});
