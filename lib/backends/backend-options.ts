@@ -27,19 +27,35 @@ export interface RedlockBackendOptions {
   driftFactor?: number;
 }
 
+/** ZooKeeper 3.5+ through node-zookeeper-client: ephemeral sequential lock nodes in one session per backend. */
 export interface ZookeeperBackendOptions {
   type: 'zookeeper';
-  /** e.g. `'127.0.0.1:2181'` or `'h1:2181,h2:2181,h3:2181'`. */
+  /** e.g. `'127.0.0.1:2181'` or `'h1:2181,h2:2181,h3:2181'`, optionally with an existing chroot (`'.../app'`). */
   connectionString: string;
+  /**
+   * Requested session timeout (the server clamps it to 2..20 of its ticks). Every lock of the
+   * backend lives as long as the session: a crashed holder's locks free this long after it died,
+   * and a holder cut off from ZooKeeper for this long loses them. Default 10 000 ms.
+   */
   sessionTimeoutMs?: number;
+  /** How long a call waits for a connection, and for the server's answer, before failing with LockBackendError. Default 5 000 ms. */
+  connectTimeoutMs?: number;
   /** Parent znode of all lock nodes. Default `'/nestjs-distributed-lock'`. */
   rootPath?: string;
 }
 
 export interface EtcdBackendOptions {
   type: 'etcd';
-  /** e.g. `'http://127.0.0.1:2379'`. */
+  /** e.g. `'http://127.0.0.1:2379'`, or every member of the cluster. */
   hosts: string | string[];
+  /**
+   * TTL of the one etcd lease all locks of this backend are bound to, kept alive by the client.
+   * A crashed holder's locks free within this time. Whole seconds >= 1 (etcd may raise tiny
+   * values to its minimum, ~2 s by default). Default 10.
+   */
+  leaseTtlSeconds?: number;
+  /** Deadline of each etcd request, so a hung server reads as unreachable. Default 5000. */
+  requestTimeoutMs?: number;
 }
 
 export interface PostgresBackendOptions {

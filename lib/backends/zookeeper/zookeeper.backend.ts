@@ -1,8 +1,41 @@
-import { InvalidLockArgumentError } from '../../errors.js';
 import type { ZookeeperBackendOptions } from '../backend-options.js';
-import type { LockBackend } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import { loadZookeeperDriver, type ZkDriver } from './zk-driver.js';
+import { ZkSessions } from './zk-sessions.js';
+import { ZookeeperClaim } from './zookeeper.claim.js';
+import { resolveZookeeperOptions } from './zookeeper-options.js';
 
-// Placeholder until this backend lands.
-export async function createZookeeperBackend(_options: ZookeeperBackendOptions): Promise<LockBackend> {
-  throw new InvalidLockArgumentError('This backend is not implemented yet');
+/**
+ * Locks as ephemeral sequential znodes (the ZooKeeper lock recipe), one session per backend shared
+ * by all its locks. Liveness is the session: a lock lives until it is released or the session
+ * ends (expiry, close), and each holder is told when that happens. The fence is the lock node's
+ * creation zxid.
+ */
+export class ZookeeperBackend implements LockBackend {
+  readonly name = 'zookeeper';
+  private readonly sessions: ZkSessions;
+
+  constructor(driver: ZkDriver, options: ZookeeperBackendOptions) {
+    this.sessions = new ZkSessions(driver, resolveZookeeperOptions(options));
+  }
+
+  claim(request: ClaimRequest): LockClaim {
+    return new ZookeeperClaim(this.sessions, request);
+  }
+
+  async ping(): Promise<void> {
+    const session = await this.sessions.get();
+    await session.children('/');
+  }
+
+  /** Ends the session: the server deletes every lock node it still owns. */
+  close(): Promise<void> {
+    return this.sessions.close();
+  }
+}
+
+/** Builds the `zookeeper` backend. Connects lazily, on the first lock operation. */
+export async function createZookeeperBackend(options: ZookeeperBackendOptions): Promise<LockBackend> {
+  resolveZookeeperOptions(options);
+  return new ZookeeperBackend(await loadZookeeperDriver(), options);
 }

@@ -1,0 +1,179 @@
+import { setMaxListeners } from 'node:events';
+import { LockBackendError } from '../../errors.js';
+import { unrefTimer } from '../../engine/clock.js';
+import { ZK_ERROR, zkErrorCode, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
+import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
+
+const BACKEND = 'zookeeper';
+const CLOSE_WAIT_MS = 2_000;
+
+/**
+ * One ZooKeeper session: a node-zookeeper-client connection and the ephemeral nodes it owns.
+ * `ended` aborts when the session expired or was closed: its ephemeral nodes are gone then.
+ * Every operation is bounded by `connectTimeoutMs` (the driver itself waits forever for a server).
+ */
+export class ZkSession {
+  private readonly client: ZkClient;
+  private readonly endController = new AbortController();
+  private connected = false;
+  private readonly connectWaiters = new Set<() => void>();
+  /** Clean-ups that failed for lack of a connection; retried on every reconnect of this session. */
+  private readonly pendingCleanups = new Set<() => Promise<void>>();
+
+  constructor(
+    private readonly driver: ZkDriver,
+    private readonly options: ResolvedZookeeperOptions,
+  ) {
+    // Every lock held in this session listens for its end.
+    setMaxListeners(0, this.endController.signal);
+    this.client = driver.createClient(options.connectionString, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
+    this.client.on('state', (state) => this.onState(state));
+    this.client.connect();
+  }
+
+  get ended(): AbortSignal {
+    return this.endController.signal;
+  }
+
+  /** The timeout the server granted (it clamps the requested one to 2..20 ticks). */
+  get timeoutMs(): number {
+    return this.client.getSessionTimeout();
+  }
+
+  /** Resolves once connected; rejects with LockBackendError after `connectTimeoutMs` or when the session ends. */
+  whenConnected(): Promise<void> {
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const done = (error?: Error) => {
+        clearTimeout(timer);
+        this.connectWaiters.delete(check);
+        if (error) reject(error);
+        else resolve();
+      };
+      const check = () => {
+        if (this.ended.aborted) done(new LockBackendError(BACKEND, `the ZooKeeper session ended: ${String(this.ended.reason)}`));
+        else if (this.connected) done();
+      };
+      const timer = unrefTimer(() => done(this.unreachable()), this.options.connectTimeoutMs);
+      this.connectWaiters.add(check);
+      check();
+    });
+  }
+
+  /**
+   * Creates an EPHEMERAL_SEQUENTIAL node; resolves its path. Not bounded: the caller bounds its
+   * wait but keeps the outcome, since a create whose answer came late may still have landed.
+   */
+  createEphemeralSequential(path: string): Promise<string> {
+    const mode = this.driver.CreateMode.EPHEMERAL_SEQUENTIAL;
+    return new Promise((resolve, reject) => this.client.create(path, Buffer.alloc(0), mode, (error, created) => (error ? reject(error) : resolve(created))));
+  }
+
+  mkdirp(path: string): Promise<void> {
+    return this.bounded(`mkdirp ${path}`, (callback) => this.client.mkdirp(path, (error) => callback(error, undefined)));
+  }
+
+  remove(path: string): Promise<void> {
+    return this.bounded(`delete ${path}`, (callback) => this.client.remove(path, -1, (error) => callback(error, undefined)));
+  }
+
+  children(path: string): Promise<string[]> {
+    return this.bounded(`getChildren ${path}`, (callback) => this.client.getChildren(path, callback));
+  }
+
+  /**
+   * The node's stat, leaving `watcher` on it (fires once: deleted or data changed); `null` when
+   * there is no such node, and then no watch is left behind (getData, unlike exists, sets none).
+   */
+  async watchNode(path: string, watcher: ZkWatcher): Promise<ZkStat | null> {
+    try {
+      return await this.bounded(`getData ${path}`, (callback) => this.client.getData(path, watcher, (error, _data, stat) => callback(error, stat)));
+    } catch (error) {
+      if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return null;
+      throw error;
+    }
+  }
+
+  /** Whether `path` exists, confirmed through the leader (a multi with one check op is a write request). */
+  async check(path: string): Promise<boolean> {
+    try {
+      await this.bounded(`check ${path}`, (callback) => this.client.transaction().check(path, -1).commit(callback));
+      return true;
+    } catch (error) {
+      if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return false;
+      throw error;
+    }
+  }
+
+  /** Runs a best-effort clean-up now, and again after each reconnect until it succeeds (unless the session ends). */
+  cleanUp(task: () => Promise<void>): void {
+    task().catch(() => {
+      if (!this.ended.aborted) this.pendingCleanups.add(task);
+    });
+  }
+
+  /** Closes the session: the server deletes its ephemeral nodes. Resolves when the connection is gone (or after 2 s). */
+  async close(): Promise<void> {
+    if (this.ended.aborted) return;
+    const disconnected = new Promise<void>((resolve) => {
+      const timer = unrefTimer(resolve, CLOSE_WAIT_MS);
+      this.client.on('state', (state) => {
+        if (state.code === this.driver.State.DISCONNECTED.code) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    });
+    const wasConnected = this.connected;
+    this.end('the backend was closed');
+    this.client.close();
+    if (wasConnected) await disconnected;
+  }
+
+  private async bounded<T>(what: string, run: (callback: (error: Error | null, result: T) => void) => void): Promise<T> {
+    await this.whenConnected();
+    const answer = new Promise<T>((resolve, reject) => run((error, result) => (error ? reject(error) : resolve(result))));
+    return this.withinTimeout(answer, what);
+  }
+
+  /** `promise`, or a LockBackendError once `connectTimeoutMs` passed without an answer. */
+  withinTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const ms = this.options.connectTimeoutMs;
+      const timer = unrefTimer(() => reject(new LockBackendError(BACKEND, `ZooKeeper did not answer ${what} within ${ms} ms`)), ms);
+      promise.then(
+        (value) => (clearTimeout(timer), resolve(value)),
+        (error: unknown) => (clearTimeout(timer), reject(error)),
+      );
+    });
+  }
+
+  private onState(state: ZkState): void {
+    const { State } = this.driver;
+    if (state.code === State.SYNC_CONNECTED.code) {
+      this.connected = true;
+      for (const task of [...this.pendingCleanups]) {
+        this.pendingCleanups.delete(task);
+        this.cleanUp(task);
+      }
+    } else if (state.code === State.DISCONNECTED.code) {
+      this.connected = false;
+    } else if (state.code === State.EXPIRED.code || state.code === State.AUTH_FAILED.code) {
+      this.end(state.code === State.EXPIRED.code ? 'the ZooKeeper session expired' : 'ZooKeeper authentication failed');
+      this.client.close();
+    }
+    for (const check of [...this.connectWaiters]) check();
+  }
+
+  private end(reason: string): void {
+    if (this.ended.aborted) return;
+    this.connected = false;
+    this.pendingCleanups.clear();
+    this.endController.abort(reason);
+    for (const check of [...this.connectWaiters]) check();
+  }
+
+  private unreachable(): LockBackendError {
+    return new LockBackendError(BACKEND, `could not connect to ZooKeeper at ${this.options.connectionString} within ${this.options.connectTimeoutMs} ms`);
+  }
+}

@@ -1,0 +1,48 @@
+import { LockBackendError } from '../../errors.js';
+import type { ZkDriver } from './zk-driver.js';
+import { ZkSession } from './zk-session.js';
+import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
+
+/**
+ * The backend's one live session, shared by all its locks. Opened on first use; after an expiry
+ * the next call opens a new one (locks held in the old one are lost, see ZookeeperClaim).
+ */
+export class ZkSessions {
+  private current: ZkSession | undefined;
+  private everConnected = new WeakSet<ZkSession>();
+  private closed = false;
+
+  constructor(
+    private readonly driver: ZkDriver,
+    readonly options: ResolvedZookeeperOptions,
+  ) {}
+
+  /** The live, connected session. Rejects with LockBackendError when none can be had within `connectTimeoutMs`. */
+  async get(): Promise<ZkSession> {
+    if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');
+    if (!this.current || this.current.ended.aborted) this.current = new ZkSession(this.driver, this.options);
+    const session = this.current;
+    try {
+      await session.whenConnected();
+    } catch (error) {
+      // A session that never got through is dropped, so the next call starts afresh; one that was
+      // connected keeps reconnecting on its own while the server still holds it.
+      if (this.current === session && !this.everConnected.has(session)) {
+        this.current = undefined;
+        void session.close();
+      }
+      throw error;
+    }
+    this.everConnected.add(session);
+    if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');
+    return session;
+  }
+
+  /** Closes the session: the server deletes every ephemeral node it owns. */
+  async close(): Promise<void> {
+    this.closed = true;
+    const session = this.current;
+    this.current = undefined;
+    await session?.close();
+  }
+}

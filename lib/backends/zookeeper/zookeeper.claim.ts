@@ -1,0 +1,271 @@
+import { randomBytes } from 'node:crypto';
+import { LockBackendError } from '../../errors.js';
+import { sleep } from '../../engine/clock.js';
+import { isShared } from '../../engine/lock-mode.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import { queuePosition } from './lock-queue.js';
+import { NODE_DELETED, ZK_ERROR, zkErrorCode, type ZkStat, type ZkWatchEvent } from './zk-driver.js';
+import { lockNodePrefix, lockParentPath } from './zk-paths.js';
+import type { ZkSession } from './zk-session.js';
+import type { ZkSessions } from './zk-sessions.js';
+
+/** A waiter re-reads the queue at least this often even without a watch event (a safety net, not the mechanism). */
+const FALLBACK_RECHECK_MS = 30_000;
+/** Rounds of "create, then find it among the children" before giving up on a node that keeps vanishing. */
+const MAX_ROUNDS = 8;
+
+interface OwnNode {
+  readonly session: ZkSession;
+  readonly path: string;
+  readonly name: string;
+}
+
+interface PredecessorWatch {
+  readonly session: ZkSession;
+  readonly path: string;
+  readonly changed: Promise<void>;
+}
+
+/**
+ * One acquisition on ZooKeeper: an EPHEMERAL_SEQUENTIAL node `<mode>-<attemptId>-<seq>` under the
+ * key's parent node, kept from the first attempt until released. Lowest (or no writer ahead, for a
+ * reader) holds the lock; a waiter watches only the one node it waits for. The attempt id in the
+ * name finds a node again whose create answer was lost, so it never stays behind as an orphan.
+ */
+export class ZookeeperClaim implements LockClaim {
+  private readonly parentPath: string;
+  private readonly shared: boolean;
+  private attemptId = newAttemptId();
+  private node: OwnNode | undefined;
+  /** Settles when a create sent for this claim got its answer (or was given up on). */
+  private pendingCreate: Promise<void> | undefined;
+  /** A session in which a create of the current attempt may have landed without us seeing the answer. */
+  private unconfirmed: ZkSession | undefined;
+  private predecessor: { readonly session: ZkSession; readonly path: string } | undefined;
+  private watch: PredecessorWatch | undefined;
+  private held = false;
+  private stopWatchingSession: (() => void) | undefined;
+
+  constructor(
+    private readonly sessions: ZkSessions,
+    private readonly request: ClaimRequest,
+  ) {
+    this.parentPath = lockParentPath(sessions.options.rootPath, request.key);
+    this.shared = isShared(request.mode);
+  }
+
+  async tryAcquire(): Promise<AttemptResult> {
+    const session = await this.sessions.get();
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const node = await this.ensureNode(session);
+      const position = queuePosition(await this.childrenOrNone(session), node.name, this.shared);
+      if (position.state === 'waiting') {
+        this.predecessor = { session, path: `${this.parentPath}/${position.watch}` };
+        return { acquired: false };
+      }
+      // Watching our own node tells the holder at once when it is deleted behind its back.
+      const stat = position.state === 'held' ? await session.watchNode(node.path, (event) => this.onOwnNodeEvent(node, event)) : null;
+      if (stat) {
+        this.hold(node);
+        return { acquired: true, fence: fenceOf(stat), validityMs: validityOf(this.request.leaseMs, session) };
+      }
+      if (this.node === node) this.node = undefined; // it vanished: queue again
+    }
+    throw new LockBackendError('zookeeper', `the lock node under ${this.parentPath} kept vanishing`);
+  }
+
+  async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
+    const target = this.predecessor;
+    if (!target || target.session.ended.aborted || signal.aborted) return;
+    let changed: Promise<void>;
+    try {
+      ({ changed } = await this.watchPredecessor(target.session, target.path));
+    } catch {
+      return; // the next tryAcquire reports the store's trouble
+    }
+    const stop = AbortSignal.any([signal, target.session.ended]);
+    const woken = new AbortController();
+    void changed.then(() => woken.abort());
+    await sleep(Math.min(maxMs, FALLBACK_RECHECK_MS), AbortSignal.any([stop, woken.signal]));
+  }
+
+  /** The lock lives as long as the session: renewal confirms (through the leader) that the node is still there. */
+  async renew(leaseMs: number): Promise<number | false> {
+    const node = this.node;
+    if (!this.held || !node || node.session.ended.aborted) return false;
+    if (!(await node.session.check(node.path))) return false;
+    return this.held && this.node === node ? validityOf(leaseMs, node.session) : false;
+  }
+
+  async release(): Promise<boolean> {
+    const wasHeld = this.held;
+    const node = this.node;
+    const unconfirmed = this.unconfirmed;
+    const prefix = this.prefix();
+    this.held = false;
+    this.stopWatchingSession?.();
+    this.node = this.unconfirmed = this.predecessor = this.watch = undefined;
+    // A create still on its way now lands as a stranger's and is deleted on arrival (see adopt).
+    this.attemptId = newAttemptId();
+    if (unconfirmed && !unconfirmed.ended.aborted) unconfirmed.cleanUp(() => this.removeByPrefix(unconfirmed, prefix));
+    if (!node || node.session.ended.aborted) return !wasHeld;
+    let existed = true;
+    try {
+      await node.session.remove(node.path);
+    } catch (error) {
+      if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) {
+        node.session.cleanUp(() => removeIfPresent(node.session, node.path));
+        throw error;
+      }
+      existed = false;
+    }
+    node.session.cleanUp(() => this.removeParentIfEmpty(node.session));
+    return existed || !wasHeld;
+  }
+
+  private async ensureNode(session: ZkSession): Promise<OwnNode> {
+    if (this.pendingCreate) await session.withinTimeout(this.pendingCreate, `an earlier create under ${this.parentPath}`);
+    if (this.node?.session === session) return this.node;
+    this.node = undefined; // none yet, or it died with an earlier session
+    if (this.unconfirmed === session) {
+      const name = (await this.childrenOrNone(session)).find((child) => child.startsWith(this.prefix()));
+      this.unconfirmed = undefined;
+      if (name) return (this.node = { session, name, path: `${this.parentPath}/${name}` });
+    }
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      try {
+        return await this.create(session);
+      } catch (error) {
+        if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) throw error;
+        // No parent yet, or it was just cleaned up by a releasing holder: make it and try again.
+        await session.mkdirp(this.parentPath);
+      }
+    }
+    throw new LockBackendError('zookeeper', `could not create a lock node under ${this.parentPath}`);
+  }
+
+  private async create(session: ZkSession): Promise<OwnNode> {
+    const attemptId = this.attemptId;
+    const answer = session.createEphemeralSequential(`${this.parentPath}/${this.prefix()}`).then(
+      (path) => this.adopt(session, attemptId, path),
+      (error: unknown) => {
+        // The request may have been applied even though its answer was lost.
+        if (zkErrorCode(error) === ZK_ERROR.CONNECTION_LOSS && attemptId === this.attemptId) this.unconfirmed = session;
+        throw error;
+      },
+    );
+    const pending = answer.then(() => undefined, () => undefined);
+    this.pendingCreate = pending;
+    void pending.then(() => {
+      if (this.pendingCreate === pending) this.pendingCreate = undefined;
+    });
+    await session.withinTimeout(answer, `create under ${this.parentPath}`);
+    if (this.node?.session !== session) throw new LockBackendError('zookeeper', 'the claim was released while its node was being created');
+    return this.node;
+  }
+
+  /** Takes a created node as this claim's, or deletes it when the claim has moved on since it asked for it. */
+  private adopt(session: ZkSession, attemptId: string, path: string): void {
+    if (attemptId === this.attemptId && !session.ended.aborted) {
+      this.node = { session, path, name: path.slice(path.lastIndexOf('/') + 1) };
+    } else if (!session.ended.aborted) {
+      session.cleanUp(() => removeIfPresent(session, path));
+    }
+  }
+
+  private hold(node: OwnNode): void {
+    this.held = true;
+    const onEnded = () => this.lose('the ZooKeeper session ended (expired or closed); its lock nodes are gone');
+    node.session.ended.addEventListener('abort', onEnded, { once: true });
+    this.stopWatchingSession = () => node.session.ended.removeEventListener('abort', onEnded);
+  }
+
+  private onOwnNodeEvent(node: OwnNode, event: ZkWatchEvent): void {
+    if (this.node !== node) return;
+    if (event.getType() === NODE_DELETED) {
+      this.lose('its lock node was deleted behind its back');
+      return;
+    }
+    // Someone changed its data: keep watching.
+    node.session.watchNode(node.path, (next) => this.onOwnNodeEvent(node, next)).then(
+      (stat) => stat === null && this.lose('its lock node was deleted behind its back'),
+      () => undefined,
+    );
+  }
+
+  private lose(reason: string): void {
+    if (!this.held) return;
+    this.held = false;
+    this.request.onLost(reason);
+  }
+
+  /** Sets (or reuses) the watch on the node this claim waits for; `changed` resolves when it fires. */
+  private async watchPredecessor(session: ZkSession, path: string): Promise<{ changed: Promise<void> }> {
+    const current = this.watch;
+    if (current && current.session === session && current.path === path) return current;
+    let notify!: () => void;
+    const changed: Promise<void> = new Promise<void>((resolve) => {
+      notify = () => {
+        if (this.watch?.changed === changed) this.watch = undefined;
+        resolve();
+      };
+    });
+    const stat = await session.watchNode(path, () => notify());
+    if (stat === null) notify(); // already gone: go and look again
+    else this.watch = { session, path, changed };
+    return { changed };
+  }
+
+  private async childrenOrNone(session: ZkSession): Promise<string[]> {
+    try {
+      return await session.children(this.parentPath);
+    } catch (error) {
+      if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return [];
+      throw error;
+    }
+  }
+
+  private async removeByPrefix(session: ZkSession, prefix: string): Promise<void> {
+    const children = await this.childrenOrNone(session);
+    await Promise.all(children.filter((child) => child.startsWith(prefix)).map((child) => removeIfPresent(session, `${this.parentPath}/${child}`)));
+  }
+
+  /** Deletes the key's parent node if it has no children left. Atomic on the server (NOT_EMPTY otherwise); an acquirer that loses the race recreates it. */
+  private async removeParentIfEmpty(session: ZkSession): Promise<void> {
+    try {
+      await session.remove(this.parentPath);
+    } catch (error) {
+      const code = zkErrorCode(error);
+      if (code !== ZK_ERROR.NOT_EMPTY && code !== ZK_ERROR.NO_NODE) throw error;
+    }
+  }
+
+  private prefix(): string {
+    return lockNodePrefix(this.request.mode, this.attemptId);
+  }
+}
+
+async function removeIfPresent(session: ZkSession, path: string): Promise<void> {
+  try {
+    await session.remove(path);
+  } catch (error) {
+    if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) throw error;
+  }
+}
+
+/** The lock node's creation zxid: strictly increasing over every node ever created in the ensemble. */
+function fenceOf(stat: ZkStat): number {
+  return Number(stat.czxid.readBigUInt64BE(0));
+}
+
+/**
+ * How long the lock is surely held after the server answered: the session outlives it by at least
+ * its timeout, and the caller's lease bounds how long the holder trusts it without hearing back.
+ */
+function validityOf(leaseMs: number, session: ZkSession): number {
+  return Math.min(leaseMs, session.timeoutMs);
+}
+
+function newAttemptId(): string {
+  return randomBytes(8).toString('hex');
+}

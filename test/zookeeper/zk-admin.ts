@@ -1,0 +1,56 @@
+import { loadZookeeperDriver, zkErrorCode, ZK_ERROR, type ZkClient, type ZkStat } from '../../lib/backends/zookeeper/zk-driver.js';
+import { lockParentPath } from '../../lib/backends/zookeeper/zk-paths.js';
+
+/** A separate ZooKeeper session for tests: looks at lock nodes and deletes them behind their holders' backs. */
+export class ZkAdmin {
+  private constructor(private readonly client: ZkClient) {}
+
+  static async connect(connectionString: string): Promise<ZkAdmin> {
+    const driver = await loadZookeeperDriver();
+    const client = driver.createClient(connectionString, { sessionTimeout: 5_000 });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`ZkAdmin could not connect to ${connectionString}`)), 10_000);
+      client.on('state', (state) => {
+        if (state.code === driver.State.SYNC_CONNECTED.code) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      client.connect();
+    });
+    return new ZkAdmin(client);
+  }
+
+  /** Children of `path`, or `undefined` when it does not exist. */
+  children(path: string): Promise<string[] | undefined> {
+    return new Promise((resolve, reject) =>
+      this.client.getChildren(path, (error, children) => (zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(children))),
+    );
+  }
+
+  stat(path: string): Promise<ZkStat | undefined> {
+    return new Promise((resolve, reject) =>
+      this.client.getData(path, undefined, (error, _data, stat) => (zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(stat))),
+    );
+  }
+
+  remove(path: string): Promise<void> {
+    return new Promise((resolve, reject) => this.client.remove(path, -1, (error) => (error && zkErrorCode(error) !== ZK_ERROR.NO_NODE ? reject(error) : resolve())));
+  }
+
+  /** The lock nodes queued for `storeKey`, in sequence order. */
+  async lockNodes(rootPath: string, storeKey: string): Promise<string[]> {
+    const children = (await this.children(lockParentPath(rootPath, storeKey))) ?? [];
+    return children.sort((x, y) => Number(x.slice(-10)) - Number(y.slice(-10)));
+  }
+
+  /** Deletes the current holder's node (the lowest), as an operator or a lost session would. */
+  async deleteHolderNode(rootPath: string, storeKey: string): Promise<void> {
+    const [holder] = await this.lockNodes(rootPath, storeKey);
+    if (holder) await this.remove(`${lockParentPath(rootPath, storeKey)}/${holder}`);
+  }
+
+  close(): void {
+    this.client.close();
+  }
+}
