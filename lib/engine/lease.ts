@@ -57,7 +57,7 @@ export class Lease {
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;
     this.setValidity(grant.attemptStartedAt, grant.validityMs);
-    this.scheduleRenewal(this.leaseMs / 3);
+    this.scheduleRenewal(this.nextRenewalMs());
   }
 
   get signal(): AbortSignal {
@@ -91,7 +91,7 @@ export class Lease {
     this.leaseMs = leaseMs;
     await this.renewNow(true);
     this.assertHeld();
-    this.scheduleRenewal(this.leaseMs / 3);
+    this.scheduleRenewal(this.nextRenewalMs());
   }
 
   /** Aborts the holder's signal with LockLostError and drops the lock in the store if it is still ours. */
@@ -165,9 +165,15 @@ export class Lease {
     if (this.renewing || !this.isHeld) return;
     await this.renewNow(false);
     if (this.state !== 'held') return;
-    const untilLapse = this.localDeadline - monotonicNow();
-    // After a failed renewal, try again well before the lease lapses.
-    this.scheduleRenewal(Math.max(1, Math.min(this.leaseMs / 3, untilLapse / 2)));
+    this.scheduleRenewal(this.nextRenewalMs());
+  }
+
+  /**
+   * Every leaseMs/3, but always well before the validity the store gave runs out: after a failed
+   * renewal, and for stores whose validity is shorter than leaseMs (a session or lease TTL).
+   */
+  private nextRenewalMs(): number {
+    return Math.max(1, Math.min(this.leaseMs / 3, (this.localDeadline - monotonicNow()) / 2));
   }
 
   private setValidity(startedAt: number, validityMs: number): void {
