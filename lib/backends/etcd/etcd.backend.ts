@@ -1,8 +1,62 @@
-import { InvalidLockArgumentError } from '../../errors.js';
+import type { Etcd3, IOptions } from 'etcd3';
 import type { EtcdBackendOptions } from '../backend-options.js';
-import type { LockBackend } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import { loadDriver } from '../load-driver.js';
+import { EtcdClaim, type EtcdContext } from './etcd-claim.js';
+import { LeaseKeeper } from './etcd-lease.js';
+import { resolveEtcdOptions } from './etcd-options.js';
 
-// Placeholder until this backend lands.
-export async function createEtcdBackend(_options: EtcdBackendOptions): Promise<LockBackend> {
-  throw new InvalidLockArgumentError('This backend is not implemented yet');
+type EtcdDriver = typeof import('etcd3');
+
+/**
+ * Locks on etcd v3: every claim is a key bound to the backend's one lease, and its create
+ * revision is both its place in the queue and its fence. See docs/backends/etcd.md.
+ */
+class EtcdBackend implements LockBackend {
+  readonly name = 'etcd';
+  private readonly context: EtcdContext;
+
+  constructor(
+    private readonly client: Etcd3,
+    leases: LeaseKeeper,
+    isLeaseNotFound: (error: unknown) => boolean,
+  ) {
+    this.context = { client, leases, fallbackWaitMs: Math.max(1_000, leases.ttlMs), isLeaseNotFound };
+  }
+
+  claim(request: ClaimRequest): LockClaim {
+    return new EtcdClaim(this.context, request);
+  }
+
+  async ping(): Promise<void> {
+    await this.client.maintenance.status();
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.context.leases.close();
+    } finally {
+      this.client.close();
+    }
+  }
+}
+
+/**
+ * Creates the etcd backend and its client (closed again by `close()`). The lease is granted on
+ * the first acquisition, so an unreachable etcd shows up as LockBackendError there, not here.
+ */
+export async function createEtcdBackend(options: EtcdBackendOptions): Promise<LockBackend> {
+  const { hosts, leaseTtlSeconds, requestTimeoutMs } = resolveEtcdOptions(options);
+  const loaded = await loadDriver<EtcdDriver & { default?: EtcdDriver }>('etcd3', 'etcd');
+  // etcd3 is CommonJS: its exports may sit on `default` when imported from ESM.
+  const driver = loaded.Etcd3 ? loaded : loaded.default!;
+  const clientOptions: IOptions = {
+    hosts,
+    dialTimeout: requestTimeoutMs,
+    // A deadline on every plain call, so a hung etcd reads as unreachable; streams (watch, keepalive) stay open.
+    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
+  };
+  const client = new driver.Etcd3(clientOptions);
+  const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
+  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs), isLeaseNotFound);
 }

@@ -1,0 +1,19 @@
+import { describeBackendContract } from './backend-contract.js';
+import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from '../etcd/etcd-target.js';
+
+// A real etcd 3.4 started by the test (test/harness/etcd-server.ts).
+const etcd = new EtcdFixture();
+
+describeBackendContract({
+  name: 'etcd',
+  fences: true,
+  readWrite: true,
+  start: () => etcd.start(),
+  stop: () => etcd.stop(),
+  createBackend: () => etcd.backend(),
+  processConfig: () => etcd.options(CHILD_LEASE_TTL_SECONDS),
+  expireLock: (storeKey) => etcd.deleteLock(storeKey),
+  createUnreachableBackend: () => etcd.unreachableBackend(),
+  // The lease TTL, plus etcd's expiry sweep (every 500 ms) and margin for a busy machine.
+  crashFreeMs: () => CHILD_LEASE_TTL_SECONDS * 1000 + 1_500,
+});

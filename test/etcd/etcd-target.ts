@@ -1,0 +1,58 @@
+import { Etcd3 } from 'etcd3';
+import { createLockBackend, type BackendOptions, type LockBackend } from '../../lib/index.js';
+import { escapeSegment } from '../../lib/backends/etcd/etcd-keys.js';
+import { freePort } from '../harness/free-port.js';
+import { EtcdServer } from '../harness/etcd-server.js';
+
+/** Lease TTL of holder processes that the tests kill or pause. etcd's own minimum with default timings is 2 s. */
+export const CHILD_LEASE_TTL_SECONDS = 2;
+
+/** One etcd server for a test file, plus helpers to reach into it behind the backends' back. */
+export class EtcdFixture {
+  server!: EtcdServer;
+  private admin: Etcd3 | undefined;
+  private readonly backends: LockBackend[] = [];
+
+  async start(): Promise<void> {
+    this.server = await EtcdServer.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.backends.map((backend) => backend.close()));
+    this.admin?.close();
+    await this.server?.destroy();
+  }
+
+  /** Backend options for this server; without a TTL, the backend's default (10 s). */
+  options(leaseTtlSeconds?: number): BackendOptions {
+    return { type: 'etcd', hosts: this.server.url, ...(leaseTtlSeconds === undefined ? {} : { leaseTtlSeconds }) };
+  }
+
+  async backend(leaseTtlSeconds?: number, extra: Record<string, unknown> = {}): Promise<LockBackend> {
+    const backend = await createLockBackend({ ...this.options(leaseTtlSeconds), ...extra } as BackendOptions);
+    this.backends.push(backend);
+    return backend;
+  }
+
+  /** A plain etcd3 client of the test's own (an operator's view of the store). */
+  get client(): Etcd3 {
+    this.admin ??= new Etcd3({ hosts: this.server.url });
+    return this.admin;
+  }
+
+  /** Every etcd key of one lock (its holders and its queue), in queue order. */
+  async lockKeys(storeKey: string): Promise<{ key: string; createRevision: number; lease: string }[]> {
+    const response = await this.client.getAll().prefix(`${escapeSegment(storeKey)}/`).sort('Create', 'Ascend').exec();
+    return response.kvs.map((kv) => ({ key: kv.key.toString(), createRevision: Number(kv.create_revision), lease: kv.lease }));
+  }
+
+  /** Deletes every key of one lock behind its holders' back. */
+  async deleteLock(storeKey: string): Promise<void> {
+    await this.client.delete().prefix(`${escapeSegment(storeKey)}/`);
+  }
+
+  /** A backend pointed at a port where no etcd listens. */
+  async unreachableBackend(): Promise<LockBackend> {
+    return createLockBackend({ type: 'etcd', hosts: `http://127.0.0.1:${await freePort()}`, requestTimeoutMs: 2_000 });
+  }
+}
