@@ -7,3 +7,12 @@ export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Bus
 export { MemoryBackend } from './backends/memory/memory.backend.js';
 export type * from './backends/backend-options.js';
 export { createLockBackend } from './backends/create-backend.js';
+export { DistributedLockModule } from './nest/distributed-lock.module.js';
+export type { DistributedLockModuleOptions } from './nest/distributed-lock.options.js';
+export { DISTRIBUTED_LOCK_MODULE_OPTIONS, type DistributedLockModuleAsyncOptions, type DistributedLockOptionsFactory } from './nest/distributed-lock.module-definition.js';
+export { LockService } from './nest/lock.service.js';
+export { Locked } from './nest/locked.decorator.js';
+export type { LockedOptions, OnBusy } from './nest/locked.options.js';
+export type { LockKey } from './nest/key-template.js';
+export { LockedInterceptor } from './nest/locked.interceptor.js';
+export { LOCK_ENGINE, LOCKED_METADATA } from './nest/lock.constants.js';

@@ -1,0 +1,130 @@
+import { assertKey, describe } from '../engine/lock-options.js';
+import { InvalidLockArgumentError } from '../errors.js';
+import type { RequestParts } from './handler-context.js';
+import { Messages } from './lock.messages.js';
+
+/** A `@Locked()` key: a template such as `'order:{0.id}'`, or a function of the method's arguments. */
+export type LockKey = string | ((...args: any[]) => string);
+
+const REQUEST_PARTS = ['params', 'query', 'body', 'headers'] as const;
+type RequestPart = (typeof REQUEST_PARTS)[number];
+
+/** `{1.id}`: argument 1, then its `id`; `{params.sku}`: the HTTP request's `params.sku`. */
+interface Placeholder {
+  readonly name: string;
+  readonly source: number | RequestPart;
+  readonly path: readonly string[];
+}
+
+/** Builds a key from a call: `this`, the arguments, and the HTTP request when the method is its route handler. */
+export interface KeyResolver {
+  (self: unknown, args: readonly unknown[], request: RequestParts | undefined): string;
+  /** The template names parts of the HTTP request. */
+  readonly usesRequest: boolean;
+}
+
+/**
+ * Compiles a key once, when the decorator is applied; throws InvalidLockArgumentError for a key
+ * that can never work. `{{` and `}}` stand for literal braces.
+ */
+export function compileLockKey(key: unknown, where: string): KeyResolver {
+  if (typeof key === 'function') return resolver(false, (self, args) => checkFunctionResult(key.apply(self, args), where));
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidLockArgumentError(Messages.keyType(where, describe(key)));
+  const parts = parseTemplate(key, where);
+  if (parts.length === 1 && typeof parts[0] === 'string') {
+    const literal = parts[0];
+    checkKey(literal, where);
+    return resolver(false, () => literal);
+  }
+  const usesRequest = parts.some((part) => typeof part !== 'string' && typeof part.source === 'string');
+  return resolver(usesRequest, (_self, args, request) => {
+    let result = '';
+    for (const part of parts) result += typeof part === 'string' ? part : interpolate(part, args, request, key, where);
+    return result;
+  });
+}
+
+function resolver(usesRequest: boolean, fn: (self: unknown, args: readonly unknown[], request: RequestParts | undefined) => string): KeyResolver {
+  return Object.assign(fn, { usesRequest });
+}
+
+function parseTemplate(template: string, where: string): (string | Placeholder)[] {
+  const parts: (string | Placeholder)[] = [];
+  let literal = '';
+  for (let i = 0; i < template.length; i++) {
+    const char = template[i];
+    if ((char === '{' || char === '}') && template[i + 1] === char) {
+      literal += char;
+      i++;
+    } else if (char === '{') {
+      const end = template.indexOf('}', i + 1);
+      const name = end < 0 ? '' : template.slice(i + 1, end);
+      if (end < 0 || name.includes('{')) throw syntax(template, where, `"{" at ${i} is not closed (write "{{" for a literal brace)`);
+      if (literal) parts.push(literal);
+      literal = '';
+      parts.push(parsePlaceholder(name, template, where));
+      i = end;
+    } else if (char === '}') {
+      throw syntax(template, where, `"}" at ${i} has no "{" (write "}}" for a literal brace)`);
+    } else {
+      literal += char;
+    }
+  }
+  if (literal || parts.length === 0) parts.push(literal);
+  return parts;
+}
+
+function parsePlaceholder(name: string, template: string, where: string): Placeholder {
+  const [root, ...path] = name.split('.');
+  if (path.some((segment) => segment === '') || root === '') throw syntax(template, where, `{${name}} has an empty name or path segment`);
+  if (/^\d+$/.test(root)) return { name, source: Number(root), path };
+  if (!(REQUEST_PARTS as readonly string[]).includes(root)) {
+    throw syntax(template, where, `{${name}} is neither an argument ({0}, {1.id}) nor a part of the HTTP request (${REQUEST_PARTS.map((p) => `{${p}.x}`).join(', ')})`);
+  }
+  if (path.length === 0) throw syntax(template, where, `{${name}} names the whole ${root}; name a field, e.g. {${root}.id}`);
+  // Node lower-cases incoming header names.
+  return { name, source: root as RequestPart, path: root === 'headers' ? [path[0].toLowerCase(), ...path.slice(1)] : path };
+}
+
+function interpolate(placeholder: Placeholder, args: readonly unknown[], request: RequestParts | undefined, template: string, where: string): string {
+  const { source, name } = placeholder;
+  if (typeof source === 'string' && !request) throw new InvalidLockArgumentError(Messages.templateNoRequest(where, template, name));
+  let value: unknown = typeof source === 'number' ? args[source] : request![source];
+  for (const segment of placeholder.path) {
+    if (value === null || value === undefined) break;
+    value = (value as Record<string, unknown>)[segment];
+  }
+  switch (typeof value) {
+    case 'string':
+      if (value === '') throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'an empty string'));
+      return value;
+    case 'number':
+      if (!Number.isFinite(value)) throw new InvalidLockArgumentError(Messages.templateNotScalar(where, template, name, String(value)));
+      return String(value);
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    case 'undefined':
+      throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'missing (undefined)'));
+    default:
+      if (value === null) throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'null'));
+      throw new InvalidLockArgumentError(Messages.templateNotScalar(where, template, name, typeof value === 'function' ? 'a function' : describe(value)));
+  }
+}
+
+function checkFunctionResult(key: unknown, where: string): string {
+  if (typeof key !== 'string' || key.length === 0) throw new InvalidLockArgumentError(Messages.keyFunctionResult(where, describe(key)));
+  return key;
+}
+
+function checkKey(key: string, where: string): void {
+  try {
+    assertKey(key);
+  } catch (error) {
+    throw new InvalidLockArgumentError(Messages.lockedOption(where, (error as Error).message));
+  }
+}
+
+function syntax(template: string, where: string, problem: string): InvalidLockArgumentError {
+  return new InvalidLockArgumentError(Messages.templateSyntax(where, template, problem));
+}

@@ -1,0 +1,11 @@
+/**
+ * Injection token of the module's `LockEngine` (the store-independent lock logic that `LockService`
+ * wraps). Inject it for health checks (`engine.backend.ping?.()`) or to use the engine directly.
+ */
+export const LOCK_ENGINE = 'DISTRIBUTED_LOCK_ENGINE';
+
+/**
+ * Metadata key under which `@Locked()` records its options on the decorated method: an array of
+ * `LockedOptions`, outermost decorator last. Read it with `Reflector.get(LOCKED_METADATA, handler)`.
+ */
+export const LOCKED_METADATA = 'distributed-lock:locked';

@@ -1,0 +1,47 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { LockEngine } from '../engine/lock-engine.js';
+import type { LockEvent } from '../engine/lock-events.js';
+import type { Lock, LockOptions } from '../engine/lock.js';
+import { LOCK_ENGINE } from './lock.constants.js';
+import { Messages } from './lock.messages.js';
+
+/** Distributed locks for code that does not fit `@Locked()`. Injectable wherever the module is visible. */
+@Injectable()
+export class LockService {
+  private readonly logger = new Logger('DistributedLock');
+
+  /**
+   * Every acquisition, release, renewal, failed renewal, loss and timeout of this module's locks,
+   * with the caller's key (no prefix): for logs, metrics and alerts. Never errors; completes when
+   * the application shuts down. Lost locks are also logged as warnings.
+   */
+  readonly events: Observable<LockEvent>;
+
+  constructor(@Inject(LOCK_ENGINE) private readonly engine: LockEngine) {
+    this.events = engine.events;
+    this.events.subscribe((event) => {
+      if (event.type === 'lost') this.logger.warn(Messages.lockLost(event.key, event.fence, event.error.message));
+    });
+  }
+
+  /** Waits up to `waitMs` (default: the module's) for the lock; rejects with LockTimeoutError if it stays busy. */
+  acquire(key: string, options?: LockOptions): Promise<Lock> {
+    return this.engine.acquire(key, options);
+  }
+
+  /** One attempt, never waits: the lock, or `null` when it is busy. */
+  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
+    return this.engine.tryAcquire(key, options);
+  }
+
+  /** Runs `fn` holding the lock (as `current()`, re-entrant inside it) and releases it after, even if `fn` throws. */
+  withLock<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+    return this.engine.withLock(key, fn, options);
+  }
+
+  /** The innermost lock held by this async call chain (inside `withLock` or a `@Locked()` method), if any. */
+  current(): Lock | undefined {
+    return this.engine.current();
+  }
+}

@@ -1,0 +1,63 @@
+import type { LockMode } from '../engine/lock-mode.js';
+import { checkLeaseMs, checkMode, checkWaitMs, describe } from '../engine/lock-options.js';
+import { InvalidLockArgumentError } from '../errors.js';
+import type { LockKey } from './key-template.js';
+import { Messages } from './lock.messages.js';
+
+/** What `@Locked()` does when the lock stays busy for `waitMs`. */
+export type OnBusy = 'throw' | 'skip';
+
+/** Options of `@Locked({ ... })`. Unset fields take the module's defaults. */
+export interface LockedOptions {
+  /**
+   * A template (`'order:{0.id}'`, `'inventory:{params.sku}'`; text without braces is a literal key)
+   * or a function that receives the method's arguments and returns the key.
+   */
+  key: LockKey;
+  /** Lease length in ms (renewed while the method runs). Default: the module's `leaseMs`. */
+  leaseMs?: number;
+  /**
+   * How long to wait for a busy lock. Default: the module's `waitMs`, except with
+   * `onBusy: 'skip'`, where it is 0 (one attempt) unless set.
+   */
+  waitMs?: number;
+  /**
+   * `'throw'` (default): the call rejects with LockTimeoutError (409 Conflict over HTTP).
+   * `'skip'`: the method is not run and the call resolves `undefined`, for jobs that must run
+   * on one instance only.
+   */
+  onBusy?: OnBusy;
+  /** `'exclusive'` (default) or `'write'` exclude everyone; `'read'` shares the key with other readers. */
+  mode?: LockMode;
+}
+
+const OPTION_NAMES = new Set(['key', 'leaseMs', 'waitMs', 'onBusy', 'mode']);
+
+/** Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class definition. */
+export function parseLockedArgs(args: readonly unknown[], where: string): Readonly<LockedOptions> {
+  const [first, leaseMs, waitMs] = args;
+  if (typeof first !== 'object' || first === null) return checkOptions({ key: first as LockKey, leaseMs: leaseMs as number, waitMs: waitMs as number }, where);
+  if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
+  for (const name of Object.keys(first)) {
+    if (!OPTION_NAMES.has(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name));
+  }
+  return checkOptions(first as LockedOptions, where);
+}
+
+function checkOptions(options: LockedOptions, where: string): Readonly<LockedOptions> {
+  const { key, leaseMs, waitMs, onBusy, mode } = options;
+  if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
+    throw new InvalidLockArgumentError(Messages.lockedOnBusy(where, describe(onBusy)));
+  }
+  try {
+    return Object.freeze({
+      key,
+      leaseMs: leaseMs === undefined ? undefined : checkLeaseMs(leaseMs),
+      waitMs: waitMs === undefined ? (onBusy === 'skip' ? 0 : undefined) : checkWaitMs(waitMs),
+      onBusy: onBusy ?? 'throw',
+      mode: mode === undefined ? undefined : checkMode(mode),
+    });
+  } catch (error) {
+    throw new InvalidLockArgumentError(Messages.lockedOption(where, (error as Error).message));
+  }
+}
