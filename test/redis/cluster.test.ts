@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Cluster } from 'ioredis';
+import { randomUUID } from 'node:crypto';
+import { createLockBackend, LockEngine } from '../../lib/index.js';
+import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
+import { RedisCluster } from '../harness/redis-cluster.js';
+
+describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', () => {
+  let cluster: RedisCluster;
+  const clients: Cluster[] = [];
+  let a: LockEngine;
+  let b: LockEngine;
+  const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
+
+  async function clusterClient(): Promise<Cluster> {
+    const client = new Cluster(cluster.startupNodes, { enableAutoPipelining: true });
+    clients.push(client);
+    await new Promise((resolve, reject) => {
+      client.once('ready', resolve);
+      client.once('error', reject);
+    });
+    return client;
+  }
+
+  beforeAll(async () => {
+    cluster = await RedisCluster.start(3);
+    a = new LockEngine(await createLockBackend({ type: 'redis', client: await clusterClient() }), { leaseMs: 5_000, waitMs: 10_000 });
+    b = new LockEngine(await createLockBackend({ type: 'redis', client: await clusterClient() }), { leaseMs: 5_000, waitMs: 10_000 });
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled([a?.close(), b?.close()]);
+    await Promise.allSettled(clients.map((client) => client.quit()));
+    await cluster?.stop();
+  }, 30_000);
+
+  it('puts a lock\'s key, fence counter and channel in one slot, even for keys with braces', async () => {
+    for (const storeKey of ['lock:plain', 'lock:{user}:1', 'lock:}{', 'lock:{}', 'lock:a}b{c', 'lock:\ud800']) {
+      const keys = redisLockKeys(storeKey);
+      const slots = new Set(await Promise.all([keys.lock, keys.fence, keys.channel].map((name) => cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', name))));
+      expect(slots.size).toBe(1);
+    }
+  });
+
+  it('keeps holders exclusive across instances and loses no update of a counter', async () => {
+    const k = key('cluster-counter');
+    let counter = 0;
+    let inside = 0;
+    let maxInside = 0;
+    const increment = (engine: LockEngine) =>
+      engine.withLock(k, async () => {
+        maxInside = Math.max(maxInside, ++inside);
+        const read = counter;
+        await new Promise((resolve) => setImmediate(resolve));
+        counter = read + 1;
+        inside--;
+      }, { waitMs: 20_000 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => increment(i % 2 ? a : b)));
+    expect(counter).toBe(20);
+    expect(maxInside).toBe(1);
+  }, 30_000);
+
+  it('gives strictly increasing fences over successive holders, for many keys on every master', async () => {
+    const prefix = `fence-${randomUUID().slice(0, 8)}`;
+    for (let n = 0; n < 30; n++) {
+      const k = `${prefix}:${n}`;
+      let last = 0;
+      for (let i = 0; i < 3; i++) {
+        const lock = await (i % 2 ? a : b).acquire(k);
+        expect(lock.fence!).toBeGreaterThan(last);
+        last = lock.fence!;
+        await lock.release();
+      }
+    }
+    // The fence counters (which never expire) are on every master: the locks really were sharded.
+    for (const port of cluster.ports) {
+      const fenceKeys = await cluster.cli(port, '--scan', '--pattern', `{lock:${prefix}:*}:fence`);
+      expect(fenceKeys.split('\n').filter(Boolean).length).toBeGreaterThan(0);
+    }
+  });
+
+  it('wakes a waiter on another instance through the release message, long before the lease ends', async () => {
+    for (let n = 0; n < 5; n++) {
+      const k = key(`cluster-handoff-${n}`);
+      const held = await a.acquire(k, { leaseMs: 20_000 });
+      const waiter = b.acquire(k, { waitMs: 15_000 });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const releasedAt = performance.now();
+      await held.release();
+      const next = await waiter;
+      expect(performance.now() - releasedAt).toBeLessThan(2_000);
+      await next.release();
+    }
+  }, 30_000);
+
+  it('leaves the user\'s Cluster client open on close()', async () => {
+    const client = await clusterClient();
+    const engine = new LockEngine(await createLockBackend({ type: 'redis', client }));
+    await (await engine.acquire(key('cluster-close'))).release();
+    await engine.close();
+    expect(client.status).toBe('ready');
+    expect(await client.ping()).toBe('PONG');
+  });
+});
