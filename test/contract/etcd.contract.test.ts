@@ -1,10 +1,12 @@
 import { describeBackendContract } from './backend-contract.js';
+import type { ContractTarget } from './contract-target.js';
+import { describeReadWriteContract } from './read-write-contract.js';
 import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from '../etcd/etcd-target.js';
 
 // A real etcd 3.4 started by the test (test/harness/etcd-server.ts).
 const etcd = new EtcdFixture();
 
-describeBackendContract({
+const target: ContractTarget = {
   name: 'etcd',
   fences: true,
   readWrite: true,
@@ -16,4 +18,7 @@ describeBackendContract({
   createUnreachableBackend: () => etcd.unreachableBackend(),
   // The lease TTL, plus etcd's expiry sweep (every 500 ms) and margin for a busy machine.
   crashFreeMs: () => CHILD_LEASE_TTL_SECONDS * 1000 + 1_500,
-});
+};
+
+describeBackendContract(target);
+describeReadWriteContract(target);

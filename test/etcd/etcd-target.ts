@@ -13,13 +13,18 @@ export class EtcdFixture {
   private admin: Etcd3 | undefined;
   private readonly backends: LockBackend[] = [];
 
+  /** Suites of one file may share the fixture: the server starts with the first and stops with the last. */
+  private users = 0;
+
   async start(): Promise<void> {
-    this.server = await EtcdServer.start();
+    if (this.users++ === 0) this.server = await EtcdServer.start();
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled(this.backends.map((backend) => backend.close()));
+    if (--this.users > 0) return;
+    await Promise.allSettled(this.backends.splice(0).map((backend) => backend.close()));
     this.admin?.close();
+    this.admin = undefined;
     await this.server?.destroy();
   }
 

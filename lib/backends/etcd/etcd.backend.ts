@@ -15,6 +15,7 @@ type EtcdDriver = typeof import('etcd3');
 class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
   private readonly context: EtcdContext;
+  private closing: Promise<void> | undefined;
 
   constructor(
     private readonly client: Etcd3,
@@ -32,12 +33,10 @@ class EtcdBackend implements LockBackend {
     await this.client.maintenance.status();
   }
 
-  async close(): Promise<void> {
-    try {
-      await this.context.leases.close();
-    } finally {
-      this.client.close();
-    }
+  /** Revokes the lease (every key left on it vanishes) and closes the client. Idempotent. */
+  close(): Promise<void> {
+    this.closing ??= this.context.leases.close().finally(() => this.client.close());
+    return this.closing;
   }
 }
 
