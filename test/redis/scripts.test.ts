@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createLockBackend, LockEngine } from '../../lib/index.js';
+import { RedisServer } from '../harness/redis-server.js';
+
+/** Calls of each command so far, from INFO commandstats. */
+function commandCalls(server: RedisServer): Record<string, number> {
+  const calls: Record<string, number> = {};
+  for (const line of server.cli('INFO', 'commandstats').split('\n')) {
+    const match = /^cmdstat_(\w+):calls=(\d+)/.exec(line.trim());
+    if (match) calls[match[1]!] = Number(match[2]);
+  }
+  return calls;
+}
+
+describe('redis backend scripts', () => {
+  let server: RedisServer;
+  let engine: LockEngine;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { waitMs: 0 });
+  }, 30_000);
+
+  afterAll(async () => {
+    await engine?.close();
+    await server?.stop();
+  });
+
+  it('runs by EVALSHA, falls back to EVAL once after SCRIPT FLUSH, then uses EVALSHA again', async () => {
+    await (await engine.acquire('flush')).release(); // the scripts are cached now
+    server.cli('CONFIG', 'RESETSTAT');
+    await (await engine.acquire('flush')).release();
+    expect(commandCalls(server)).toMatchObject({ evalsha: 2 });
+    expect(commandCalls(server).eval).toBeUndefined();
+
+    expect(server.cli('SCRIPT', 'FLUSH')).toBe('OK');
+    server.cli('CONFIG', 'RESETSTAT');
+    const lock = await engine.acquire('flush');
+    await lock.extend(10_000);
+    await lock.release();
+    // acquire, renew and release: each tried by SHA (NOSCRIPT), then sent once in full.
+    const afterFlush = commandCalls(server);
+    expect(afterFlush.eval).toBe(3);
+    expect(afterFlush.evalsha).toBe(3);
+    expect(lock.fence).toBeGreaterThan(0);
+
+    server.cli('CONFIG', 'RESETSTAT');
+    await (await engine.acquire('flush')).release();
+    expect(commandCalls(server)).toMatchObject({ evalsha: 2 });
+    expect(commandCalls(server).eval).toBeUndefined();
+  });
+
+  it('keeps the fence counter without a TTL while the lock key carries the lease', async () => {
+    const lock = await engine.acquire('ttl', { leaseMs: 10_000 });
+    const lockTtl = Number(server.cli('PTTL', '{lock:ttl}'));
+    expect(lockTtl).toBeGreaterThan(8_000);
+    expect(lockTtl).toBeLessThanOrEqual(10_000);
+    expect(server.cli('GET', '{lock:ttl}')).toMatch(/:/); // the owner id
+    await lock.release();
+    expect(server.cli('EXISTS', '{lock:ttl}')).toBe('0');
+    expect(server.cli('PTTL', '{lock:ttl}:fence')).toBe('-1');
+    expect(Number(server.cli('GET', '{lock:ttl}:fence'))).toBe(lock.fence);
+  });
+
+  it('reports the holder\'s remaining lease to a busy caller (LockTimeoutError.retryAfterMs)', async () => {
+    const lock = await engine.acquire('busy', { leaseMs: 10_000 });
+    const error = await engine.acquire('busy', { waitMs: 0 }).catch((e: unknown) => e as { retryAfterMs?: number });
+    expect(error.retryAfterMs).toBeGreaterThan(8_000);
+    expect(error.retryAfterMs).toBeLessThanOrEqual(10_000);
+    await lock.release();
+  });
+});
