@@ -20,6 +20,10 @@ export class ChannelWaiters {
     return this.waiters.length;
   }
 
+  get asleep(): number {
+    return this.waiters.filter((waiter) => waiter.isAsleep).length;
+  }
+
   add(waiter: ReleaseWaiter): void {
     this.waiters.push(waiter);
   }

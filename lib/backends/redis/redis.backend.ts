@@ -4,6 +4,7 @@ import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { RedisClaim } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import { openRedisConnection } from './redis-connection.js';
+import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 
 /** How long `close()` lets QUIT flush before it drops the connection. */
@@ -36,6 +37,11 @@ export class RedisBackend implements LockBackend {
     } catch (error) {
       throw new LockBackendError(this.name, `ping failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     }
+  }
+
+  /** @internal How many claims of this backend sleep until `storeKey` is released (for tests and diagnostics). */
+  asleep(storeKey: string): number {
+    return this.listener.asleep(redisLockKeys(storeKey).channel);
   }
 
   /** Closes the subscriber connection, and the client too if this backend created it. */

@@ -46,6 +46,11 @@ export class ReleaseListener {
     }
   }
 
+  /** How many claims sleep until a release of `channel`. */
+  asleep(channel: string): number {
+    return this.channels.get(channel)?.asleep ?? 0;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const entry of this.channels.values()) entry.wakeAll();

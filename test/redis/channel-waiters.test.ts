@@ -1,0 +1,85 @@
+import { describe, expect, it } from '@jest/globals';
+import { ChannelWaiters, ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
+
+// Pure unit tests of the in-process wake-up rules (the Redis side is in waiting.test.ts).
+const never = new AbortController().signal;
+const settled = async (promise: Promise<void>) => {
+  let done = false;
+  void promise.then(() => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+};
+
+function waiters(count: number) {
+  const channel = new ChannelWaiters('c');
+  const list = Array.from({ length: count }, () => new ReleaseWaiter());
+  for (const waiter of list) channel.add(waiter);
+  return { channel, list };
+}
+
+describe('ChannelWaiters', () => {
+  it('wakes only the oldest sleeping waiter per message', async () => {
+    const { channel, list } = waiters(3);
+    const sleeps = list.map((waiter) => waiter.sleep(60_000, never));
+    channel.wakeOne();
+    expect(await settled(sleeps[0]!)).toBe(true);
+    expect(await settled(sleeps[1]!)).toBe(false);
+    channel.wakeOne();
+    expect(await settled(sleeps[1]!)).toBe(true);
+    expect(await settled(sleeps[2]!)).toBe(false);
+    channel.wakeAll();
+    await Promise.all(sleeps);
+  });
+
+  it('gives two messages of one tick to two waiters', async () => {
+    const { channel, list } = waiters(2);
+    const sleeps = list.map((waiter) => waiter.sleep(60_000, never));
+    channel.wakeOne();
+    channel.wakeOne();
+    expect(await settled(sleeps[0]!)).toBe(true);
+    expect(await settled(sleeps[1]!)).toBe(true);
+  });
+
+  it('keeps a message that finds nobody asleep for the next sleeper, unless a try started since', () => {
+    const { channel } = waiters(1);
+    channel.wakeOne();
+    expect(channel.takePending()).toBe(true);
+    expect(channel.takePending()).toBe(false);
+    channel.wakeOne();
+    channel.noteTry(); // a try that starts after the message sees the release
+    expect(channel.takePending()).toBe(false);
+  });
+
+  it('passes the wake-up of a waiter that leaves without trying to the next one', async () => {
+    const { channel, list } = waiters(2);
+    const [first, second] = list as [ReleaseWaiter, ReleaseWaiter];
+    const sleeps = [first.sleep(60_000, never), second.sleep(60_000, never)];
+    channel.wakeOne();
+    await sleeps[0];
+    channel.remove(first); // e.g. its caller aborted before it could try
+    expect(await settled(sleeps[1]!)).toBe(true);
+  });
+
+  it('does not pass on a wake-up that a try used', async () => {
+    const { channel, list } = waiters(2);
+    const [first, second] = list as [ReleaseWaiter, ReleaseWaiter];
+    const sleeps = [first.sleep(60_000, never), second.sleep(60_000, never)];
+    channel.wakeOne();
+    await sleeps[0];
+    first.noteTry();
+    channel.remove(first); // it acquired the lock
+    expect(await settled(sleeps[1]!)).toBe(false);
+    channel.wakeAll();
+    await sleeps[1];
+  });
+
+  it('ends a sleep on the caller\'s signal and after maxMs', async () => {
+    const waiter = new ReleaseWaiter();
+    const controller = new AbortController();
+    const aborted = waiter.sleep(60_000, controller.signal);
+    controller.abort();
+    expect(await settled(aborted)).toBe(true);
+    await waiter.sleep(5, never);
+    expect(waiter.isAsleep).toBe(false);
+  });
+});
