@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLockBackend, LockEngine } from '../../lib/index.js';
+import { createLockBackend, LockEngine, LockTimeoutError } from '../../lib/index.js';
 import { RedisServer } from '../harness/redis-server.js';
 
 /** Calls of each command so far, from INFO commandstats. */
@@ -64,7 +64,8 @@ describe('redis backend scripts', () => {
 
   it('reports the holder\'s remaining lease to a busy caller (LockTimeoutError.retryAfterMs)', async () => {
     const lock = await engine.acquire('busy', { leaseMs: 10_000 });
-    const error = await engine.acquire('busy', { waitMs: 0 }).catch((e: unknown) => e as { retryAfterMs?: number });
+    const error = (await engine.acquire('busy', { waitMs: 0 }).catch((e: unknown) => e)) as LockTimeoutError;
+    expect(error).toBeInstanceOf(LockTimeoutError);
     expect(error.retryAfterMs).toBeGreaterThan(8_000);
     expect(error.retryAfterMs).toBeLessThanOrEqual(10_000);
     await lock.release();
