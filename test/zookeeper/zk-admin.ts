@@ -50,6 +50,27 @@ export class ZkAdmin {
     if (holder) await this.remove(`${lockParentPath(rootPath, storeKey)}/${holder}`);
   }
 
+  /**
+   * Expires another client's session, as a long network partition would: a second client takes the
+   * session over (the server drops the first one's connection) and closes it. The first client
+   * learns on reconnecting that its session expired.
+   */
+  static async expireSession(connectionString: string, credentials: { sessionId: Buffer; sessionPassword: Buffer }): Promise<void> {
+    const driver = await loadZookeeperDriver();
+    const client = driver.createClient(connectionString, { sessionTimeout: 5_000, ...credentials });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('could not take the session over')), 10_000);
+      client.on('state', (state) => {
+        if (state.code === driver.State.SYNC_CONNECTED.code) client.close();
+        if (state.code === driver.State.DISCONNECTED.code) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      client.connect();
+    });
+  }
+
   close(): void {
     this.client.close();
   }

@@ -29,6 +29,8 @@ export interface ZkClient {
   close(): void;
   on(event: 'state', listener: (state: ZkState) => void): void;
   getSessionTimeout(): number;
+  getSessionId(): Buffer;
+  getSessionPassword(): Buffer;
   create(path: string, data: Buffer, mode: number, callback: Callback<string>): void;
   remove(path: string, version: number, callback: Callback): void;
   getData(path: string, watcher: ZkWatcher | undefined, callback: (error: Error | null, data: Buffer, stat: ZkStat) => void): void;
@@ -38,7 +40,7 @@ export interface ZkClient {
 }
 
 export interface ZkDriver {
-  createClient(connectionString: string, options: { sessionTimeout: number; spinDelay?: number; retries?: number }): ZkClient;
+  createClient(connectionString: string, options: { sessionTimeout: number; spinDelay?: number; retries?: number; sessionId?: Buffer; sessionPassword?: Buffer }): ZkClient;
   readonly CreateMode: { readonly PERSISTENT: number; readonly EPHEMERAL_SEQUENTIAL: number };
   readonly State: Record<'SYNC_CONNECTED' | 'DISCONNECTED' | 'EXPIRED' | 'AUTH_FAILED', ZkState>;
 }

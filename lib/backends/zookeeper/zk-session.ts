@@ -40,6 +40,11 @@ export class ZkSession {
     return this.client.getSessionTimeout();
   }
 
+  /** The session's id and password (what a client needs to take the session over). */
+  get credentials(): { readonly sessionId: Buffer; readonly sessionPassword: Buffer } {
+    return { sessionId: this.client.getSessionId(), sessionPassword: this.client.getSessionPassword() };
+  }
+
   /** Resolves once connected; rejects with LockBackendError after `connectTimeoutMs` or when the session ends. */
   whenConnected(): Promise<void> {
     if (this.connected) return Promise.resolve();

@@ -38,6 +38,11 @@ export class ZkSessions {
     return session;
   }
 
+  /** @internal The live session, if any (for tests). */
+  peek(): ZkSession | undefined {
+    return this.current;
+  }
+
   /** Closes the session: the server deletes every ephemeral node it owns. */
   async close(): Promise<void> {
     this.closed = true;

@@ -28,6 +28,11 @@ export class ZookeeperBackend implements LockBackend {
     await session.children('/');
   }
 
+  /** @internal The current session's id and password, for tests that expire it from outside. */
+  sessionCredentials(): { readonly sessionId: Buffer; readonly sessionPassword: Buffer } | undefined {
+    return this.sessions.peek()?.credentials;
+  }
+
   /** Ends the session: the server deletes every lock node it still owns. */
   close(): Promise<void> {
     return this.sessions.close();

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LockBackendError } from '../../errors.js';
-import { sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { queuePosition } from './lock-queue.js';
@@ -55,7 +55,19 @@ export class ZookeeperClaim implements LockClaim {
   }
 
   async tryAcquire(): Promise<AttemptResult> {
-    const session = await this.sessions.get();
+    const deadline = monotonicNow() + this.sessions.options.connectTimeoutMs;
+    for (;;) {
+      try {
+        return await this.attempt(await this.sessions.get());
+      } catch (error) {
+        // A dropped connection (the client reconnects, e.g. to another ensemble member) is not the
+        // store being down: try again, finding a node whose create answer was lost by its attempt id.
+        if (zkErrorCode(error) !== ZK_ERROR.CONNECTION_LOSS || monotonicNow() >= deadline) throw error;
+      }
+    }
+  }
+
+  private async attempt(session: ZkSession): Promise<AttemptResult> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const node = await this.ensureNode(session);
       const position = queuePosition(await this.childrenOrNone(session), node.name, this.shared);
