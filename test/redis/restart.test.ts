@@ -1,0 +1,89 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
+import { createLockBackend, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { waitUntil } from '../harness/server-process.js';
+
+describe('redis backend across a Redis restart (no persistence: the data is gone)', () => {
+  let server: RedisServer;
+  const engines: LockEngine[] = [];
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
+  const newEngine = async (leaseMs: number) => {
+    const engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { leaseMs, waitMs: 20_000 });
+    engines.push(engine);
+    return engine;
+  };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  }, 30_000);
+
+  beforeEach(() => {
+    unhandled.length = 0;
+    process.on('unhandledRejection', onUnhandled);
+  });
+
+  afterEach(async () => {
+    await Promise.allSettled(engines.splice(0).map((engine) => engine.close()));
+    process.off('unhandledRejection', onUnhandled);
+    expect(unhandled).toEqual([]);
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('aborts the holder\'s signal with LockLostError (its renewal finds the key gone), without a crash', async () => {
+    const engine = await newEngine(1_500);
+    const events: LockEvent[] = [];
+    engine.events.subscribe((event) => events.push(event));
+    const lock = await engine.acquire('restart-held');
+    const lost = new Promise<number>((resolve) => lock.signal.addEventListener('abort', () => resolve(performance.now())));
+    const restartedAt = performance.now();
+    await server.restart();
+    const lostAfterMs = (await lost) - restartedAt;
+    expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+    // Found at the next renewal (every leaseMs / 3), well within one lease.
+    expect(lostAfterMs).toBeLessThan(1_500 + 1_000);
+    expect(events.filter((event) => event.type === 'lost')).toHaveLength(1);
+    await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
+    // The backend works again after the restart.
+    const again = await engine.acquire('restart-held', { waitMs: 0 });
+    await again.release();
+    process.stdout.write(`redis restart: holder's signal aborted ${Math.round(lostAfterMs)} ms after the restart began (lease 1500 ms)\n`);
+  }, 30_000);
+
+  it('wakes a sleeping waiter when its subscriber reconnects, long before the old holder\'s lease would end', async () => {
+    const holder = await newEngine(30_000);
+    const waiterEngine = await newEngine(30_000);
+    const held = await holder.acquire('restart-wait');
+    const backend = waiterEngine.backend as RedisBackend;
+    const waiter = waiterEngine.acquire('restart-wait');
+    await waitUntil('the waiter asleep', () => backend.asleep('lock:restart-wait') === 1, 10_000, 5);
+    const restartedAt = performance.now();
+    await server.restart();
+    const next = await waiter;
+    const acquiredAfterMs = performance.now() - restartedAt;
+    // Its fallback would be the holder's remaining lease (~30 s); the reconnection counts as a possible release.
+    expect(acquiredAfterMs).toBeLessThan(5_000);
+    await next.release();
+    expect(held.signal.aborted).toBe(false); // the old holder learns it at its next renewal (every 10 s)
+    process.stdout.write(`redis restart: a sleeping waiter got the lock ${Math.round(acquiredAfterMs)} ms after the restart began\n`);
+  }, 30_000);
+
+  it('starts fence counters again after a restart that lost the data (documented limit: use persistence)', async () => {
+    const engine = await newEngine(5_000);
+    let before = 0;
+    for (let i = 0; i < 3; i++) {
+      const lock = await engine.acquire('restart-fence');
+      before = lock.fence!;
+      await lock.release();
+    }
+    await server.restart();
+    const after = await engine.acquire('restart-fence');
+    expect(after.fence).toBeLessThan(before);
+    await after.release();
+  }, 30_000);
+});
