@@ -3,6 +3,7 @@ import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { loadDriver } from '../load-driver.js';
 import { EtcdClaim, type EtcdContext } from './etcd-claim.js';
+import { lockFaultHandling } from './etcd-fault-handling.js';
 import { LeaseKeeper } from './etcd-lease.js';
 import { resolveEtcdOptions } from './etcd-options.js';
 
@@ -54,6 +55,7 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     dialTimeout: requestTimeoutMs,
     // A deadline on every plain call, so a hung etcd reads as unreachable; streams (watch, keepalive) stay open.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
+    faultHandling: lockFaultHandling(hosts.length, (error) => error instanceof driver.GRPCUnavailableError),
   };
   const client = new driver.Etcd3(clientOptions);
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
