@@ -18,6 +18,9 @@ export function resolveEtcdOptions(options: EtcdBackendOptions): ResolvedEtcdOpt
   if (!Array.isArray(list) || list.length === 0 || !list.every((host) => typeof host === 'string' && /^https?:\/\/\S+$/.test(host))) {
     throw new InvalidLockArgumentError(`etcd backend: hosts must be a URL or a non-empty array of URLs like 'http://127.0.0.1:2379', got ${describe(hosts)}`);
   }
+  if (new Set(list.map((host) => host.startsWith('https:'))).size > 1) {
+    throw new InvalidLockArgumentError('etcd backend: hosts must be all http:// or all https://');
+  }
   if (!Number.isInteger(leaseTtlSeconds) || leaseTtlSeconds < 1 || leaseTtlSeconds > 9_000_000_000) {
     throw new InvalidLockArgumentError(`etcd backend: leaseTtlSeconds must be a whole number of seconds >= 1, got ${describe(leaseTtlSeconds)}`);
   }

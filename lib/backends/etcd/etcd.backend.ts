@@ -1,4 +1,5 @@
 import type { Etcd3, IOptions } from 'etcd3';
+import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { loadDriver } from '../load-driver.js';
@@ -57,7 +58,12 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
     faultHandling: lockFaultHandling(hosts.length, (error) => error instanceof driver.GRPCUnavailableError),
   };
-  const client = new driver.Etcd3(clientOptions);
+  let client: Etcd3;
+  try {
+    client = new driver.Etcd3(clientOptions);
+  } catch (error) {
+    throw new InvalidLockArgumentError(`etcd backend: ${(error as Error).message}`, { cause: error });
+  }
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
   return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs), isLeaseNotFound);
 }
