@@ -34,6 +34,10 @@ export class ZkAdmin {
     );
   }
 
+  mkdirp(path: string): Promise<void> {
+    return new Promise((resolve, reject) => this.client.mkdirp(path, (error) => (error ? reject(error) : resolve())));
+  }
+
   remove(path: string): Promise<void> {
     return new Promise((resolve, reject) => this.client.remove(path, -1, (error) => (error && zkErrorCode(error) !== ZK_ERROR.NO_NODE ? reject(error) : resolve())));
   }
