@@ -1,8 +1,33 @@
-import { InvalidLockArgumentError } from '../../errors.js';
 import type { MysqlBackendOptions } from '../backend-options.js';
 import type { LockBackend } from '../lock-backend.js';
+import { asPromisePool, loadMysqlDriver, type MysqlPromisePool } from './mysql-driver.js';
+import { MysqlDialect } from './mysql-dialect.js';
+import { CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
+import { parseTableName } from './sql-names.js';
+import { SqlBackend } from './sql.backend.js';
 
-// Placeholder until this backend lands.
-export async function createMysqlBackend(_options: MysqlBackendOptions): Promise<LockBackend> {
-  throw new InvalidLockArgumentError('This backend is not implemented yet');
+/**
+ * The `mysql` backend for MySQL 8 and MariaDB 10.11 (driver: `mysql2`). With `uri` it creates a
+ * pool and closes it on shutdown; a `pool` of yours (promise or callback style) stays open.
+ * Waiters poll with jittered backoff (MySQL has no notifications). Throws InvalidLockArgumentError
+ * for bad options; never connects before the first lock.
+ */
+export async function createMysqlBackend(options: MysqlBackendOptions): Promise<LockBackend> {
+  const table = parseTableName(options.table, 'mysql');
+  const isPool = (value: unknown): value is MysqlPromisePool => asPromisePool(value) !== undefined;
+  const connection = pickConnection('mysql', { name: 'uri', value: options.uri }, options.pool, isPool);
+  if ('pool' in connection) return new SqlBackend('mysql', new MysqlDialect(asPromisePool(connection.pool)!, table, false));
+  const driver = await loadMysqlDriver();
+  const pool = driver
+    .createPool({
+      uri: connection.url,
+      connectionLimit: POOL_SIZE,
+      maxIdle: POOL_SIZE,
+      idleTimeout: 10_000,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      enableKeepAlive: true,
+      supportBigNumbers: true,
+    })
+    .promise();
+  return new SqlBackend('mysql', new MysqlDialect(pool, table, true));
 }

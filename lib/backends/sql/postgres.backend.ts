@@ -1,8 +1,39 @@
-import { InvalidLockArgumentError } from '../../errors.js';
 import type { PostgresBackendOptions } from '../backend-options.js';
 import type { LockBackend } from '../lock-backend.js';
+import { isPgPool, loadPgDriver, type PgClient, type PgPool } from './postgres-driver.js';
+import { PostgresDialect } from './postgres-dialect.js';
+import { PostgresReleaseListener } from './postgres-listener.js';
+import { APPLICATION_NAME, CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
+import { parseTableName, releaseChannel } from './sql-names.js';
+import { SqlBackend } from './sql.backend.js';
 
-// Placeholder until this backend lands.
-export async function createPostgresBackend(_options: PostgresBackendOptions): Promise<LockBackend> {
-  throw new InvalidLockArgumentError('This backend is not implemented yet');
+/**
+ * The `postgres` backend (driver: `pg`). With `connectionString` it creates a pool and closes it
+ * on shutdown; a `pool` of yours stays open. Either way it opens one extra connection of its own
+ * for LISTEN (from the pool's own settings), and closes it on shutdown.
+ * Throws InvalidLockArgumentError for bad options; never connects before the first lock.
+ */
+export async function createPostgresBackend(options: PostgresBackendOptions): Promise<LockBackend> {
+  const table = parseTableName(options.table, 'postgres');
+  const connection = pickConnection('postgres', { name: 'connectionString', value: options.connectionString }, options.pool, isPgPool);
+  const channel = releaseChannel(table);
+  if ('url' in connection) {
+    const { Pool, Client } = await loadPgDriver();
+    const config = { connectionString: connection.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: APPLICATION_NAME };
+    const pool = new Pool({ ...config, max: POOL_SIZE, idleTimeoutMillis: 10_000 });
+    // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
+    pool.on('error', () => undefined);
+    const listener = new PostgresReleaseListener(() => new Client(config), channel);
+    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true));
+  }
+  const listener = await listenerForUserPool(connection.pool, channel);
+  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false));
+}
+
+/** A listening connection made with the user's pool settings, or none (waiters then poll) if the pool does not expose them. */
+async function listenerForUserPool(pool: PgPool, channel: string): Promise<PostgresReleaseListener | undefined> {
+  const settings = pool.options;
+  if (!settings) return undefined;
+  const ClientClass = pool.Client ?? (await loadPgDriver()).Client;
+  return new PostgresReleaseListener((): PgClient => new ClientClass({ ...settings }), channel);
 }

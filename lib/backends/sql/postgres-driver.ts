@@ -1,0 +1,61 @@
+import { loadDriver } from '../load-driver.js';
+
+// The parts of `pg` this backend uses, typed here so that no declaration file refers to the optional peer.
+
+export interface PgQueryResult<Row> {
+  readonly rows: Row[];
+  readonly rowCount: number | null;
+}
+
+export interface PgQueryable {
+  query<Row = Record<string, unknown>>(text: string, values?: unknown[]): Promise<PgQueryResult<Row>>;
+}
+
+export interface PgNotification {
+  readonly channel: string;
+  readonly payload?: string;
+}
+
+export interface PgClient extends PgQueryable {
+  connect(): Promise<void>;
+  end(): Promise<void>;
+  on(event: 'notification', listener: (message: PgNotification) => void): unknown;
+  on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
+}
+
+export type PgClientClass = new (config: Record<string, unknown>) => PgClient;
+
+export interface PgPool extends PgQueryable {
+  end(): Promise<void>;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  /** pg-pool keeps the config it creates its clients with, and the client class. */
+  readonly options?: Record<string, unknown>;
+  readonly Client?: PgClientClass;
+}
+
+export interface PgDriver {
+  readonly Pool: new (config: Record<string, unknown>) => PgPool;
+  readonly Client: PgClientClass;
+}
+
+/** PostgreSQL error codes this backend tells apart. */
+export const PG_ERROR = {
+  UNIQUE_VIOLATION: '23505',
+  DUPLICATE_TABLE: '42P07',
+} as const;
+
+export function pgErrorCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** Imports `pg` lazily, or names the package to install. */
+export async function loadPgDriver(): Promise<PgDriver> {
+  const module = await loadDriver<PgDriver & { default?: PgDriver }>('pg', 'postgres');
+  return module.default ?? module;
+}
+
+/** Whether `value` looks like a pg Pool (or anything with the same `query`). */
+export function isPgPool(value: unknown): value is PgPool {
+  return typeof (value as PgPool | null)?.query === 'function' && typeof (value as PgPool).end === 'function';
+}

@@ -1,0 +1,84 @@
+import { monotonicNow } from '../../engine/clock.js';
+import type { ReleaseNotifier } from './sql-dialect.js';
+import type { PgClient } from './postgres-driver.js';
+
+/** After the listening connection failed, wait this long before connecting again (waiters poll meanwhile). */
+const RECONNECT_DELAY_MS = 1_000;
+
+/**
+ * One dedicated connection per backend that LISTENs on the table's release channel and wakes the
+ * waiters of the released key. Connected lazily by the first waiter, reconnected lazily after a
+ * failure; while it is down, waiters fall back to polling. Owned and closed by the backend.
+ */
+export class PostgresReleaseListener implements ReleaseNotifier {
+  private readonly subscribers = new Map<string, Set<() => void>>();
+  private client: PgClient | undefined;
+  private connecting: Promise<void> | undefined;
+  private listening = false;
+  private closed = false;
+  private retryAt = 0;
+
+  constructor(
+    private readonly createClient: () => PgClient,
+    private readonly channel: string,
+  ) {}
+
+  subscribe(keyHash: string, wake: () => void): () => void {
+    let wakers = this.subscribers.get(keyHash);
+    if (!wakers) this.subscribers.set(keyHash, (wakers = new Set()));
+    wakers.add(wake);
+    this.isListening();
+    return () => {
+      wakers.delete(wake);
+      if (wakers.size === 0 && this.subscribers.get(keyHash) === wakers) this.subscribers.delete(keyHash);
+    };
+  }
+
+  isListening(): boolean {
+    if (!this.listening && !this.connecting && !this.closed && monotonicNow() >= this.retryAt) {
+      this.connecting = this.connect().finally(() => (this.connecting = undefined));
+    }
+    return this.listening;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.connecting;
+    const client = this.client;
+    this.client = undefined;
+    this.listening = false;
+    await client?.end().catch(() => undefined);
+  }
+
+  /** Never rejects: a failure only means waiters keep polling. */
+  private async connect(): Promise<void> {
+    const client = this.createClient();
+    this.client = client;
+    client.on('notification', (message) => {
+      if (message.channel === this.channel && message.payload) this.wake(message.payload);
+    });
+    client.on('error', () => this.drop(client));
+    client.on('end', () => this.drop(client));
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.channel}"`);
+      if (this.client === client && !this.closed) this.listening = true;
+    } catch {
+      this.drop(client);
+    }
+  }
+
+  /** The connection is gone: wake everyone (they re-check and poll) and reconnect later. */
+  private drop(client: PgClient): void {
+    if (this.client !== client) return;
+    this.client = undefined;
+    this.listening = false;
+    this.retryAt = monotonicNow() + RECONNECT_DELAY_MS;
+    client.end().catch(() => undefined);
+    for (const wakers of this.subscribers.values()) for (const wake of wakers) wake();
+  }
+
+  private wake(keyHash: string): void {
+    for (const wake of this.subscribers.get(keyHash) ?? []) wake();
+  }
+}

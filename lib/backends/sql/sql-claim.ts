@@ -1,0 +1,78 @@
+import { sleep } from '../../engine/clock.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import { Backoff } from './sql-backoff.js';
+import type { LeaseRow } from './sql-dialect.js';
+import { displayKey, keyHash, storedOwner } from './sql-keys.js';
+import type { SqlBackend } from './sql.backend.js';
+
+/** With LISTEN/NOTIFY up, a waiter still re-checks this often, in case a notification was missed. */
+const NOTIFIED_FALLBACK_MS = 1_000;
+
+/** One acquisition on a SQL lease table. */
+export class SqlClaim implements LockClaim {
+  private readonly row: LeaseRow;
+  private readonly backoff = new Backoff();
+  private held = false;
+  private woken = false;
+  private wakeWaiter: (() => void) | undefined;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly backend: SqlBackend,
+    private readonly request: ClaimRequest,
+  ) {
+    this.row = { keyHash: keyHash(request.key), displayKey: displayKey(request.key), owner: storedOwner(request.owner) };
+  }
+
+  async tryAcquire(): Promise<AttemptResult> {
+    await this.backend.ensureTable();
+    // Listen before looking, so that a release right after this attempt still wakes the waiter.
+    this.subscribe();
+    const result = await this.backend.dialect.take(this.row, this.request.leaseMs);
+    if (!result.taken) return { acquired: false, holderTtlMs: result.holderTtlMs };
+    this.held = true;
+    this.stopListening();
+    // The row's lease started at the database's now, which came after this attempt started.
+    return { acquired: true, fence: result.fence, validityMs: this.request.leaseMs };
+  }
+
+  async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return;
+    }
+    const notified = this.backend.dialect.notifier?.isListening() ?? false;
+    const delayMs = Math.min(maxMs, notified ? NOTIFIED_FALLBACK_MS : this.backoff.next());
+    const wake = new AbortController();
+    this.wakeWaiter = () => wake.abort();
+    await sleep(delayMs, AbortSignal.any([signal, wake.signal]));
+    this.wakeWaiter = undefined;
+    this.woken = false;
+  }
+
+  async renew(leaseMs: number): Promise<number | false> {
+    if (!this.held) return false;
+    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? leaseMs : false;
+  }
+
+  async release(): Promise<boolean> {
+    this.stopListening();
+    if (!this.held) return true;
+    this.held = false;
+    return this.backend.dialect.release(this.row.keyHash, this.row.owner);
+  }
+
+  private subscribe(): void {
+    const notifier = this.backend.dialect.notifier;
+    if (!notifier || this.unsubscribe) return;
+    this.unsubscribe = notifier.subscribe(this.row.keyHash, () => {
+      if (this.wakeWaiter) this.wakeWaiter();
+      else this.woken = true;
+    });
+  }
+
+  private stopListening(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+  }
+}

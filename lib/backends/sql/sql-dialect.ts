@@ -1,0 +1,45 @@
+/** One lock row as an acquisition writes it. */
+export interface LeaseRow {
+  /** sha256 hex of the store key: the primary key. */
+  readonly keyHash: string;
+  /** The start of the key, for people reading the table. */
+  readonly displayKey: string;
+  readonly owner: string;
+}
+
+/** What one acquisition attempt found. */
+export type TakeResult =
+  | { readonly taken: true; readonly fence: number }
+  | { readonly taken: false; readonly holderTtlMs: number | undefined };
+
+/**
+ * Wakes waiters when a lock is released elsewhere (PostgreSQL LISTEN/NOTIFY). Stores without
+ * notifications have none and their waiters poll.
+ */
+export interface ReleaseNotifier {
+  /** Calls `wake` whenever the lock `keyHash` is released, until the returned function is called. */
+  subscribe(keyHash: string, wake: () => void): () => void;
+  /** Whether notifications flow right now; starts (re)connecting when they do not. */
+  isListening(): boolean;
+  close(): Promise<void>;
+}
+
+/**
+ * The statements one SQL database needs. Each method is one short statement (two for MySQL's
+ * acquire) in autocommit mode: no transaction stays open while the holder's code runs, and every
+ * expiry is judged by the database's own clock.
+ */
+export interface SqlDialect {
+  /** Creates the lease table if it is absent. Idempotent, and safe when several instances start at once. */
+  ensureTable(): Promise<void>;
+  /** Takes the row when it is absent, free or expired, bumping its fence; otherwise reports the holder's remaining lease. */
+  take(row: LeaseRow, leaseMs: number): Promise<TakeResult>;
+  /** Extends the lease to `leaseMs` from the database's now, if `owner` still holds it unexpired. */
+  renew(keyHash: string, owner: string, leaseMs: number): Promise<boolean>;
+  /** Frees the row (owner NULL, fence kept) if `owner` still holds it unexpired. */
+  release(keyHash: string, owner: string): Promise<boolean>;
+  ping(): Promise<void>;
+  /** Closes the connections this dialect created (never a pool the user passed in). */
+  close(): Promise<void>;
+  readonly notifier?: ReleaseNotifier;
+}

@@ -1,0 +1,13 @@
+import { afterAll, beforeAll } from '@jest/globals';
+import { describeSqlScenarios } from '../sql/sql-scenarios.js';
+import { mysqlTarget } from '../sql/mysql-target.js';
+import { describeBackendContract } from './backend-contract.js';
+
+// One MariaDB 10.11 server for this file: the file holds a start of its own, so the contract
+// suite's stop does not end the server before the SQL scenarios run.
+const target = mysqlTarget();
+beforeAll(() => target.start(), 60_000);
+afterAll(() => target.stop(), 60_000);
+
+describeBackendContract(target);
+describeSqlScenarios(target);

@@ -1,0 +1,59 @@
+import mysql from 'mysql2/promise';
+import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { keyHash } from '../../lib/backends/sql/sql-keys.js';
+import { freePort } from '../harness/free-port.js';
+import { MariadbServer } from '../harness/mariadb-server.js';
+import type { SqlTarget, TestPool } from './sql-target.js';
+
+/**
+ * MariaDB 10.11 for the contract suite and the SQL scenarios. start/stop are counted, so a test
+ * file that holds a start of its own keeps one server for every suite in it.
+ */
+export function mysqlTarget(): SqlTarget {
+  let users = 0;
+  let server: MariadbServer;
+  let admin: TestPool;
+  const testPool = (max: number): TestPool & { raw: mysql.Pool } => {
+    const raw = mysql.createPool({ uri: server.uri, connectionLimit: max });
+    return { raw, query: async (sql, params) => (await raw.query(sql, params))[0] as Record<string, unknown>[], end: () => raw.end() };
+  };
+
+  return {
+    name: 'mysql',
+    fences: true,
+    readWrite: false,
+    async start() {
+      if (users++ > 0) return;
+      server = await MariadbServer.start();
+      admin = testPool(2);
+    },
+    async stop() {
+      if (--users > 0) return;
+      await admin?.end().catch(() => undefined);
+      await server?.destroy();
+    },
+    url: () => server.uri,
+    options: (table) => ({ type: 'mysql', uri: server.uri, ...(table ? { table } : {}) }),
+    createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'mysql', uri: server.uri }),
+    async createBackendWithOwnPool(max) {
+      const pool = testPool(max);
+      return { backend: await createLockBackend({ type: 'mysql', pool: pool.raw }), pool };
+    },
+    processConfig: () => ({ type: 'mysql', uri: server.uri }),
+    async expireLock(storeKey) {
+      await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = UTC_TIMESTAMP(3) WHERE key_hash = ?', [keyHash(storeKey)]);
+    },
+    // A port that was free a moment ago: nothing listens there.
+    createUnreachableBackend: async () => createLockBackend({ type: 'mysql', uri: `mysql://ndl:x@127.0.0.1:${await freePort()}/locks` }),
+    crashFreeMs: (leaseMs) => leaseMs + 250,
+    param: () => '?',
+    query: (sql, params) => admin.query(sql, params),
+    quote: (table) => `\`${table}\``,
+    async countTables(table) {
+      const rows = await admin.query('SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?', [table]);
+      return Number(rows[0]!.n);
+    },
+    stopDatabase: () => server.shutdown(),
+    startDatabase: () => server.launch(),
+  };
+}
