@@ -96,7 +96,7 @@ describe('etcd: the lease', () => {
     const engine = await newEngine(3);
     const [k1, k2, k3] = [key('revoked-1'), key('revoked-2'), key('after')];
     const locks = [await engine.acquire(k1), await engine.acquire(k2)];
-    const [{ lease }] = (await etcd.lockKeys(keyPrefix + k1)) as [{ lease: string }];
+    const { lease } = (await etcd.lockKeys(keyPrefix + k1))[0]!;
     const revokedAt = performance.now();
     await etcd.client.leaseClient.leaseRevoke({ ID: lease });
     await within(5_000, 'aborted signals', Promise.all(locks.map((lock) => new Promise((resolve) => lock.signal.addEventListener('abort', resolve)))));
