@@ -1,8 +1,72 @@
-import { InvalidLockArgumentError } from '../../errors.js';
+import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
-import type { LockBackend } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import { describeFailures } from './node-call.js';
+import { runRound, tally } from './quorum-round.js';
+import { RedlockClaim, type RedlockContext } from './redlock-claim.js';
+import { firstConnections, openMasters, type RedlockMaster } from './redlock-masters.js';
+import { MAX_DEFAULT_NODE_TIMEOUT_MS, resolveRedlockSettings, type RedlockSettings, type RedlockTuning } from './redlock-options.js';
 
-// Placeholder until this backend lands.
-export async function createRedlockBackend(_options: RedlockBackendOptions): Promise<LockBackend> {
-  throw new InvalidLockArgumentError('This backend is not implemented yet');
+/** How long creating the backend waits for a quorum of masters to connect (it never fails on it). */
+const FIRST_CONNECT_WAIT_MS = 2_000;
+/** How long `close()` lets QUIT flush before it drops a connection. */
+const QUIT_TIMEOUT_MS = 2_000;
+
+/**
+ * Redlock over N independent Redis masters: a lock is held when a quorum of masters took it
+ * within its validity (lease - elapsed - drift). No fencing tokens: see docs/backends/redlock.md.
+ */
+export class RedlockBackend implements LockBackend {
+  readonly name = 'redlock';
+  private readonly context: RedlockContext;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly masters: readonly RedlockMaster[],
+    readonly settings: RedlockSettings,
+  ) {
+    this.context = { name: this.name, masters, settings };
+  }
+
+  claim(request: ClaimRequest): LockClaim {
+    if (request.mode === 'read') throw new InvalidLockArgumentError("mode 'read' is not supported by the redlock backend");
+    return new RedlockClaim(this.context, request);
+  }
+
+  /** Resolves when a quorum of masters answers PING. */
+  async ping(): Promise<void> {
+    const timeoutMs = this.settings.nodeTimeoutMs ?? MAX_DEFAULT_NODE_TIMEOUT_MS;
+    const replies = await runRound(this.masters, (master) => master.client.ping(), timeoutMs);
+    const answered = tally(replies, () => true).yes;
+    if (answered >= this.settings.quorum) return;
+    throw new LockBackendError(this.name, `ping: ${answered} of ${this.masters.length} masters answered, ${this.settings.quorum} needed (${describeFailures(replies, this.masters)})`);
+  }
+
+  /** Closes the subscriber connections, and the clients this backend created. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
+    await Promise.all(this.masters.map(async ({ client, owned, listener }) => {
+      await listener.close();
+      if (!owned) return;
+      if (client.status === 'ready') {
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)));
+        await Promise.race([client.quit().catch(() => undefined), timeout]);
+        clearTimeout(timer);
+      }
+      if (client.status !== 'end') client.disconnect();
+    }));
+  }
+}
+
+/** Builds the redlock backend from module options. Throws InvalidLockArgumentError on bad options. */
+export async function createRedlockBackend(options: RedlockBackendOptions): Promise<LockBackend> {
+  const settings = resolveRedlockSettings(options as RedlockBackendOptions & RedlockTuning);
+  const masters = await openMasters(options);
+  await firstConnections(masters, settings.quorum, FIRST_CONNECT_WAIT_MS);
+  return new RedlockBackend(masters, settings);
 }

@@ -1,0 +1,34 @@
+import { createLockBackend, type LockBackend, type RedlockBackendOptions } from '../../lib/index.js';
+import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
+import { freePort } from '../harness/free-port.js';
+import { RedisMasters } from '../harness/redis-masters.js';
+import { describeBackendContract } from './backend-contract.js';
+
+let masters: RedisMasters;
+
+const options = (): RedlockBackendOptions => ({ type: 'redlock', urls: masters.urls });
+
+describeBackendContract({
+  name: 'redlock',
+  // Redlock has no honest fencing token without consensus: see docs/backends/redlock.md.
+  fences: false,
+  readWrite: false,
+  async start() {
+    masters = await RedisMasters.start(5);
+  },
+  async stop() {
+    await masters?.stop();
+  },
+  createBackend: (): Promise<LockBackend> => createLockBackend(options()),
+  processConfig: options,
+  async expireLock(storeKey) {
+    await masters.deleteEverywhere(redisLockKeys(storeKey).lock);
+  },
+  // Five ports that were free a moment ago: nothing listens there.
+  async createUnreachableBackend() {
+    const urls = await Promise.all(Array.from({ length: 5 }, async () => `redis://127.0.0.1:${await freePort()}`));
+    return createLockBackend({ type: 'redlock', urls });
+  },
+  // The keys lapse after the lease; the waiter's bound is the holders' remaining lease plus a jittered back-off.
+  crashFreeMs: (leaseMs) => leaseMs + 500,
+});
