@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { LockEngine, LockTimeoutError, type Lock } from '../../lib/index.js';
+import { LockEngine, LockTimeoutError, type Lock, type LockEvent } from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ClaimSpy } from './claim-spy.js';
 import { EtcdFixture } from './etcd-target.js';
@@ -110,5 +110,27 @@ describe('etcd keys of a lock', () => {
     expect(new Set(locks.map((lock) => lock.fence)).size).toBe(names.length);
     await Promise.all(locks.map((lock) => lock.release()));
     for (const name of names) await (await b.acquire(name, { waitMs: 0 })).release();
+  }, 20_000);
+
+  it('holds a lock whose leaseMs is far above the lease TTL: validity stays within the TTL and renewals come in time', async () => {
+    const ttlMs = 2_000;
+    const engine = new LockEngine(await etcd.backend(ttlMs / 1000), { keyPrefix, leaseMs: 60_000 });
+    engines.push(engine);
+    const extended: LockEvent[] = [];
+    let enough!: () => void;
+    const fourRenewals = new Promise<void>((resolve) => (enough = resolve));
+    const subscription = engine.events.subscribe((event) => {
+      if (event.type === 'extended' && extended.push(event) === 4) enough();
+    });
+    const k = key('long-lease');
+    const lock = await engine.acquire(k);
+    expect(lock.expiresAt).toBeLessThanOrEqual(Date.now() + ttlMs);
+    await fourRenewals;
+    subscription.unsubscribe();
+    // Four renewals at most TTL/2 apart: well past the TTL, still held, and never promised past the lease.
+    expect(lock.signal.aborted).toBe(false);
+    expect(lock.expiresAt).toBeLessThanOrEqual(Date.now() + ttlMs);
+    expect(await a.tryAcquire(k)).toBeNull();
+    await lock.release();
   }, 20_000);
 });
