@@ -1,0 +1,34 @@
+import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Locked } from '../../lib/index.js';
+import { InventoryService, type SaleResult } from './inventory.service.js';
+
+@Controller('inventory')
+export class InventoryController {
+  constructor(private readonly inventory: InventoryService) {}
+
+  @Put(':sku')
+  async restock(@Param('sku') sku: string, @Body() body: { stock: number }): Promise<{ sku: string; stock: number }> {
+    await this.inventory.restock(sku, Number(body.stock));
+    return { sku, stock: Number(body.stock) };
+  }
+
+  @Get(':sku')
+  async get(@Param('sku') sku: string): Promise<{ sku: string; stock: number }> {
+    return { sku, stock: await this.inventory.remaining(sku) };
+  }
+
+  /** One sale under the SKU's lock: busy past waitMs → 409 with Retry-After; store down → 503. */
+  @Post(':sku/sale')
+  @HttpCode(200)
+  @Locked({ key: 'inventory:{params.sku}', leaseMs: 5_000, waitMs: 5_000 })
+  sell(@Param('sku') sku: string): Promise<SaleResult> {
+    return this.inventory.sellOne(sku);
+  }
+
+  /** The same sale with no lock, to show the oversell. */
+  @Post(':sku/sale-unguarded')
+  @HttpCode(200)
+  sellUnguarded(@Param('sku') sku: string): Promise<SaleResult> {
+    return this.inventory.sellOneUnguarded(sku);
+  }
+}
