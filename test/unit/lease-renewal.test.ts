@@ -15,7 +15,9 @@ describe('lease renewal and the local lease clock (fake timers)', () => {
     engine.events.subscribe((event) => events.push(event));
   });
 
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('renews every leaseMs/3 while held, and stops after release', async () => {
     const lock = await engine.acquire('k');

@@ -10,7 +10,9 @@ describe('waiting (memory backend, fake timers)', () => {
     engine = new LockEngine(new MemoryBackend(), { leaseMs: 10_000, waitMs: 5_000 });
   });
 
-  afterEach(() => jest.useRealTimers());
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('rejects with LockTimeoutError exactly after waitMs, with the holder\'s remaining lease as retryAfterMs', async () => {
     const held = await engine.acquire('k');
