@@ -52,7 +52,7 @@ export function describeFailures(replies: readonly { readonly kind: string; read
     if (reply.kind === 'failed') return [`${name}: ${reply.error instanceof Error ? reply.error.message : String(reply.error)}`];
     if (reply.kind === 'timeout') return [`${name}: no reply in time`];
     if (reply.kind === 'skipped') return [`${name}: disconnected`];
-    return [`${name}: still waiting`];
+    return [];
   });
   return reasons.join('; ');
 }

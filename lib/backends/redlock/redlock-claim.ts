@@ -58,10 +58,10 @@ export class RedlockClaim implements LockClaim {
       replies = outcome;
     }
     const { masters, settings } = this.context;
-    const answered = replies.filter((reply) => reply.kind === 'answer').length;
+    const reachable = replies.filter((reply) => reply.kind === 'answer' || reply.kind === 'pending').length;
     throw new LockBackendError(
       this.context.name,
-      `no quorum reachable: ${answered} of ${masters.length} masters answered, ${settings.quorum} needed (${describeFailures(replies, masters)})`,
+      `no quorum reachable: only ${reachable} of ${masters.length} masters could answer, ${settings.quorum} needed (${describeFailures(replies, masters)})`,
     );
   }
 
