@@ -28,6 +28,11 @@ export class RedlockBackend implements LockBackend {
     this.context = { name: this.name, masters, settings };
   }
 
+  /** The connection state of each master's client, in the order of the options (ioredis `status`: `'ready'`, `'reconnecting'`, ...). */
+  get connectionStates(): string[] {
+    return this.masters.map((master) => master.client.status);
+  }
+
   claim(request: ClaimRequest): LockClaim {
     if (request.mode === 'read') throw new InvalidLockArgumentError("mode 'read' is not supported by the redlock backend");
     return new RedlockClaim(this.context, request);
