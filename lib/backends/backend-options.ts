@@ -16,15 +16,21 @@ export interface RedisBackendOptions {
   client?: unknown;
 }
 
-/** Redlock over N independent Redis masters. */
+/** Redlock over N independent Redis masters (not replicas of one another). No fencing tokens. */
 export interface RedlockBackendOptions {
   type: 'redlock';
+  /** One URL per master, e.g. `redis://10.0.0.1:6379`. The module creates and closes the clients. */
   urls?: string[];
+  /** One ioredis `Redis` client per master, yours; the module leaves them open. */
   clients?: unknown[];
-  /** Masters that must agree; default floor(N/2)+1. */
+  /** Masters that must agree; default floor(N/2)+1. Must be more than N/2. */
   quorum?: number;
-  /** Clock drift allowance as a share of the lease; default 0.01. */
+  /** Clock drift allowance as a share of the lease; default 0.01 (drift = lease x driftFactor + 2 ms). */
   driftFactor?: number;
+  /** How long a round waits for each master before counting it as unavailable. Default leaseMs / 10, clamped to 10..50 ms. */
+  nodeTimeoutMs?: number;
+  /** Spread of the random back-off after a round that lost votes to another contender. Default 100 ms. */
+  retryJitterMs?: number;
 }
 
 /** ZooKeeper 3.5+ through node-zookeeper-client: ephemeral sequential lock nodes in one session per backend. */

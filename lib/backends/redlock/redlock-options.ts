@@ -11,23 +11,6 @@ export const MAX_DEFAULT_NODE_TIMEOUT_MS = 50;
 /** ...nor below this, so that a loaded machine's ordinary scheduling delays do not read as a dead node. */
 export const MIN_DEFAULT_NODE_TIMEOUT_MS = 10;
 
-/**
- * Tuning fields this backend reads besides the ones of API.md. They are optional and may be set
- * on the `{ type: 'redlock', ... }` object.
- */
-export interface RedlockTuning {
-  /**
-   * How long one round waits for each master, in ms. A master that has not answered by then
-   * counts as unavailable for this round. Default: leaseMs / 10, clamped to 10..50 ms.
-   */
-  nodeTimeoutMs?: number;
-  /**
-   * Spread of the random back-off, in ms, after a round that got some masters but not a quorum
-   * (another contender got the others). Default 100.
-   */
-  retryJitterMs?: number;
-}
-
 /** @internal Validated settings; the masters themselves are opened by `openMasters`. */
 export interface RedlockSettings {
   readonly masterCount: number;
@@ -38,7 +21,7 @@ export interface RedlockSettings {
 }
 
 /** @internal Validates everything but the URLs / clients themselves. Throws InvalidLockArgumentError. */
-export function resolveRedlockSettings(options: RedlockBackendOptions & RedlockTuning): RedlockSettings {
+export function resolveRedlockSettings(options: RedlockBackendOptions): RedlockSettings {
   if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(`redlock backend: options must be an object, got ${describe(options)}`);
   const { urls, clients } = options;
   if ((urls === undefined) === (clients === undefined)) {

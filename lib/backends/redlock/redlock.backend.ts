@@ -5,7 +5,7 @@ import { describeFailures } from './node-call.js';
 import { runRound, tally } from './quorum-round.js';
 import { RedlockClaim, type RedlockContext } from './redlock-claim.js';
 import { firstConnections, openMasters, type RedlockMaster } from './redlock-masters.js';
-import { MAX_DEFAULT_NODE_TIMEOUT_MS, resolveRedlockSettings, type RedlockSettings, type RedlockTuning } from './redlock-options.js';
+import { MAX_DEFAULT_NODE_TIMEOUT_MS, resolveRedlockSettings, type RedlockSettings } from './redlock-options.js';
 
 /** How long creating the backend waits for a quorum of masters to connect (it never fails on it). */
 const FIRST_CONNECT_WAIT_MS = 2_000;
@@ -70,7 +70,7 @@ export class RedlockBackend implements LockBackend {
 
 /** Builds the redlock backend from module options. Throws InvalidLockArgumentError on bad options. */
 export async function createRedlockBackend(options: RedlockBackendOptions): Promise<LockBackend> {
-  const settings = resolveRedlockSettings(options as RedlockBackendOptions & RedlockTuning);
+  const settings = resolveRedlockSettings(options);
   const masters = await openMasters(options);
   await firstConnections(masters, settings.quorum, FIRST_CONNECT_WAIT_MS);
   return new RedlockBackend(masters, settings);
