@@ -1,7 +1,7 @@
-import { Inject, Module, type BeforeApplicationShutdown } from '@nestjs/common';
+import { Inject, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { LockEngine } from '../engine/lock-engine.js';
-import { ConfigurableModuleClass } from './distributed-lock.module-definition.js';
+import { ConfigurableModuleClass, type OPTIONS_TYPE } from './distributed-lock.module-definition.js';
 import { LOCK_ENGINE } from './lock.constants.js';
 import { lockEngineProvider } from './lock-engine.provider.js';
 import { LockExplorer } from './lock.explorer.js';
@@ -26,6 +26,12 @@ import { LockService } from './lock.service.js';
 export class DistributedLockModule extends ConfigurableModuleClass implements BeforeApplicationShutdown {
   constructor(@Inject(LOCK_ENGINE) private readonly engine: LockEngine) {
     super();
+  }
+
+  /** Registers the module with these options; they are validated when the application boots. */
+  static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+    // Missing options (from JavaScript) fail at bootstrap like any other bad option, not here with a TypeError.
+    return super.forRoot(options ?? ({} as typeof OPTIONS_TYPE));
   }
 
   /** Before other modules' `onApplicationShutdown` closes shared clients, so releases still reach the store. */

@@ -111,6 +111,7 @@ describe('DistributedLockModule', () => {
       ['a keyPrefix that is not a string', { backend: { type: 'memory' }, keyPrefix: 7 }],
       ['an unknown backend type', { backend: { type: 'cassandra' } }],
       ['a missing backend', {}],
+      ['no options at all', undefined],
     ];
     it.each(cases)('forRoot with %s', async (_name, options) => {
       const compiling = Test.createTestingModule({ imports: [DistributedLockModule.forRoot(options as DistributedLockModuleOptions)] }).compile();
