@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type INestApplicationContext } from '@nestjs/common';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
+import { Injectable, Logger, type INestApplicationContext } from '@nestjs/common';
+import { filter, firstValueFrom } from 'rxjs';
 import { Test } from '@nestjs/testing';
 import {
   DistributedLockModule,
@@ -7,6 +8,7 @@ import {
   Locked,
   LockService,
   LockTimeoutError,
+  MemoryBackend,
   type Lock,
 } from '../../lib/index.js';
 import { collectEvents, deferred, tick } from './nest-test-kit.js';
@@ -188,5 +190,31 @@ describe('@Locked on a provider method', () => {
 
   it('keeps the method name', () => {
     expect(AccountService.prototype.lockedIncrement.name).toBe('lockedIncrement');
+  });
+});
+
+describe('LockService events', () => {
+  it('logs a warning with the key and fence when a lock is lost, and lets the holder know', async () => {
+    const store = new MemoryBackend();
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ backend: store, leaseMs: 300 })],
+    }).compile();
+    const app = await moduleRef.init();
+    const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
+    try {
+      const locks = app.get(LockService);
+      const lost = firstValueFrom(locks.events.pipe(filter((event) => event.type === 'lost')));
+      const lock = await locks.acquire('payments:7');
+      // The store forgets the lease; the next renewal finds out.
+      store.expire('lock:payments:7');
+      await expect(lost).resolves.toMatchObject({ key: 'payments:7', fence: lock.fence });
+      expect(lock.signal.aborted).toBe(true);
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0][0])).toContain('"payments:7"');
+      expect(String(warn.mock.calls[0][0])).toContain(`fence ${lock.fence}`);
+    } finally {
+      warn.mockRestore();
+      await app.close();
+    }
   });
 });
