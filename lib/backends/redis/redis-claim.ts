@@ -69,9 +69,10 @@ export class RedisClaim implements LockClaim {
     this.stopWaiting();
     if (!this.held && !this.maybeHeld) return true;
     const wasHeld = this.held;
-    const freed = await releaseLock(this.client, this.keys, this.request.owner);
+    const freed = await releaseLock(this.client, this.keys, this.request.owner, this.listener.releaseMessage);
     this.held = false;
     this.maybeHeld = false;
+    if (freed) this.listener.releasedHere(this.keys.channel);
     return freed || !wasHeld;
   }
 

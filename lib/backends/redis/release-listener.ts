@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
@@ -6,8 +7,14 @@ import type { RedisClient } from './redis-client.js';
  * @internal The backend's one subscriber connection (a `duplicate()` of its client, opened on the
  * first wait, closed with the backend). Each lock's release channel is subscribed while at least
  * one claim of this backend waits for that lock, and unsubscribed when the last one leaves.
+ *
+ * A release by a claim of this backend wakes a local waiter at once (no round trip through the
+ * subscriber, and the waiter does not lose the next try to the releaser looping straight back),
+ * and the backend ignores its own release message when it comes.
  */
 export class ReleaseListener {
+  /** Published by this backend's releases, so it can tell its own messages. */
+  readonly releaseMessage = `released:${randomUUID()}`;
   private subscriber: RedisClient | undefined;
   private readonly channels = new Map<string, ChannelWaiters>();
   private readyCount = 0;
@@ -32,6 +39,11 @@ export class ReleaseListener {
     this.channels.delete(entry.channel);
     // Commands on one connection run in order, so a later SUBSCRIBE of the same channel wins.
     if (entry.subscription && this.subscriber) this.subscriber.unsubscribe(entry.channel).catch(() => undefined);
+  }
+
+  /** A claim of this backend freed the lock behind `channel`. */
+  releasedHere(channel: string): void {
+    this.channels.get(channel)?.wakeOne();
   }
 
   /** Waits, up to `maxMs`, for the channel's subscription; resolves whether it is active. Never rejects. */
@@ -80,7 +92,9 @@ export class ReleaseListener {
     if (this.closed) throw new Error('the backend is closed');
     if (this.subscriber) return this.subscriber;
     const subscriber = this.client.duplicate();
-    subscriber.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
+    subscriber.on('message', (channel: string, message: string) => {
+      if (message !== this.releaseMessage) this.channels.get(channel)?.wakeOne();
+    });
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     subscriber.on('ready', () => {
       if (this.readyCount++ === 0) return;
