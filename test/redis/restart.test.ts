@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
-import { createLockBackend, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
+import { createLockBackend, LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
+import { OWNED_CLIENT_OPTIONS } from '../../lib/backends/redis/redis-connection.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
 
@@ -71,6 +72,33 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
     await next.release();
     expect(held.signal.aborted).toBe(false); // the old holder learns it at its next renewal (every 10 s)
     process.stdout.write(`redis restart: a sleeping waiter got the lock ${Math.round(acquiredAfterMs)} ms after the restart began\n`);
+  }, 30_000);
+
+  it('a SIGSTOPped Redis: the holder loses at its lease end, a caller gets LockBackendError (no hang), and all recovers on SIGCONT', async () => {
+    const holderEngine = await newEngine(1_000);
+    const other = await newEngine(1_000);
+    const lock = await holderEngine.acquire('paused');
+    const lost = new Promise<number>((resolve) => lock.signal.addEventListener('abort', () => resolve(performance.now())));
+    const pausedAt = performance.now();
+    server.pause();
+    try {
+      // Renewal hangs on the stopped server; the local lease clock ends the lock anyway.
+      const lostAfterMs = (await lost) - pausedAt;
+      expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+      expect(lostAfterMs).toBeLessThan(1_000 + 1_000);
+      const triedAt = performance.now();
+      const error = await other.acquire('paused', { waitMs: 1_000 }).catch((e: unknown) => e);
+      const failedAfterMs = performance.now() - triedAt;
+      expect(error).toBeInstanceOf(LockBackendError);
+      expect(failedAfterMs).toBeLessThan(OWNED_CLIENT_OPTIONS.commandTimeout + 3_000);
+      process.stdout.write(`redis paused: holder lost after ${Math.round(lostAfterMs)} ms (lease 1000 ms); a new acquire failed with LockBackendError after ${Math.round(failedAfterMs)} ms\n`);
+    } finally {
+      server.resume();
+    }
+    // Redis expires keys by wall-clock time, so the paused holder's key is gone once it runs again.
+    const next = await other.acquire('paused', { waitMs: 5_000 });
+    expect(next.fence!).toBeGreaterThan(lock.fence!);
+    await next.release();
   }, 30_000);
 
   it('starts fence counters again after a restart that lost the data (documented limit: use persistence)', async () => {
