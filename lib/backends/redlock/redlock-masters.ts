@@ -43,22 +43,34 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
   const Redis = redisConstructorOf(driver);
   if (!Redis) throw new InvalidLockArgumentError("The 'redlock' backend could not find the Redis class in the installed \"ioredis\" package");
   return urls.map((url, index) => {
-    const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS });
+    // No offline queue: a master that is not connected right now does not vote in this round,
+    // instead of holding a queued acquisition that would land long after the round was decided.
+    // A short disconnectTimeout: ioredis otherwise keeps a 2 s timer alive when closing a client whose master is down.
+    const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS, enableOfflineQueue: false, disconnectTimeout: 200 });
     // Failures surface on the commands; without a listener ioredis logs every reconnect attempt.
     client.on('error', () => undefined);
-    return { index, client, owned: true, listener: new ReleaseListener(client) };
+    return { index, client, owned: true, listener: new ReleaseListener(subscriberSource(client)) };
   });
 }
 
 /**
- * @internal Resolves once `quorum` masters are ready, every master has either connected or
- * failed once, or `timeoutMs` passed. Never rejects: a master that is down at start-up simply
- * does not vote until it comes back.
+ * The listener's subscriber is a `duplicate()` of the client, opened on the first wait. That one
+ * does queue its SUBSCRIBE until its master is connected, with no command timer: waits never
+ * depend on it (they are bounded by the engine), and a timer on a SUBSCRIBE still queued when
+ * the backend closes would keep the process alive for the command timeout.
  */
-export function firstConnections(masters: readonly RedlockMaster[], quorum: number, timeoutMs: number): Promise<void> {
+function subscriberSource(client: RedisClient): RedisClient {
+  const duplicate = client.duplicate as (override?: Record<string, unknown>) => RedisClient;
+  return { duplicate: () => duplicate.call(client, { enableOfflineQueue: true, commandTimeout: undefined }) } as RedisClient;
+}
+
+/**
+ * @internal Resolves once every master has either connected or failed once, or after `timeoutMs`.
+ * Never rejects: a master that is down at start-up simply does not vote until it comes back.
+ */
+export function firstConnections(masters: readonly RedlockMaster[], timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     const cleanups: (() => void)[] = [];
-    let ready = 0;
     let settled = 0;
     const finish = () => {
       clearTimeout(timer);
@@ -67,28 +79,18 @@ export function firstConnections(masters: readonly RedlockMaster[], quorum: numb
     };
     const timer = setTimeout(finish, timeoutMs);
     const check = () => {
-      if (ready >= quorum || settled >= masters.length) finish();
+      if (settled >= masters.length) finish();
     };
     for (const { client } of masters) {
-      if (client.status === 'ready') {
-        ready++;
+      if (client.status === 'ready' || DOWN_STATES.has(client.status) || client.status === 'wait') {
         settled++;
         continue;
       }
-      if (DOWN_STATES.has(client.status) || client.status === 'wait') {
-        settled++;
-        continue;
-      }
-      const onReady = () => (ready++, settled++, cleanup(), check());
-      const onFailed = () => (settled++, cleanup(), check());
+      const onSettled = () => (settled++, cleanup(), check());
       const cleanup = () => {
-        client.off('ready', onReady);
-        client.off('close', onFailed);
-        client.off('end', onFailed);
+        for (const event of ['ready', 'close', 'end']) client.off(event, onSettled);
       };
-      client.on('ready', onReady);
-      client.on('close', onFailed);
-      client.on('end', onFailed);
+      for (const event of ['ready', 'close', 'end']) client.on(event, onSettled);
       cleanups.push(cleanup);
     }
     check();

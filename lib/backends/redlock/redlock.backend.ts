@@ -7,7 +7,7 @@ import { RedlockClaim, type RedlockContext } from './redlock-claim.js';
 import { firstConnections, openMasters, type RedlockMaster } from './redlock-masters.js';
 import { MAX_DEFAULT_NODE_TIMEOUT_MS, resolveRedlockSettings, type RedlockSettings } from './redlock-options.js';
 
-/** How long creating the backend waits for a quorum of masters to connect (it never fails on it). */
+/** How long creating the backend waits for the masters to connect (it never fails on it). */
 const FIRST_CONNECT_WAIT_MS = 2_000;
 /** How long `close()` lets QUIT flush before it drops a connection. */
 const QUIT_TIMEOUT_MS = 2_000;
@@ -72,6 +72,6 @@ export class RedlockBackend implements LockBackend {
 export async function createRedlockBackend(options: RedlockBackendOptions): Promise<LockBackend> {
   const settings = resolveRedlockSettings(options);
   const masters = await openMasters(options);
-  await firstConnections(masters, settings.quorum, FIRST_CONNECT_WAIT_MS);
+  await firstConnections(masters, FIRST_CONNECT_WAIT_MS);
   return new RedlockBackend(masters, settings);
 }
