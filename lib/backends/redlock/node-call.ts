@@ -39,9 +39,14 @@ export function callNode<T>(master: RedlockMaster, command: (master: RedlockMast
       .then(() => command(master))
       .then(
         (value) => settle({ kind: 'answer', value }),
-        (error: unknown) => settle({ kind: 'failed', error }),
+        (error: unknown) => settle(wasNotSent(error) ? { kind: 'skipped' } : { kind: 'failed', error }),
       );
   });
+}
+
+/** ioredis refuses a command on a connection that is not ready when it has no offline queue (our own clients). */
+function wasNotSent(error: unknown): boolean {
+  return error instanceof Error && error.message.includes('enableOfflineQueue');
 }
 
 /** @internal Why masters did not answer, for error messages: `#index: reason`, by the masters' order in the options. */
