@@ -73,6 +73,19 @@ describe('ChannelWaiters', () => {
     await sleeps[1];
   });
 
+  it('puts a new claim behind queued ones only while the last seen holder\'s lease runs', () => {
+    const channel = new ChannelWaiters('c');
+    channel.noteHolderUntil(performance.now() + 5_000);
+    expect(channel.queuedAheadTtl()).toBeUndefined(); // nobody queued
+    channel.add(new ReleaseWaiter());
+    expect(channel.queuedAheadTtl()).toBeGreaterThan(4_000);
+    expect(channel.queuedAheadTtl()).toBeLessThanOrEqual(5_000);
+    channel.noteHolderUntil(performance.now() - 1); // that lease is over: ask Redis
+    expect(channel.queuedAheadTtl()).toBeUndefined();
+    channel.noteHolderUntil(undefined); // no news keeps what is known
+    expect(channel.queuedAheadTtl()).toBeUndefined();
+  });
+
   it('ends a sleep on the caller\'s signal and after maxMs', async () => {
     const waiter = new ReleaseWaiter();
     const controller = new AbortController();

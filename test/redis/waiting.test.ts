@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLockBackend, LockEngine, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type Lock, type LockBackend } from '../../lib/index.js';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
@@ -84,6 +84,21 @@ describe('redis backend waiting', () => {
     await held.release();
     await Promise.all(waiters);
     expect(order).toEqual([0, 1, 2, 3, 4]);
+  }, 30_000);
+
+  it('a holder that releases and asks again at once goes behind the waiter of its own process', async () => {
+    const { counted, stats } = countingBackend(await createLockBackend({ type: 'redis', url: server.url }));
+    const engine = new LockEngine(counted, { waitMs: 60_000 });
+    engines.push(engine);
+    const order: string[] = [];
+    const take = (name: string, lock: Promise<Lock>) => lock.then((held) => (order.push(name), held.release()));
+    const first = await engine.acquire('barge', { leaseMs: 60_000 });
+    const waiter = engine.acquire('barge');
+    await waitUntil('the waiter asleep', () => stats.asleep('lock:barge') === 1, 10_000, 5);
+    await first.release();
+    const again = engine.acquire('barge');
+    await Promise.all([take('waiter', waiter), take('releaser again', again)]);
+    expect(order).toEqual(['waiter', 'releaser again']);
   }, 30_000);
 
   it('a waiter that gives up leaves the others waiting, and the last one to leave unsubscribes', async () => {

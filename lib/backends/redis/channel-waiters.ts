@@ -13,6 +13,8 @@ export class ChannelWaiters {
   subscription: Promise<boolean> | undefined;
   /** Monotonic time at which the subscription became active. */
   activeSince = Infinity;
+  /** Monotonic time by which the current holder's lease ends, as last seen by a claim of this process. */
+  private holderDeadline = -Infinity;
 
   constructor(readonly channel: string) {}
 
@@ -47,6 +49,21 @@ export class ChannelWaiters {
     const pending = this.pending;
     this.pending = false;
     return pending;
+  }
+
+  /** A claim of this process saw the lock held until `deadline` (monotonic; from a busy answer, or it took the lock itself). */
+  noteHolderUntil(deadline: number | undefined): void {
+    if (deadline !== undefined) this.holderDeadline = deadline;
+  }
+
+  /**
+   * For a new claim of this process: when others already queue here for a lock that is still held,
+   * the time left on that holder's lease (the new claim goes behind them without asking Redis, as
+   * in the memory backend); otherwise undefined.
+   */
+  queuedAheadTtl(): number | undefined {
+    const left = this.holderDeadline - monotonicNow();
+    return this.waiters.length > 0 && left > 0 ? Math.ceil(left) : undefined;
   }
 
   /** A try that starts now sees every release announced so far: kept wake-ups are used up. */

@@ -17,6 +17,8 @@ export class RedisClaim implements LockClaim {
   private held = false;
   /** An attempt failed without an answer: it may have taken the lock, so release must clean up. */
   private maybeHeld = false;
+  /** Monotonic time by which the holder's lease ends, from this claim's latest busy answer. */
+  private holderDeadline: number | undefined;
 
   constructor(
     private readonly client: RedisClient,
@@ -29,6 +31,13 @@ export class RedisClaim implements LockClaim {
   async tryAcquire(): Promise<AttemptResult> {
     this.waiter.noteTry();
     this.waiting?.noteTry();
+    const local = this.waiting ?? this.listener.waitersOf(this.keys.channel);
+    if (!this.waiting) {
+      // Claims of this process queued first (FIFO here, like the memory backend), so a holder
+      // that releases and asks again at once does not overtake the waiter its release woke.
+      const holderTtlMs = local?.queuedAheadTtl();
+      if (holderTtlMs !== undefined) return { acquired: false, holderTtlMs };
+    }
     let reply;
     try {
       reply = await acquireLock(this.client, this.keys, this.request.owner, this.request.leaseMs);
@@ -36,7 +45,12 @@ export class RedisClaim implements LockClaim {
       this.maybeHeld = true;
       throw error;
     }
-    if (!reply.acquired) return reply;
+    if (!reply.acquired) {
+      this.holderDeadline = reply.holderTtlMs === undefined ? undefined : monotonicNow() + reply.holderTtlMs;
+      local?.noteHolderUntil(this.holderDeadline);
+      return reply;
+    }
+    local?.noteHolderUntil(monotonicNow() + this.request.leaseMs);
     this.held = true;
     this.stopWaiting();
     return { acquired: true, fence: reply.fence, validityMs: this.request.leaseMs };
@@ -46,6 +60,7 @@ export class RedisClaim implements LockClaim {
     try {
       if (!this.waiting) {
         this.waiting = this.listener.join(this.keys.channel, this.waiter);
+        this.waiting.noteHolderUntil(this.holderDeadline);
       }
       const startedAt = monotonicNow();
       if (!(await this.listener.subscribed(this.waiting, maxMs, signal))) {
@@ -69,10 +84,9 @@ export class RedisClaim implements LockClaim {
     this.stopWaiting();
     if (!this.held && !this.maybeHeld) return true;
     const wasHeld = this.held;
-    const freed = await releaseLock(this.client, this.keys, this.request.owner, this.listener.releaseMessage);
+    const freed = await releaseLock(this.client, this.keys, this.request.owner);
     this.held = false;
     this.maybeHeld = false;
-    if (freed) this.listener.releasedHere(this.keys.channel);
     return freed || !wasHeld;
   }
 

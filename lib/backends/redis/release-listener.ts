@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
@@ -8,13 +7,10 @@ import type { RedisClient } from './redis-client.js';
  * first wait, closed with the backend). Each lock's release channel is subscribed while at least
  * one claim of this backend waits for that lock, and unsubscribed when the last one leaves.
  *
- * A release by a claim of this backend wakes a local waiter at once (no round trip through the
- * subscriber, and the waiter does not lose the next try to the releaser looping straight back),
- * and the backend ignores its own release message when it comes.
+ * Every release, this backend's own included, comes back as a message and wakes the oldest local
+ * waiter: every process then gets one try at about the same moment.
  */
 export class ReleaseListener {
-  /** Published by this backend's releases, so it can tell its own messages. */
-  readonly releaseMessage = `released:${randomUUID()}`;
   private subscriber: RedisClient | undefined;
   private readonly channels = new Map<string, ChannelWaiters>();
   private readyCount = 0;
@@ -41,9 +37,9 @@ export class ReleaseListener {
     if (entry.subscription && this.subscriber) this.subscriber.unsubscribe(entry.channel).catch(() => undefined);
   }
 
-  /** A claim of this backend freed the lock behind `channel`. */
-  releasedHere(channel: string): void {
-    this.channels.get(channel)?.wakeOne();
+  /** The claims of this backend waiting on `channel`, if any. */
+  waitersOf(channel: string): ChannelWaiters | undefined {
+    return this.channels.get(channel);
   }
 
   /** Waits, up to `maxMs`, for the channel's subscription; resolves whether it is active. Never rejects. */
@@ -92,9 +88,7 @@ export class ReleaseListener {
     if (this.closed) throw new Error('the backend is closed');
     if (this.subscriber) return this.subscriber;
     const subscriber = this.client.duplicate();
-    subscriber.on('message', (channel: string, message: string) => {
-      if (message !== this.releaseMessage) this.channels.get(channel)?.wakeOne();
-    });
+    subscriber.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     subscriber.on('ready', () => {
       if (this.readyCount++ === 0) return;
