@@ -46,7 +46,7 @@ describe('redlock over 5 masters: failures', () => {
     expect(maxInside).toBe(1);
   }
 
-  it('with 2 of 5 masters SIGKILLed, acquisitions still succeed and exclusion holds', async () => {
+  it('with 2 of 5 masters SIGKILLed, acquisitions still succeed, exclusion holds, and a waiter wakes on the release', async () => {
     const a = await engines.create();
     const b = await engines.create();
     await masters.kill(3, 4);
@@ -59,6 +59,15 @@ describe('redlock over 5 masters: failures', () => {
     await lock!.release();
     expect(await masters.countHolding(engines.storeKey(k))).toBe(0);
     await assertExclusion(a, b, k);
+
+    // A waiter still wakes on the release message (it listens on the 3 live masters), long before the 20 s lease.
+    const held = await a.acquire(k, { leaseMs: 20_000 });
+    const waiter = b.acquire(k, { waitMs: 15_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const releasedAt = performance.now();
+    await held.release();
+    await (await waiter).release();
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
   }, 30_000);
 
   it('with 3 of 5 masters SIGKILLed, acquire fails fast with LockBackendError (not busy), and works again once they return', async () => {
@@ -146,6 +155,8 @@ describe('redlock over 5 masters: failures', () => {
     const { value, ms } = await timed(() => a.tryAcquire(k));
     expect(ms).toBeGreaterThanOrEqual(350);
     expect(value).toBeNull();
+    // Given back at once, not left to lapse with the lease.
+    expect(await masters.countHolding(engines.storeKey(k))).toBe(0);
   }, 30_000);
 
   it('reports the validity, not the nominal lease: expiresAt = start + lease - drift', async () => {
