@@ -24,6 +24,8 @@ export class RedisClaim implements LockClaim {
     private readonly client: RedisClient,
     private readonly listener: ReleaseListener,
     private readonly request: ClaimRequest,
+    /** Registers a command in flight, so that closing the backend can let it settle first. */
+    private readonly track: <T>(command: Promise<T>) => Promise<T> = (command) => command,
   ) {
     this.keys = redisLockKeys(request.key);
   }
@@ -40,7 +42,7 @@ export class RedisClaim implements LockClaim {
     }
     let reply;
     try {
-      reply = await acquireLock(this.client, this.keys, this.request.owner, this.request.leaseMs);
+      reply = await this.track(acquireLock(this.client, this.keys, this.request.owner, this.request.leaseMs));
     } catch (error) {
       this.maybeHeld = true;
       throw error;
@@ -77,14 +79,14 @@ export class RedisClaim implements LockClaim {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    return (await renewLock(this.client, this.keys, this.request.owner, leaseMs)) ? leaseMs : false;
+    return (await this.track(renewLock(this.client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {
     this.stopWaiting();
     if (!this.held && !this.maybeHeld) return true;
     const wasHeld = this.held;
-    const freed = await releaseLock(this.client, this.keys, this.request.owner);
+    const freed = await this.track(releaseLock(this.client, this.keys, this.request.owner));
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;

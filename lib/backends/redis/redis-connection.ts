@@ -10,6 +10,9 @@ export const OWNED_CLIENT_OPTIONS = {
   maxRetriesPerRequest: 2,
   connectTimeout: 2_000,
   commandTimeout: 5_000,
+  // Only for closing: how long disconnect() waits for a socket to close before destroying it. ioredis'
+  // 2 s default keeps a process alive that long after closing a client of a dead server.
+  disconnectTimeout: 200,
 } as const;
 
 /** @internal The client to use, and whether the backend created it (and so must close it). */

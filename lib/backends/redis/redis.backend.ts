@@ -7,8 +7,8 @@ import { openRedisConnection } from './redis-connection.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 
-/** How long `close()` lets QUIT flush before it drops the connection. */
-const QUIT_TIMEOUT_MS = 2_000;
+/** How long `close()` lets commands in flight settle, and QUIT flush, before it drops the connection. */
+const CLOSE_GRACE_MS = 2_000;
 
 /**
  * Locks on one Redis deployment (a single node, a Sentinel-managed primary, or a Cluster): one
@@ -17,6 +17,7 @@ const QUIT_TIMEOUT_MS = 2_000;
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
   private readonly listener: ReleaseListener;
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -28,7 +29,7 @@ export class RedisBackend implements LockBackend {
 
   claim(request: ClaimRequest): LockClaim {
     if (request.mode === 'read') throw new InvalidLockArgumentError("mode 'read' is not supported by the redis backend yet");
-    return new RedisClaim(this.client, this.listener, request);
+    return new RedisClaim(this.client, this.listener, request, (command) => this.track(command));
   }
 
   async ping(): Promise<void> {
@@ -53,13 +54,29 @@ export class RedisBackend implements LockBackend {
   private async closeOnce(): Promise<void> {
     await this.listener.close();
     if (!this.ownsClient) return;
-    if (this.client.status === 'ready') {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)));
-      await Promise.race([this.client.quit().catch(() => undefined), timeout]);
-      clearTimeout(timer);
-    }
-    if (this.client.status !== 'end') this.client.disconnect();
+    // ioredis' disconnect() while it reconnects leaves queued commands pending until their
+    // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
+    await withinGrace(Promise.allSettled(this.inFlight));
+    if (this.client.status === 'ready' && (await withinGrace(this.client.quit().then(() => true, () => false)))) return;
+    this.client.disconnect();
+  }
+
+  private track<T>(command: Promise<T>): Promise<T> {
+    this.inFlight.add(command);
+    const forget = () => void this.inFlight.delete(command);
+    command.then(forget, forget);
+    return command;
+  }
+}
+
+/** Resolves what `promise` resolves, or undefined after CLOSE_GRACE_MS. */
+async function withinGrace<T>(promise: Promise<T>): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), CLOSE_GRACE_MS)));
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
