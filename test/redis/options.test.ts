@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { createLockBackend, InvalidLockArgumentError, LockBackendError, LockEngine } from '../../lib/index.js';
+import { redisConstructorOf, type IoredisModule } from '../../lib/backends/redis/redis-client.js';
 import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
@@ -31,6 +32,15 @@ describe('redis backend options and client ownership', () => {
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
     await expect(createLockBackend(options as never)).rejects.toBeInstanceOf(InvalidLockArgumentError);
+  });
+
+  it('finds the Redis class in the ioredis namespace as ESM and as our CJS build see it', async () => {
+    const namespace = (await import('ioredis')) as unknown as IoredisModule;
+    expect(redisConstructorOf(namespace)).toBe(Redis);
+    expect(redisConstructorOf({ Redis } as unknown as IoredisModule)).toBe(Redis); // named export
+    expect(redisConstructorOf({ default: { Redis } } as unknown as IoredisModule)).toBe(Redis); // __importStar of module.exports
+    expect(redisConstructorOf({ default: Redis } as unknown as IoredisModule)).toBe(Redis); // default = module.exports = the class
+    expect(redisConstructorOf({} as IoredisModule)).toBeUndefined();
   });
 
   it("refuses mode 'read' for now, with InvalidLockArgumentError, and leaves nothing locked", async () => {
