@@ -1,4 +1,6 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import { describeSqlMultiProcess } from '../sql/sql-multiprocess.js';
+import { describeSqlOutages } from '../sql/sql-outages.js';
 import { describeSqlScenarios } from '../sql/sql-scenarios.js';
 import { mysqlTarget } from '../sql/mysql-target.js';
 import { describeBackendContract } from './backend-contract.js';
@@ -11,3 +13,5 @@ afterAll(() => target.stop(), 60_000);
 
 describeBackendContract(target);
 describeSqlScenarios(target);
+describeSqlMultiProcess(target);
+describeSqlOutages(target);

@@ -38,7 +38,7 @@ export class PostgresDialect implements SqlDialect {
   INSERT INTO ${t} AS l (key_hash, lock_key, owner, fence, expires_at)
   VALUES ($1, $2, $3, 1, ${LEASE})
   ON CONFLICT (key_hash) DO UPDATE
-    SET owner = EXCLUDED.owner, fence = l.fence + 1, expires_at = EXCLUDED.expires_at, lock_key = EXCLUDED.lock_key
+    SET owner = EXCLUDED.owner, fence = l.fence + 1, expires_at = EXCLUDED.expires_at
     WHERE l.owner IS NULL OR l.expires_at <= now()
   RETURNING l.fence
 )

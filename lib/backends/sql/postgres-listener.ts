@@ -6,8 +6,8 @@ import type { PgClient } from './postgres-driver.js';
 const RECONNECT_DELAY_MS = 1_000;
 
 /**
- * One dedicated connection per backend that LISTENs on the table's release channel and wakes the
- * waiters of the released key. Connected lazily by the first waiter, reconnected lazily after a
+ * One dedicated connection per backend that LISTENs on the table's release channel and wakes a
+ * waiter of the released key. Connected lazily by the first waiter, reconnected lazily after a
  * failure; while it is down, waiters fall back to polling. Owned and closed by the backend.
  */
 export class PostgresReleaseListener implements ReleaseNotifier {
@@ -23,14 +23,15 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     private readonly channel: string,
   ) {}
 
-  subscribe(keyHash: string, wake: () => void): () => void {
+  subscribe(keyHash: string, wake: () => void): (passOn: boolean) => void {
     let wakers = this.subscribers.get(keyHash);
     if (!wakers) this.subscribers.set(keyHash, (wakers = new Set()));
     wakers.add(wake);
     this.isListening();
-    return () => {
+    return (passOn) => {
       wakers.delete(wake);
       if (wakers.size === 0 && this.subscribers.get(keyHash) === wakers) this.subscribers.delete(keyHash);
+      if (passOn) this.wakeOne(keyHash);
     };
   }
 
@@ -55,7 +56,7 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     const client = this.createClient();
     this.client = client;
     client.on('notification', (message) => {
-      if (message.channel === this.channel && message.payload) this.wake(message.payload);
+      if (message.channel === this.channel && message.payload) this.wakeOne(message.payload);
     });
     client.on('error', () => this.drop(client));
     client.on('end', () => this.drop(client));
@@ -78,7 +79,9 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     for (const wakers of this.subscribers.values()) for (const wake of wakers) wake();
   }
 
-  private wake(keyHash: string): void {
-    for (const wake of this.subscribers.get(keyHash) ?? []) wake();
+  /** Wakes the longest-waiting waiter of the key: one attempt per release per process, not a herd. */
+  private wakeOne(keyHash: string): void {
+    const first = this.subscribers.get(keyHash)?.values().next();
+    if (first && !first.done) first.value();
   }
 }

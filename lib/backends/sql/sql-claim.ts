@@ -14,8 +14,10 @@ export class SqlClaim implements LockClaim {
   private readonly backoff = new Backoff();
   private held = false;
   private woken = false;
+  /** Woken by a release notification that no attempt has used yet. */
+  private wakeUnused = false;
   private wakeWaiter: (() => void) | undefined;
-  private unsubscribe: (() => void) | undefined;
+  private unsubscribe: ((passOn: boolean) => void) | undefined;
 
   constructor(
     private readonly backend: SqlBackend,
@@ -28,6 +30,7 @@ export class SqlClaim implements LockClaim {
     await this.backend.ensureTable();
     // Listen before looking, so that a release right after this attempt still wakes the waiter.
     this.subscribe();
+    this.wakeUnused = false;
     const result = await this.backend.dialect.take(this.row, this.request.leaseMs);
     if (!result.taken) return { acquired: false, holderTtlMs: result.holderTtlMs };
     this.held = true;
@@ -66,13 +69,16 @@ export class SqlClaim implements LockClaim {
     const notifier = this.backend.dialect.notifier;
     if (!notifier || this.unsubscribe) return;
     this.unsubscribe = notifier.subscribe(this.row.keyHash, () => {
+      this.wakeUnused = true;
       if (this.wakeWaiter) this.wakeWaiter();
       else this.woken = true;
     });
   }
 
+  /** A waiter that leaves (acquired, gave up) with an unused wake hands it to the next one. */
   private stopListening(): void {
-    this.unsubscribe?.();
+    this.unsubscribe?.(this.wakeUnused);
     this.unsubscribe = undefined;
+    this.wakeUnused = false;
   }
 }

@@ -17,8 +17,12 @@ export type TakeResult =
  * notifications have none and their waiters poll.
  */
 export interface ReleaseNotifier {
-  /** Calls `wake` whenever the lock `keyHash` is released, until the returned function is called. */
-  subscribe(keyHash: string, wake: () => void): () => void;
+  /**
+   * Registers a waiter for `keyHash`. Each release wakes ONE waiter of this backend for that key
+   * (the longest waiting), not all of them. Call the returned function when done waiting, with
+   * `passOn` true if the last wake was not used for an attempt, so the next waiter gets it.
+   */
+  subscribe(keyHash: string, wake: () => void): (passOn: boolean) => void;
   /** Whether notifications flow right now; starts (re)connecting when they do not. */
   isListening(): boolean;
   close(): Promise<void>;
