@@ -61,6 +61,13 @@ export class ZookeeperServer extends ServerProcess {
     return new ZookeeperServer(id, port, dataDir);
   }
 
+  /** Starts it again on the same port and data (sessions and lock nodes survive, as after a crash and restart). */
+  async restart(): Promise<void> {
+    if (this.running) await this.kill();
+    this.start();
+    await this.waitReady();
+  }
+
   /** Standalone: `ruok` answers `imok`. Ensemble member: `srvr` reports a Mode (ruok says imok before quorum). */
   async waitReady(timeoutMs = 30_000): Promise<void> {
     await waitUntil(`${this.name} on port ${this.port} (output: ${this.recentOutput})`, async () => (await this.mode()) !== undefined, timeoutMs, 50);

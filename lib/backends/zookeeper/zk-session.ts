@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { LockBackendError } from '../../errors.js';
 import { unrefTimer } from '../../engine/clock.js';
+import { ConnectionWatchdog } from './connection-watchdog.js';
 import { ZK_ERROR, zkErrorCode, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
 import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
 
@@ -16,6 +17,7 @@ export class ZkSession {
   private readonly client: ZkClient;
   private readonly endController = new AbortController();
   private connected = false;
+  private readonly watchdog: ConnectionWatchdog;
   private readonly connectWaiters = new Set<() => void>();
   /** Clean-ups that failed for lack of a connection; retried on every reconnect of this session. */
   private readonly pendingCleanups = new Set<() => Promise<void>>();
@@ -28,6 +30,8 @@ export class ZkSession {
     setMaxListeners(0, this.endController.signal);
     this.client = driver.createClient(options.connectionString, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
     this.client.on('state', (state) => this.onState(state));
+    this.watchdog = new ConnectionWatchdog(this.client, Math.max(250, Math.min(options.connectTimeoutMs, options.sessionTimeoutMs / 3)));
+    this.watchdog.watchReconnect();
     this.client.connect();
   }
 
@@ -145,7 +149,11 @@ export class ZkSession {
   withinTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const ms = this.options.connectTimeoutMs;
-      const timer = unrefTimer(() => reject(new LockBackendError(BACKEND, `ZooKeeper did not answer ${what} within ${ms} ms`)), ms);
+      const timer = unrefTimer(() => {
+        // A server that stops answering keeps the connection open: reconnect, maybe to another member.
+        if (this.connected) this.watchdog.kick();
+        reject(new LockBackendError(BACKEND, `ZooKeeper did not answer ${what} within ${ms} ms`));
+      }, ms);
       promise.then(
         (value) => (clearTimeout(timer), resolve(value)),
         (error: unknown) => (clearTimeout(timer), reject(error)),
@@ -157,12 +165,14 @@ export class ZkSession {
     const { State } = this.driver;
     if (state.code === State.SYNC_CONNECTED.code) {
       this.connected = true;
+      this.watchdog.stop();
       for (const task of [...this.pendingCleanups]) {
         this.pendingCleanups.delete(task);
         this.cleanUp(task);
       }
     } else if (state.code === State.DISCONNECTED.code) {
       this.connected = false;
+      if (!this.ended.aborted) this.watchdog.watchReconnect();
     } else if (state.code === State.EXPIRED.code || state.code === State.AUTH_FAILED.code) {
       this.end(state.code === State.EXPIRED.code ? 'the ZooKeeper session expired' : 'ZooKeeper authentication failed');
       this.client.close();
@@ -173,6 +183,7 @@ export class ZkSession {
   private end(reason: string): void {
     if (this.ended.aborted) return;
     this.connected = false;
+    this.watchdog.stop();
     this.pendingCleanups.clear();
     this.endController.abort(reason);
     for (const check of [...this.connectWaiters]) check();

@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { createLockBackend, LockEngine, type ZookeeperBackendOptions } from '../../lib/index.js';
+import { waitUntil } from '../harness/server-process.js';
+import { ZookeeperEnsemble, type ZookeeperServer } from '../harness/zookeeper-server.js';
+
+/** A 3-node ensemble: the session, and the lock with it, survive the leader's death. */
+describe('zookeeper ensemble', () => {
+  const rootPath = `/ndl-ensemble-${randomUUID().slice(0, 8)}`;
+  const engines: LockEngine[] = [];
+  let ensemble: ZookeeperEnsemble;
+
+  async function newEngine(): Promise<LockEngine> {
+    const options: ZookeeperBackendOptions = { type: 'zookeeper', connectionString: ensemble.connectionString, sessionTimeoutMs: 8_000, rootPath };
+    const engine = new LockEngine(await createLockBackend(options), { leaseMs: 8_000, waitMs: 10_000 });
+    engines.push(engine);
+    return engine;
+  }
+
+  beforeAll(async () => {
+    ensemble = await ZookeeperEnsemble.start();
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(engines.map((engine) => engine.close()));
+    await ensemble?.destroy();
+  }, 30_000);
+
+  it('keeps a held lock when the leader is killed: the session moves to a surviving member', async () => {
+    const k = `ensemble:${randomUUID().slice(0, 8)}`;
+    const [holder, other] = [await newEngine(), await newEngine()];
+    const lock = await holder.acquire(k);
+    const leader = await ensemble.leader();
+    await leader.kill();
+    const killedAt = performance.now();
+    let newLeader: ZookeeperServer | undefined;
+    await waitUntil('a new leader', async () => (newLeader = await ensemble.leader().catch(() => undefined)) !== undefined, 20_000, 100);
+    const electionMs = Math.round(performance.now() - killedAt);
+    expect(newLeader).not.toBe(leader);
+    // Renewal goes through the new leader: the session and its lock node are still there.
+    await waitUntil('a renewal through the new leader', () => lock.extend().then(() => true, () => false), 10_000, 100);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await other.tryAcquire(k)).toBeNull();
+    await lock.release();
+    const next = await other.acquire(k, { waitMs: 5_000 });
+    expect(next.fence!).toBeGreaterThan(lock.fence!);
+    await next.release();
+    console.log(`zookeeper ensemble: new leader elected ${electionMs} ms after the old one was killed; the lock was kept`);
+  }, 60_000);
+});
