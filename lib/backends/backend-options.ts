@@ -27,7 +27,7 @@ export interface RedlockBackendOptions {
   quorum?: number;
   /** Clock drift allowance as a share of the lease; default 0.01 (drift = lease x driftFactor + 2 ms). */
   driftFactor?: number;
-  /** How long a round waits for each master before counting it as unavailable. Default leaseMs / 10, clamped to 10..50 ms. */
+  /** How long a round waits for each master before counting it as unavailable. Default leaseMs / 4, clamped to 10..50 ms. */
   nodeTimeoutMs?: number;
   /** Spread of the random back-off after a round that lost votes to another contender. Default 100 ms. */
   retryJitterMs?: number;

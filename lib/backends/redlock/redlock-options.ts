@@ -6,7 +6,7 @@ import type { RedlockBackendOptions } from '../backend-options.js';
 export const DEFAULT_DRIFT_FACTOR = 0.01;
 /** Default spread of the random back-off after a round lost to a competing contender. */
 export const DEFAULT_RETRY_JITTER_MS = 100;
-/** The per-node timeout never goes above this by default: a round must be much shorter than the lease. */
+/** The per-node timeout never goes above this by default: a round must be much shorter than the lease (antirez suggests 5-50 ms for a 10 s lease). */
 export const MAX_DEFAULT_NODE_TIMEOUT_MS = 50;
 /** ...nor below this, so that a loaded machine's ordinary scheduling delays do not read as a dead node. */
 export const MIN_DEFAULT_NODE_TIMEOUT_MS = 10;
@@ -56,8 +56,13 @@ export function resolveRedlockSettings(options: RedlockBackendOptions): RedlockS
   return { masterCount, quorum, driftFactor, nodeTimeoutMs, retryJitterMs };
 }
 
-/** @internal The per-node timeout of one operation on a lock with this lease. */
+/**
+ * @internal The per-node timeout of one operation on a lock with this lease: by default a quarter
+ * of the lease, within 10..50 ms (so 50 ms for any lease of 200 ms or more). A longer wait for a
+ * slow master never endangers exclusion, since the validity subtracts the time the round took; it
+ * only spends validity, so it stays a small share of the lease.
+ */
 export function nodeTimeoutFor(settings: RedlockSettings, leaseMs: number): number {
   if (settings.nodeTimeoutMs !== undefined) return settings.nodeTimeoutMs;
-  return Math.min(MAX_DEFAULT_NODE_TIMEOUT_MS, Math.max(MIN_DEFAULT_NODE_TIMEOUT_MS, leaseMs / 10));
+  return Math.min(MAX_DEFAULT_NODE_TIMEOUT_MS, Math.max(MIN_DEFAULT_NODE_TIMEOUT_MS, leaseMs / 4));
 }
