@@ -35,8 +35,17 @@ export function mysqlTarget(): SqlTarget {
     url: () => server.uri,
     options: (table) => ({ type: 'mysql', uri: server.uri, ...(table ? { table } : {}) }),
     createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'mysql', uri: server.uri }),
-    async createBackendWithOwnPool(max) {
+    // One account per tag: MariaDB lists connections by user.
+    async taggedOptions(tag) {
+      await server.sql(`CREATE USER '${tag}'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON locks.* TO '${tag}'@'127.0.0.1';`);
+      return { type: 'mysql', uri: `mysql://${tag}:pw@127.0.0.1:${server.port}/locks` };
+    },
+    async countConnections(tag) {
+      return Number(await server.sql(`SELECT COUNT(*) FROM information_schema.processlist WHERE user = '${tag}'`));
+    },
+    async createBackendWithOwnPool(max, sessionSql) {
       const pool = testPool(max);
+      if (sessionSql) pool.raw.on('connection', (connection) => connection.query(sessionSql));
       return { backend: await createLockBackend({ type: 'mysql', pool: pool.raw }), pool };
     },
     processConfig: () => ({ type: 'mysql', uri: server.uri }),

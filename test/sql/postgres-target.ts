@@ -36,8 +36,14 @@ export function postgresTarget(): SqlTarget {
     url: () => server.connectionString,
     options: (table) => ({ type: 'postgres', connectionString: server.connectionString, ...(table ? { table } : {}) }),
     createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'postgres', connectionString: server.connectionString }),
-    async createBackendWithOwnPool(max) {
+    taggedOptions: async (tag) => ({ type: 'postgres', connectionString: `${server.connectionString}?application_name=${tag}` }),
+    async countConnections(tag) {
+      const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [tag]);
+      return rows[0].n;
+    },
+    async createBackendWithOwnPool(max, sessionSql) {
       const pool = testPool(max);
+      if (sessionSql) pool.raw.on('connect', (client) => void client.query(sessionSql));
       return { backend: await createLockBackend({ type: 'postgres', pool: pool.raw }), pool };
     },
     processConfig: () => ({ type: 'postgres', connectionString: server.connectionString }),

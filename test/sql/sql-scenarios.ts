@@ -2,6 +2,8 @@ import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { InvalidLockArgumentError, LockEngine, createLockBackend, type LockBackend } from '../../lib/index.js';
 import { displayKey, keyHash } from '../../lib/backends/sql/sql-keys.js';
+import type { SqlBackend } from '../../lib/backends/sql/sql.backend.js';
+import { waitUntil } from '../harness/server-process.js';
 import type { SqlTarget } from './sql-target.js';
 
 /** Pairs that a case-insensitive, space-padding or normalising key column would wrongly take for one key. */
@@ -104,6 +106,57 @@ export function describeSqlScenarios(target: SqlTarget): void {
       expect(await target.countTables(table)).toBe(1);
       await lock.release();
     });
+
+    it('closes the connections it created (pool and listener) when the engine closes', async () => {
+      const tag = `ndl_close_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
+      const engine = new LockEngine(await createLockBackend(await target.taggedOptions(tag)), { keyPrefix, leaseMs: 5_000 });
+      const held = await engine.acquire('closing');
+      const waiter = engine.acquire('closing', { waitMs: 5_000 }); // on postgres, this opens the listening connection
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await held.release();
+      await (await waiter).release();
+      expect(await target.countConnections(tag)).toBeGreaterThan(0);
+      await engine.close();
+      await waitUntil('the connections to close', async () => (await target.countConnections(tag)) === 0, 5_000);
+    });
+
+    if (target.name === 'postgres') {
+      it.each(['its own pool', 'a pool of yours'])('wakes waiters with LISTEN/NOTIFY on release (backend with %s)', async (kind) => {
+        const owned = kind === 'a pool of yours' ? await target.createBackendWithOwnPool(2) : undefined;
+        const backend = (owned?.backend ?? (await target.createBackend())) as SqlBackend;
+        const notifier = backend.dialect.notifier!;
+        const k = `notify-${kind.length}`;
+        let woken = 0;
+        const leave = notifier.subscribe(keyHash(keyPrefix + k), () => woken++);
+        await waitUntil('the listening connection', () => notifier.isListening(), 5_000);
+        const engine = await newEngine();
+        await (await engine.acquire(k)).release();
+        await waitUntil('the release notification', () => woken === 1, 5_000);
+        leave(false);
+        await backend.close();
+        await owned?.pool.end();
+      });
+    }
+
+    if (target.name === 'mysql') {
+      it("takes, excludes and fences the same with MariaDB's SIMULTANEOUS_ASSIGNMENT sql_mode (UPDATE sees only old values)", async () => {
+        const { backend, pool } = await target.createBackendWithOwnPool(2, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',SIMULTANEOUS_ASSIGNMENT')");
+        expect(String((await pool.query('SELECT @@SESSION.sql_mode AS mode'))[0]!.mode)).toContain('SIMULTANEOUS_ASSIGNMENT');
+        const [simultaneous, usual] = [await newEngine(backend), await newEngine()];
+        const fences: number[] = [];
+        for (let i = 0; i < 4; i++) {
+          const [holder, other] = i % 2 ? [usual, simultaneous] : [simultaneous, usual];
+          const lock = await holder.acquire('simultaneous', { waitMs: 0 });
+          expect(await other.tryAcquire('simultaneous')).toBeNull();
+          expect(await holder.tryAcquire('simultaneous')).toBeNull();
+          fences.push(lock.fence!);
+          await lock.release();
+        }
+        expect(fences).toEqual([fences[0], fences[0]! + 1, fences[0]! + 2, fences[0]! + 3]);
+        await simultaneous.close();
+        await pool.end();
+      });
+    }
 
     it('holds no connection while a lock is held: a pool of 1 serves the holder, a waiter and the app, and stays open after close', async () => {
       const { backend, pool } = await target.createBackendWithOwnPool(1);

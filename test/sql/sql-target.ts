@@ -8,8 +8,12 @@ export interface SqlTarget extends ContractTarget {
   url(): string;
   /** Backend options with a pool created by the backend; `table` defaults to the default table. */
   options(table?: string): BackendOptions;
-  /** A backend over a pool of the test's (size `max`), which the backend must leave open. */
-  createBackendWithOwnPool(max: number): Promise<{ backend: LockBackend; pool: TestPool }>;
+  /** Backend options whose connections the database can count by `tag` (an identifier). */
+  taggedOptions(tag: string): Promise<BackendOptions>;
+  /** Open connections made with `taggedOptions(tag)`. */
+  countConnections(tag: string): Promise<number>;
+  /** A backend over a pool of the test's (size `max`, running `sessionSql` on each new connection), which the backend must leave open. */
+  createBackendWithOwnPool(max: number, sessionSql?: string): Promise<{ backend: LockBackend; pool: TestPool }>;
   /** The n-th (1-based) placeholder in this dialect: `$n` or `?`. */
   param(n: number): string;
   /** Runs one statement on the test's admin connection. */

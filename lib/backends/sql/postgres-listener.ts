@@ -42,18 +42,24 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     return this.listening;
   }
 
+  /** Ends the listening connection, also one still connecting (bounded by its connect timeout). */
   async close(): Promise<void> {
     this.closed = true;
-    await this.connecting;
+    this.listening = false;
     const client = this.client;
     this.client = undefined;
-    this.listening = false;
     await client?.end().catch(() => undefined);
   }
 
   /** Never rejects: a failure only means waiters keep polling. */
   private async connect(): Promise<void> {
-    const client = this.createClient();
+    let client: PgClient;
+    try {
+      client = this.createClient();
+    } catch {
+      this.retryAt = monotonicNow() + RECONNECT_DELAY_MS;
+      return;
+    }
     this.client = client;
     client.on('notification', (message) => {
       if (message.channel === this.channel && message.payload) this.wakeOne(message.payload);
@@ -62,8 +68,9 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     client.on('end', () => this.drop(client));
     try {
       await client.connect();
+      if (this.client !== client) return; // closed meanwhile
       await client.query(`LISTEN "${this.channel}"`);
-      if (this.client === client && !this.closed) this.listening = true;
+      if (this.client === client) this.listening = true;
     } catch {
       this.drop(client);
     }

@@ -19,7 +19,7 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
   const channel = releaseChannel(table);
   if ('url' in connection) {
     const { Pool, Client } = await loadPgDriver();
-    const config = { connectionString: connection.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, application_name: APPLICATION_NAME };
+    const config = { connectionString: connection.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, fallback_application_name: APPLICATION_NAME };
     const pool = new Pool({ ...config, max: POOL_SIZE, idleTimeoutMillis: 10_000 });
     // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
     pool.on('error', () => undefined);
@@ -35,5 +35,6 @@ async function listenerForUserPool(pool: PgPool, channel: string): Promise<Postg
   const settings = pool.options;
   if (!settings) return undefined;
   const ClientClass = pool.Client ?? (await loadPgDriver()).Client;
-  return new PostgresReleaseListener((): PgClient => new ClientClass({ ...settings }), channel);
+  const config = { ...settings, connectionTimeoutMillis: settings.connectionTimeoutMillis || CONNECT_TIMEOUT_MS, keepAlive: true };
+  return new PostgresReleaseListener((): PgClient => new ClientClass(config), channel);
 }
