@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type ZookeeperBackendOptions } from '../../lib/index.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperEnsemble, type ZookeeperServer } from '../harness/zookeeper-server.js';
 
@@ -47,4 +48,31 @@ describe('zookeeper ensemble', () => {
     await next.release();
     console.log(`zookeeper ensemble: new leader elected ${electionMs} ms after the old one was killed; the lock was kept`);
   }, 60_000);
+
+  it('moves to another member when the one it is connected to stops answering (SIGSTOP), keeping the lock', async () => {
+    const k = `hung:${randomUUID().slice(0, 8)}`;
+    // All three members up, so that two keep a quorum while one is paused.
+    for (const member of ensemble.members) if (!member.running) await member.restart();
+    const [holder, other] = [await newEngine(), await newEngine()];
+    const lock = await holder.acquire(k);
+    expect(await other.tryAcquire(k)).toBeNull();
+    const sessionId = (holder.backend as ZookeeperBackend).sessionCredentials()!.sessionId.toString('hex').replace(/^0+/, '');
+    const connectedTo = await findAsync(ensemble.members, async (member) => (await member.fourLetter('cons')).includes(`sid=0x${sessionId}`));
+    expect(connectedTo).toBeDefined();
+    connectedTo!.pause();
+    try {
+      // The driver alone would wait forever on the silent member; the renewal's timeout makes it reconnect elsewhere.
+      await waitUntil('a renewal through another member', () => lock.extend().then(() => true, () => false), 20_000, 100);
+      expect(lock.signal.aborted).toBe(false);
+      expect(await other.tryAcquire(k)).toBeNull();
+      await lock.release();
+    } finally {
+      connectedTo!.resume();
+    }
+  }, 60_000);
 });
+
+async function findAsync<T>(items: readonly T[], test: (item: T) => Promise<boolean>): Promise<T | undefined> {
+  for (const item of items) if (await test(item)) return item;
+  return undefined;
+}

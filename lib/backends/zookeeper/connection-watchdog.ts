@@ -13,22 +13,28 @@ interface DriverInternals {
  */
 export class ConnectionWatchdog {
   private timer: NodeJS.Timeout | undefined;
-  private lastSocket: unknown;
+  private socketSeen: unknown;
+  private socketSeenAt = 0;
 
   constructor(
     private readonly client: ZkClient,
-    private readonly periodMs: number,
+    /** How long one connection attempt (TCP connect and handshake) may take. */
+    private readonly attemptTimeoutMs: number,
   ) {}
 
-  /** Until `stop()`: breaks any connection attempt that is still pending after a whole period. */
+  /** Until `stop()`: breaks any connection attempt still pending after `attemptTimeoutMs`. */
   watchReconnect(): void {
     if (this.timer) return;
-    this.lastSocket = undefined;
+    this.socketSeen = undefined;
     this.timer = setInterval(() => {
       const socket = this.socket();
-      if (socket && socket === this.lastSocket) this.kick();
-      this.lastSocket = socket;
-    }, this.periodMs);
+      if (socket !== this.socketSeen) {
+        this.socketSeen = socket;
+        this.socketSeenAt = performance.now();
+      } else if (socket && performance.now() - this.socketSeenAt >= this.attemptTimeoutMs) {
+        this.kick();
+      }
+    }, Math.max(25, this.attemptTimeoutMs / 5));
     this.timer.unref();
   }
 

@@ -30,7 +30,8 @@ export class ZkSession {
     setMaxListeners(0, this.endController.signal);
     this.client = driver.createClient(options.connectionString, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
     this.client.on('state', (state) => this.onState(state));
-    this.watchdog = new ConnectionWatchdog(this.client, Math.max(250, Math.min(options.connectTimeoutMs, options.sessionTimeoutMs / 3)));
+    // Time for one attempt to connect: enough to try two members within connectTimeoutMs.
+    this.watchdog = new ConnectionWatchdog(this.client, Math.max(250, Math.min(options.connectTimeoutMs / 2, options.sessionTimeoutMs / 3)));
     this.watchdog.watchReconnect();
     this.client.connect();
   }
