@@ -16,3 +16,7 @@ export type { LockedOptions, OnBusy } from './nest/locked.options.js';
 export type { LockKey } from './nest/key-template.js';
 export { LockedInterceptor } from './nest/locked.interceptor.js';
 export { LOCK_ENGINE, LOCKED_METADATA } from './nest/lock.constants.js';
+export { LockHealthIndicator, checkLockStore, type LockHealthStatus, type LockHealthResult, type LockHealthOptions } from './health/lock-health.indicator.js';
+export { subscribeLockMetrics, type LockMetricsOptions, type PrometheusRegistryLike } from './metrics/prometheus-metrics.js';
+export { subscribeLockTracing, lockEventAttributes, LOCK_TRACE_ATTRIBUTES, type LockTracingOptions } from './metrics/opentelemetry-tracing.js';
+export type { LockEventSource, MetricsSubscription } from './metrics/observable-like.js';

@@ -1,0 +1,66 @@
+import { Inject, Injectable } from '@nestjs/common';
+import type { LockEngine } from '../engine/lock-engine.js';
+import { LOCK_ENGINE } from '../nest/lock.constants.js';
+
+/** The status of one check, in the shape `@nestjs/terminus` expects (`HealthIndicatorResult`). */
+export interface LockHealthStatus {
+  status: 'up' | 'down';
+  backend: string;
+  /** Round-trip time of the ping, when it answered. */
+  latencyMs?: number;
+  /** Why the store is down, when it is. */
+  message?: string;
+  /** `false` for a backend without `ping()` (memory, or a custom backend): reported up without a round trip. */
+  pinged?: boolean;
+}
+
+export type LockHealthResult<Key extends string = string> = Record<Key, LockHealthStatus>;
+
+export interface LockHealthOptions {
+  /** A ping slower than this counts as down. Default 2 000 ms. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 2_000;
+
+/**
+ * A `@nestjs/terminus` health indicator for the lock store: it pings the configured backend.
+ * `@nestjs/terminus` stays an optional peer: this class needs nothing from it at run time and
+ * returns the plain result object terminus (10.1+) reads, `down` included (nothing is thrown).
+ *
+ * ```ts
+ * @Module({ imports: [TerminusModule], controllers: [HealthController], providers: [LockHealthIndicator] })
+ * // in the controller:
+ * @Get('health') @HealthCheck()
+ * check() { return this.health.check([() => this.locks.isHealthy('locks')]); }
+ * ```
+ */
+@Injectable()
+export class LockHealthIndicator {
+  constructor(@Inject(LOCK_ENGINE) private readonly engine: LockEngine) {}
+
+  /** Pings the lock store; resolves `{ [key]: { status: 'up' | 'down', ... } }` and never rejects. */
+  async isHealthy<const Key extends string = 'lock'>(key: Key = 'lock' as Key, options: LockHealthOptions = {}): Promise<LockHealthResult<Key>> {
+    return { [key]: await checkLockStore(this.engine, options) } as LockHealthResult<Key>;
+  }
+}
+
+/** The check behind {@link LockHealthIndicator}, usable without Nest. Never rejects. */
+export async function checkLockStore(engine: Pick<LockEngine, 'backend'>, options: LockHealthOptions = {}): Promise<LockHealthStatus> {
+  const backend = engine.backend;
+  if (typeof backend.ping !== 'function') return { status: 'up', backend: backend.name, pinged: false };
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const startedAt = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+  });
+  try {
+    await Promise.race([backend.ping(), timeout]);
+    return { status: 'up', backend: backend.name, latencyMs: Math.round(performance.now() - startedAt), pinged: true };
+  } catch (error) {
+    return { status: 'down', backend: backend.name, message: error instanceof Error ? error.message : String(error), pinged: true };
+  } finally {
+    clearTimeout(timer);
+  }
+}

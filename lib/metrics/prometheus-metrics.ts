@@ -1,0 +1,82 @@
+import type * as PromClient from 'prom-client';
+import type { LockEvent } from '../engine/lock-events.js';
+import { loadPeer, type LockEventSource, type MetricsSubscription } from './observable-like.js';
+
+/** A prom-client `Registry` (typed loosely so the published types never reference an optional peer). */
+export interface PrometheusRegistryLike {
+  getSingleMetric(name: string): unknown;
+}
+
+export interface LockMetricsOptions {
+  /** Prefix of every metric name. Default `'distributed_lock_'`. */
+  prefix?: string;
+  /** Histogram buckets in seconds for wait and hold times. */
+  buckets?: number[];
+  /** The prom-client module, when it cannot be imported by name (bundlers). Loaded lazily otherwise. */
+  promClient?: unknown;
+}
+
+const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+/**
+ * Feeds lock events to prom-client metrics in `registry`:
+ * counters `<prefix>acquired_total{backend,mode}`, `<prefix>timeouts_total{backend}`,
+ * `<prefix>lost_total{backend}`, `<prefix>extend_failures_total{backend}`, and histograms
+ * `<prefix>wait_seconds{backend,outcome=acquired|timeout}` and
+ * `<prefix>hold_seconds{backend,outcome=released|lost}`. Keys are not labels (unbounded cardinality).
+ * Metrics already in the registry under these names are reused, so two modules can share them.
+ * `prom-client` is an optional peer, imported on the first call.
+ *
+ * ```ts
+ * const subscription = await subscribeLockMetrics(lockService.events, register);
+ * ```
+ */
+export async function subscribeLockMetrics(
+  events: LockEventSource<LockEvent>,
+  registry: PrometheusRegistryLike,
+  options: LockMetricsOptions = {},
+): Promise<MetricsSubscription> {
+  const client = (options.promClient ?? (await loadPeer('prom-client', 'subscribeLockMetrics'))) as typeof PromClient;
+  const prefix = options.prefix ?? 'distributed_lock_';
+  const buckets = options.buckets ?? DEFAULT_BUCKETS;
+  const registers = [registry as PromClient.Registry];
+  const counter = (name: string, help: string, labelNames: string[]) =>
+    (registry.getSingleMetric(prefix + name) as PromClient.Counter | undefined) ?? new client.Counter({ name: prefix + name, help, labelNames, registers });
+  const histogram = (name: string, help: string) =>
+    (registry.getSingleMetric(prefix + name) as PromClient.Histogram | undefined) ??
+    new client.Histogram({ name: prefix + name, help, labelNames: ['backend', 'outcome'], buckets, registers });
+
+  const acquired = counter('acquired_total', 'Locks acquired', ['backend', 'mode']);
+  const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', ['backend']);
+  const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend']);
+  const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend']);
+  const wait = histogram('wait_seconds', 'Time spent waiting for a lock');
+  const hold = histogram('hold_seconds', 'Time a lock was held');
+
+  return events.subscribe((event) => {
+    try {
+      switch (event.type) {
+        case 'acquired':
+          acquired.inc({ backend: event.backend, mode: event.mode });
+          wait.observe({ backend: event.backend, outcome: 'acquired' }, event.waitedMs / 1000);
+          break;
+        case 'timeout':
+          timeouts.inc({ backend: event.backend });
+          wait.observe({ backend: event.backend, outcome: 'timeout' }, event.waitedMs / 1000);
+          break;
+        case 'lost':
+          lost.inc({ backend: event.backend });
+          hold.observe({ backend: event.backend, outcome: 'lost' }, event.heldMs / 1000);
+          break;
+        case 'extend-failed':
+          extendFailures.inc({ backend: event.backend });
+          break;
+        case 'released':
+          hold.observe({ backend: event.backend, outcome: 'released' }, event.heldMs / 1000);
+          break;
+      }
+    } catch {
+      // A metrics problem (e.g. a clashing metric registered by someone else) must never reach the lock engine.
+    }
+  });
+}
