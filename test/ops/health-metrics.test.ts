@@ -32,7 +32,7 @@ class HealthController {
 
 /** A memory store whose ping can be made to fail or hang, as a real store's would. */
 class SwitchableBackend extends MemoryBackend {
-  override readonly name = 'switchable';
+  override readonly name = 'switchable' as 'memory';
   pingMode: 'ok' | 'fail' | 'hang' = 'ok';
   override async ping(): Promise<void> {
     if (this.pingMode === 'fail') throw new Error('connect ECONNREFUSED');
