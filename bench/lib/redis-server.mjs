@@ -1,0 +1,43 @@
+// A throwaway redis-server on a free 127.0.0.1 port, no persistence (same as test/harness/redis-server.ts).
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function redisVersion() {
+  return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1];
+}
+
+/** Starts redis-server; resolves { url, port, cli(...args), stop() }. */
+export async function startRedis() {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-redis-'));
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const cli = (...args) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const stop = () => {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  };
+  for (let i = 0; ; i++) {
+    try {
+      if (cli('PING') === 'PONG') break;
+    } catch {}
+    if (i > 200) {
+      stop();
+      throw new Error('redis-server did not start (is it installed? apt-get install redis-server)');
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return { url: `redis://127.0.0.1:${port}`, port, cli, stop };
+}

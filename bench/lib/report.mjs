@@ -1,0 +1,102 @@
+// Turns round results into medians and paired ratios, and writes JSON, an SVG chart and a
+// Markdown table (also spliced into benchmarks.md between its bench:table markers, if present).
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { median, pairedRatio, round } from './stats.mjs';
+import { renderSvg } from './svg.mjs';
+
+/** Which contender is "ours" in a workload, for the ratio column. */
+export function oursIn(names) {
+  return ['ours', 'locked-memory', 'ours-memory'].find((name) => names.includes(name));
+}
+
+export function summarise(workload, results) {
+  const names = Object.keys(results);
+  const contenders = {};
+  for (const name of names) {
+    const rounds = results[name];
+    const fields = Object.keys(rounds[0] ?? {}).filter((field) => typeof rounds[0][field] === 'number');
+    const medians = Object.fromEntries(fields.map((field) => [field, round(median(rounds.map((r) => r[field])), 4)]));
+    contenders[name] = { median: medians, rounds: rounds.map((r) => roundAll(r)) };
+  }
+  const ours = oursIn(names);
+  const ratios = {};
+  if (ours) {
+    const metricOf = (name) => results[name].map((r) => r[workload.metric]);
+    for (const name of names) if (name !== ours) ratios[name] = round(pairedRatio(metricOf(ours), metricOf(name)), 3);
+  }
+  return { id: workload.id, title: workload.title, metric: workload.metric, unit: workload.unit, higherIsBetter: workload.higherIsBetter, ours, contenders, ratios };
+}
+
+function roundAll(value) {
+  if (typeof value === 'number') return round(value, 4);
+  if (Array.isArray(value)) return value.map(roundAll);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, roundAll(v)]));
+  return value;
+}
+
+const COLUMNS = {
+  opsPerSec: ['ops/s', 0],
+  acqPerSec: ['acq/s', 0],
+  handoffP50Ms: ['hand-off p50 ms', 3],
+  handoffP99Ms: ['hand-off p99 ms', 3],
+  fairness: ['fairness min/max', 2],
+  bargingShare: ['barging', 'pct'],
+  overlaps: ['overlaps', 0],
+  requestsPerSec: ['req/s', 0],
+  p99Ms: ['p99 ms', 2],
+  redisCommandsPerSec: ['redis cmd/s', 0],
+  cpuMsPerSec: ['CPU ms/s', 1],
+  timersWhileHolding: ['timers', 0],
+  cycles: ['cycles', 0],
+  cyclesPerSec: ['cycles/s', 0],
+  heapGrowthMB: ['heap growth MB', 2],
+  leakedHandles: ['leaked handles', 0],
+};
+
+function format(value, digits) {
+  if (value === null || value === undefined) return '–';
+  if (digits === 'pct') return `${(value * 100).toFixed(0)}%`;
+  return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+export function markdownTable(report) {
+  const lines = [`Run ${report.meta.date} (${report.meta.mode}, ${report.meta.durationSeconds} s): node ${report.meta.node}, redis ${report.meta.redis}, ${report.meta.cpus}. Medians over rounds; "ours ÷ it" is the median of per-round paired ratios of the workload's main metric (${'>'}1 = ours higher).`, ''];
+  for (const workload of report.workloads) {
+    const names = Object.keys(workload.contenders);
+    const fields = Object.keys(COLUMNS).filter((field) => names.some((name) => workload.contenders[name].median[field] !== undefined));
+    lines.push(`**${workload.title}** — main metric: ${workload.unit} (${workload.higherIsBetter ? 'higher' : 'lower'} is better)`, '');
+    lines.push(`| contender | ${fields.map((f) => COLUMNS[f][0]).join(' | ')} | ours ÷ it |`);
+    lines.push(`|---|${fields.map(() => '--:').join('|')}|--:|`);
+    for (const name of names) {
+      const median = workload.contenders[name].median;
+      const ratio = workload.ratios[name];
+      const label = report.contenders[name]?.label ?? name;
+      lines.push(`| ${name === workload.ours ? `**${label}**` : label} | ${fields.map((f) => format(median[f], COLUMNS[f][1])).join(' | ')} | ${ratio == null ? '' : `${ratio.toFixed(2)}x`} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}
+
+export function writeReport(report, outDir) {
+  mkdirSync(outDir, { recursive: true });
+  const written = [];
+  const write = (name, text) => {
+    writeFileSync(join(outDir, name), text);
+    written.push(join(outDir, name));
+  };
+  write('benchmarks.json', `${JSON.stringify(report, null, 2)}\n`);
+  write('benchmarks.svg', renderSvg(report));
+  const table = markdownTable(report);
+  const doc = join(outDir, 'benchmarks.md');
+  const start = '<!-- bench:table:start -->';
+  const end = '<!-- bench:table:end -->';
+  if (existsSync(doc) && readFileSync(doc, 'utf8').includes(start)) {
+    const text = readFileSync(doc, 'utf8');
+    write('benchmarks.md', `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`);
+  } else {
+    write('benchmarks-table.md', `${table}\n`);
+  }
+  return written;
+}

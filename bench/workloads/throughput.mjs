@@ -1,0 +1,23 @@
+// Workloads 1 and 2: acquire+release on fresh keys, by `callers` concurrent loops → ops/s.
+import { randomBytes } from 'node:crypto';
+import { nowMs } from '../lib/clock.mjs';
+
+export async function throughput(lock, { seconds, callers = 1 }) {
+  const prefix = `bench:tp:${randomBytes(4).toString('hex')}`;
+  // Warm-up: connections, script caches, JIT.
+  for (let i = 0; i < 50; i++) await (await lock.acquire(`${prefix}:warm:${i}`))();
+  let ops = 0;
+  const startedAt = nowMs();
+  const until = startedAt + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: callers }, async (_, caller) => {
+      for (let i = 0; nowMs() < until; i++) {
+        const release = await lock.acquire(`${prefix}:${caller}:${i}`);
+        await release();
+        ops++;
+      }
+    }),
+  );
+  const elapsed = (nowMs() - startedAt) / 1000;
+  return { ops, seconds: elapsed, opsPerSec: ops / elapsed };
+}
