@@ -1,0 +1,173 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  Locked,
+  LockLostError,
+  type DistributedLockModuleOptions,
+  type LockService,
+} from '../../lib/index.js';
+
+/** One bad input: what to call, and the typed error it must produce. */
+export interface BadInputCase {
+  readonly entry: 'module options' | 'decorator arguments' | 'templates' | 'LockService calls' | 'Lock methods';
+  readonly name: string;
+  readonly run: (ctx: CaseContext) => unknown;
+  readonly error: abstract new (...args: never[]) => Error;
+  readonly message: RegExp;
+}
+
+export interface CaseContext {
+  readonly locks: LockService;
+  readonly jobs: TemplatedJobs;
+}
+
+/** Locked methods whose key templates name arguments that a bad call leaves out. */
+@Injectable()
+export class TemplatedJobs {
+  @Locked('order:{0.id}')
+  async byOrderId(order?: unknown): Promise<string> {
+    return `ran ${String(order)}`;
+  }
+
+  @Locked({ key: 'sku:{1}', waitMs: 0 })
+  async bySecondArg(_first: unknown, _second?: unknown): Promise<string> {
+    return 'ran';
+  }
+
+  @Locked((tenant: unknown) => tenant as string)
+  async byFunction(_tenant: unknown): Promise<string> {
+    return 'ran';
+  }
+
+  @Locked('route:{params.sku}')
+  async byRequestPart(): Promise<string> {
+    return 'ran';
+  }
+}
+
+const bootstrap = (options: unknown) =>
+  Test.createTestingModule({ imports: [DistributedLockModule.forRoot(options as DistributedLockModuleOptions)] }).compile();
+
+const bootstrapAsync = (options: unknown) =>
+  Test.createTestingModule({ imports: [DistributedLockModule.forRootAsync({ useFactory: async () => options as DistributedLockModuleOptions })] }).compile();
+
+/** Applies @Locked(...args) to a fresh method, as TypeScript does when the class is defined. */
+function decorate(...args: unknown[]): void {
+  class Target {
+    method(): void {}
+    get getter(): number {
+      return 1;
+    }
+  }
+  const descriptor = Object.getOwnPropertyDescriptor(Target.prototype, 'method')!;
+  (Locked as (...a: unknown[]) => MethodDecorator)(...args)(Target.prototype, 'method', descriptor);
+}
+
+function decorateGetter(): void {
+  class Target {
+    get getter(): number {
+      return 1;
+    }
+  }
+  const descriptor = Object.getOwnPropertyDescriptor(Target.prototype, 'getter')!;
+  Locked('k')(Target.prototype, 'getter', descriptor);
+}
+
+const I = InvalidLockArgumentError;
+const c = (entry: BadInputCase['entry'], name: string, run: BadInputCase['run'], message: RegExp, error: BadInputCase['error'] = I): BadInputCase => ({ entry, name, run, error, message });
+
+const M = 'module options' as const;
+const D = 'decorator arguments' as const;
+const T = 'templates' as const;
+const S = 'LockService calls' as const;
+const L = 'Lock methods' as const;
+
+export const BAD_INPUT_CASES: readonly BadInputCase[] = [
+  c(M, 'options missing (undefined)', () => bootstrap(undefined), /options must be an object with a "backend"|backend must be an object/),
+  c(M, 'options not an object', () => bootstrap('redis://localhost'), /must be an object/),
+  c(M, 'backend missing', () => bootstrap({}), /backend must be an object/),
+  c(M, 'backend given as a string', () => bootstrap({ backend: 'redis' }), /backend must be an object/),
+  c(M, 'unknown backend type', () => bootstrap({ backend: { type: 'mongodb' } }), /Unknown backend type "mongodb"/),
+  c(M, 'keyPrefix a number', () => bootstrap({ backend: { type: 'memory' }, keyPrefix: 5 }), /keyPrefix must be a string/),
+  c(M, 'leaseMs 0', () => bootstrap({ backend: { type: 'memory' }, leaseMs: 0 }), /leaseMs must be a finite number/),
+  c(M, 'leaseMs NaN', () => bootstrap({ backend: { type: 'memory' }, leaseMs: NaN }), /leaseMs must be a finite number/),
+  c(M, 'leaseMs beyond a timer', () => bootstrap({ backend: { type: 'memory' }, leaseMs: 2 ** 40 }), /leaseMs must be at most/),
+  c(M, 'waitMs negative', () => bootstrap({ backend: { type: 'memory' }, waitMs: -1 }), /waitMs must be a number of milliseconds >= 0/),
+  c(M, 'forRootAsync factory giving a bad leaseMs', () => bootstrapAsync({ backend: { type: 'memory' }, leaseMs: '30s' }), /leaseMs must be a finite number/),
+  c(M, 'redis: neither url nor client', () => bootstrap({ backend: { type: 'redis' } }), /exactly one of `url` or `client`/),
+  c(M, 'redis: url not a string', () => bootstrap({ backend: { type: 'redis', url: 6379 } }), /`url` must be a string/),
+  c(M, 'redis: client not an ioredis client', () => bootstrap({ backend: { type: 'redis', client: {} } }), /must be an ioredis Redis or Cluster client/),
+  c(M, 'redlock: empty urls', () => bootstrap({ backend: { type: 'redlock', urls: [] } }), /`urls` must be a non-empty array/),
+  c(M, 'redlock: quorum not a majority', () => bootstrap({ backend: { type: 'redlock', urls: ['redis://127.0.0.1:1', 'redis://127.0.0.1:2', 'redis://127.0.0.1:3'], quorum: 1 } }), /`quorum` must be an integer above half/),
+  c(M, 'redlock: negative driftFactor', () => bootstrap({ backend: { type: 'redlock', urls: ['redis://127.0.0.1:1'], driftFactor: -1 } }), /`driftFactor` must be a number in \[0, 1\)/),
+  c(M, 'zookeeper: no connectionString', () => bootstrap({ backend: { type: 'zookeeper' } }), /connectionString must look like/),
+  c(M, 'zookeeper: relative rootPath', () => bootstrap({ backend: { type: 'zookeeper', connectionString: '127.0.0.1:1', rootPath: '../locks' } }), /rootPath must be an absolute znode path/),
+  c(M, 'zookeeper: negative sessionTimeoutMs', () => bootstrap({ backend: { type: 'zookeeper', connectionString: '127.0.0.1:1', sessionTimeoutMs: -5 } }), /sessionTimeoutMs must be a whole number/),
+  c(M, 'etcd: empty hosts', () => bootstrap({ backend: { type: 'etcd', hosts: [] } }), /hosts must be a URL or a non-empty array/),
+  c(M, 'etcd: leaseTtlSeconds 0', () => bootstrap({ backend: { type: 'etcd', hosts: 'http://127.0.0.1:1', leaseTtlSeconds: 0 } }), /leaseTtlSeconds must be a whole number/),
+  c(M, 'postgres: no connection', () => bootstrap({ backend: { type: 'postgres' } }), /needs connectionString .* or pool/),
+  c(M, 'postgres: SQL in the table name', () => bootstrap({ backend: { type: 'postgres', connectionString: 'postgres://x@127.0.0.1:1/x', table: 'locks"; DROP TABLE users; --' } }), /table must be an identifier/),
+  c(M, 'mysql: backtick in the table name', () => bootstrap({ backend: { type: 'mysql', uri: 'mysql://x@127.0.0.1:1/x', table: 'a`b' } }), /table must be an identifier/),
+
+  c(D, 'key undefined', () => decorate(undefined), /key must be a non-empty string template or a function/),
+  c(D, 'key empty', () => decorate(''), /key must be a non-empty string template or a function/),
+  c(D, 'key a number', () => decorate(42), /key must be a non-empty string template or a function/),
+  c(D, 'leaseMs 0', () => decorate('k', 0), /leaseMs must be a finite number/),
+  c(D, 'waitMs negative', () => decorate('k', 1000, -5), /waitMs must be a number of milliseconds >= 0/),
+  c(D, "onBusy 'maybe'", () => decorate({ key: 'k', onBusy: 'maybe' }), /onBusy must be 'throw' or 'skip'/),
+  c(D, "mode 'shared'", () => decorate({ key: 'k', mode: 'shared' }), /mode must be one of/),
+  c(D, 'unknown option (typo)', () => decorate({ key: 'k', leaseMS: 100 }), /unknown option "leaseMS"/),
+  c(D, 'options object followed by more arguments', () => decorate({ key: 'k' }, 1000), /takes \(key, leaseMs\?, waitMs\?\)/),
+  c(D, 'applied to a getter', () => decorateGetter(), /can only decorate methods/),
+  c(D, 'template with an unclosed brace', () => decorate('order:{0.id'), /bad key template/),
+  c(D, 'template with an empty placeholder', () => decorate('order:{}'), /bad key template/),
+
+  c(T, 'argument named by the template is missing', ({ jobs }) => jobs.byOrderId(), /names \{0\.id\}, which is missing/),
+  c(T, 'argument is null', ({ jobs }) => jobs.byOrderId(null), /names \{0\.id\}, which is missing|null/),
+  c(T, 'argument is an object where a scalar is needed', ({ jobs }) => jobs.bySecondArg('a', { nested: true }), /only strings, numbers, bigints and booleans/),
+  c(T, 'key function returns undefined', ({ jobs }) => jobs.byFunction(undefined), /key function must return a non-empty string/),
+  c(T, 'key function returns a too long key', ({ jobs }) => jobs.byFunction('x'.repeat(70_000)), /at most 65536/),
+  c(T, 'request part outside an HTTP handler', ({ jobs }) => jobs.byRequestPart(), /not called as an HTTP route handler/),
+
+  c(S, 'acquire: empty key', ({ locks }) => locks.acquire(''), /must not be empty/),
+  c(S, 'acquire: key a number', ({ locks }) => locks.acquire(42 as never), /must be a string, got 42/),
+  c(S, 'acquire: key null', ({ locks }) => locks.acquire(null as never), /must be a string, got null/),
+  c(S, 'acquire: key over 64 KiB', ({ locks }) => locks.acquire('k'.repeat(65_537)), /at most 65536/),
+  c(S, 'acquire: leaseMs negative', ({ locks }) => locks.acquire('k', { leaseMs: -1 }), /leaseMs must be a finite number/),
+  c(S, 'acquire: leaseMs a string', ({ locks }) => locks.acquire('k', { leaseMs: '5000' as never }), /leaseMs must be a finite number/),
+  c(S, 'acquire: waitMs NaN', ({ locks }) => locks.acquire('k', { waitMs: NaN }), /waitMs must be a number/),
+  c(S, "acquire: mode 'upgrade'", ({ locks }) => locks.acquire('k', { mode: 'upgrade' as never }), /mode must be one of/),
+  c(S, 'acquire: options a string', ({ locks }) => locks.acquire('k', 'fast' as never), /options must be an object/),
+  c(S, 'acquire: signal not an AbortSignal', ({ locks }) => locks.acquire('k', { signal: {} as never }), /signal must be an AbortSignal/),
+  c(S, 'tryAcquire: empty key', ({ locks }) => locks.tryAcquire(''), /must not be empty/),
+  c(S, 'tryAcquire: leaseMs Infinity', ({ locks }) => locks.tryAcquire('k', { leaseMs: Infinity }), /leaseMs must be a finite number/),
+  c(S, 'withLock: no function', ({ locks }) => locks.withLock('k', undefined as never), /needs a function/),
+  c(S, 'withLock: key undefined', ({ locks }) => locks.withLock(undefined as never, () => 1), /must be a string/),
+  c(S, 'withLock: read lock upgraded to write in the same call chain', ({ locks }) => locks.withLock('rw', () => locks.acquire('rw', { mode: 'write' }), { mode: 'read' }), /cannot be upgraded/),
+
+  c(L, 'extend: leaseMs 0', ({ locks }) => withHeld(locks, (lock) => lock.extend(0)), /leaseMs must be a finite number/),
+  c(L, 'extend: leaseMs a string', ({ locks }) => withHeld(locks, (lock) => lock.extend('1m' as never)), /leaseMs must be a finite number/),
+  c(L, 'extend after release', async ({ locks }) => {
+    const lock = await locks.acquire('released');
+    await lock.release();
+    return lock.extend();
+  }, /already released/, LockLostError),
+  c(L, 'release after the lease lapsed (event loop blocked)', async ({ locks }) => {
+    const lock = await locks.acquire('lapsed', { leaseMs: 30 });
+    const until = performance.now() + 80;
+    while (performance.now() < until);
+    return lock.release();
+  }, /was lost/, LockLostError),
+];
+
+/** Runs `fn` with a held lock, releasing it after whatever `fn` did. */
+async function withHeld(locks: LockService, fn: (lock: Awaited<ReturnType<LockService['acquire']>>) => Promise<unknown>): Promise<unknown> {
+  const lock = await locks.acquire('held');
+  try {
+    return await fn(lock);
+  } finally {
+    await lock.release();
+  }
+}
