@@ -3,7 +3,7 @@ import { LockLostError } from '../../lib/index.js';
 import type { RedlockBackend } from '../../lib/backends/redlock/redlock.backend.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { waitUntil } from '../harness/server-process.js';
-import { key, nextEvent, RedlockEngines } from './redlock-engines.js';
+import { extendDecisively, key, nextEvent, RedlockEngines } from './redlock-engines.js';
 
 /**
  * A master that restarts while a lock is held. Every scenario starts the same way: masters 3 and 4
@@ -59,7 +59,7 @@ describe('redlock: a master restarted while a lock is held', () => {
     expect(first.expiresAt).toBeGreaterThan(Date.now() + 20_000);
     // A's next renewal, once it reaches master 2 again, finds its key on 2 masters only, fewer than the quorum: lost.
     await waitUntil('A to reach master 2 again', () => (a.backend as RedlockBackend).connectionStates[2] === 'ready', 10_000, 20);
-    await expect(first.extend()).rejects.toBeInstanceOf(LockLostError);
+    await expect(extendDecisively(first)).rejects.toBeInstanceOf(LockLostError);
     expect(first.signal.reason).toBeInstanceOf(LockLostError);
     expect(second!.signal.aborted).toBe(false);
     await second!.release();
@@ -108,7 +108,7 @@ describe('redlock: a master restarted while a lock is held', () => {
     const ready = (engine: typeof a) => (engine.backend as RedlockBackend).connectionStates[2] === 'ready';
     await waitUntil('A and B to reach master 2 again', () => ready(a) && ready(b), 10_000, 20);
     for (let i = 0; i < 5; i++) expect(await b.tryAcquire(k)).toBeNull();
-    await first.extend();
+    await extendDecisively(first);
     expect(first.signal.aborted).toBe(false);
     await first.release();
     const second = await b.acquire(k, { waitMs: 5_000 });

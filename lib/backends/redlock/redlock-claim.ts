@@ -12,8 +12,16 @@ import { nodeTimeoutFor, type RedlockSettings } from './redlock-options.js';
 import { ReleaseWatch, sleepJitter } from './release-watch.js';
 import { timeUntilQuorumFree, validityFromRoundStart } from './validity.js';
 
-/** Rounds one `tryAcquire` makes before it calls the store down, when too few masters answer. */
-const UNREACHABLE_ROUNDS = 2;
+/**
+ * Rounds one `tryAcquire` makes before it calls the store down, when too few masters answer. Each
+ * waits twice as long per master as the one before, so a loaded machine's slow answers still
+ * count, while dead masters (whose connections are down) cost nothing.
+ */
+const UNREACHABLE_ROUNDS = 3;
+/** A renewal may wait for slow masters up to this share of the lease (it runs at a third of the lease, in the background). */
+const RENEW_TIMEOUT_SHARE = 0.1;
+/** ...and at most this long. */
+const MAX_RENEW_TIMEOUT_MS = 1_000;
 
 /** @internal What every claim of one backend shares. */
 export interface RedlockContext {
@@ -50,10 +58,10 @@ export class RedlockClaim implements LockClaim {
   async tryAcquire(): Promise<AttemptResult> {
     const startedAt = monotonicNow();
     let replies: RoundReply<MasterAcquireReply>[] = [];
+    const nodeTimeoutMs = this.nodeTimeoutMs(this.request.leaseMs);
     for (let round = 0; round < UNREACHABLE_ROUNDS; round++) {
-      // A second round rides out a blip (a master restarting, a scheduling hiccup) before calling the store down.
-      if (round > 0) await sleep(this.nodeTimeoutMs(this.request.leaseMs));
-      const outcome = await this.acquireRound(startedAt);
+      if (round > 0) await sleep(nodeTimeoutMs);
+      const outcome = await this.acquireRound(startedAt, nodeTimeoutMs * 2 ** round);
       if (!Array.isArray(outcome)) return outcome;
       replies = outcome;
     }
@@ -84,7 +92,7 @@ export class RedlockClaim implements LockClaim {
     const replies = await runRound(
       targets,
       (master) => renewLock(master.client, this.keys, this.request.owner, leaseMs),
-      this.nodeTimeoutMs(leaseMs),
+      Math.max(this.nodeTimeoutMs(leaseMs), Math.min(leaseMs * RENEW_TIMEOUT_SHARE, MAX_RENEW_TIMEOUT_MS)),
       (partial) => holdVerdict(tally(partial, yes), settings.quorum) !== undefined,
     );
     const elapsed = monotonicNow() - startedAt;
@@ -113,12 +121,14 @@ export class RedlockClaim implements LockClaim {
     this.watch.stop();
     const wasHeld = this.held;
     this.held = false;
-    const outcome = await this.giveBack();
-    return !wasHeld || holdVerdict(outcome, this.context.settings.quorum) !== 'lost';
+    const quorum = this.context.settings.quorum;
+    // A held lock's release returns once the verdict is known; the other deletes are on their way all the same.
+    const outcome = await this.giveBack(wasHeld ? (partial) => holdVerdict(partial, quorum) !== undefined : undefined);
+    return !wasHeld || holdVerdict(outcome, quorum) !== 'lost';
   }
 
   /** One round; the replies when too few masters answered. */
-  private async acquireRound(callStartedAt: number): Promise<AttemptResult | RoundReply<MasterAcquireReply>[]> {
+  private async acquireRound(callStartedAt: number, nodeTimeoutMs: number): Promise<AttemptResult | RoundReply<MasterAcquireReply>[]> {
     const { masters, settings } = this.context;
     const { owner, leaseMs } = this.request;
     this.watch.noteTry();
@@ -126,7 +136,7 @@ export class RedlockClaim implements LockClaim {
     const replies = await runRound(
       masters,
       (master) => acquireOnMaster(master.client, this.keys.lock, owner, leaseMs),
-      this.nodeTimeoutMs(leaseMs),
+      nodeTimeoutMs,
       (partial) => acquireVerdict(tally(partial, taken), settings.quorum) !== undefined,
     );
     const elapsed = monotonicNow() - roundStartedAt;
@@ -152,12 +162,13 @@ export class RedlockClaim implements LockClaim {
   }
 
   /** Runs the owner-checked release (which announces it on the lock's channel) wherever the key may be ours. */
-  private async giveBack(): Promise<Tally> {
+  private async giveBack(decided?: (partial: Tally) => boolean): Promise<Tally> {
     const targets = this.context.masters.filter((_, i) => this.mayHold[i]);
     const replies = await runRound(
       targets,
       (master) => releaseLock(master.client, this.keys, this.request.owner),
       this.nodeTimeoutMs(this.request.leaseMs),
+      decided && ((partial) => decided(tally(partial, yes))),
     );
     replies.forEach((reply, i) => {
       // Commands run in order on a connection: an answer here comes after every earlier acquisition of ours.

@@ -5,10 +5,12 @@ import { describeFailures } from './node-call.js';
 import { runRound, tally } from './quorum-round.js';
 import { RedlockClaim, type RedlockContext } from './redlock-claim.js';
 import { firstConnections, openMasters, type RedlockMaster } from './redlock-masters.js';
-import { MAX_DEFAULT_NODE_TIMEOUT_MS, resolveRedlockSettings, type RedlockSettings } from './redlock-options.js';
+import { resolveRedlockSettings, type RedlockSettings } from './redlock-options.js';
 
 /** How long creating the backend waits for the masters to connect (it never fails on it). */
 const FIRST_CONNECT_WAIT_MS = 2_000;
+/** How long `ping()` waits for each master at least: a health check is not in a hurry, and must not flap on a loaded machine. */
+const PING_TIMEOUT_MS = 1_000;
 /** How long `close()` lets QUIT flush before it drops a connection. */
 const QUIT_TIMEOUT_MS = 2_000;
 
@@ -38,10 +40,10 @@ export class RedlockBackend implements LockBackend {
     return new RedlockClaim(this.context, request);
   }
 
-  /** Resolves when a quorum of masters answers PING. */
+  /** Resolves when a quorum of masters answers PING (each within 1 s, or `nodeTimeoutMs` if longer). */
   async ping(): Promise<void> {
-    const timeoutMs = this.settings.nodeTimeoutMs ?? MAX_DEFAULT_NODE_TIMEOUT_MS;
-    const replies = await runRound(this.masters, (master) => master.client.ping(), timeoutMs);
+    const timeoutMs = Math.max(PING_TIMEOUT_MS, this.settings.nodeTimeoutMs ?? 0);
+    const replies = await runRound(this.masters, (master) => master.client.ping(), timeoutMs, (partial) => tally(partial, () => true).yes >= this.settings.quorum);
     const answered = tally(replies, () => true).yes;
     if (answered >= this.settings.quorum) return;
     throw new LockBackendError(this.name, `ping: ${answered} of ${this.masters.length} masters answered, ${this.settings.quorum} needed (${describeFailures(replies, this.masters)})`);
