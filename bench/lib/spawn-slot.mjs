@@ -24,7 +24,8 @@ export function startSlot(spec, { timeoutMs = 180_000 } = {}) {
   const line = (prefix) =>
     new Promise((resolve, reject) => {
       const check = () => {
-        const found = stdout.split('\n').find((l) => l.startsWith(prefix));
+        // Complete lines only: a long result arrives in several chunks.
+        const found = stdout.slice(0, stdout.lastIndexOf('\n') + 1).split('\n').find((l) => l.startsWith(prefix));
         if (found === undefined) return false;
         waiters.splice(waiters.indexOf(check), 1);
         resolve(found.slice(prefix.length).trim());

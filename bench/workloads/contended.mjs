@@ -22,7 +22,9 @@ export async function contended(lock, { seconds, workers, key, workerBase = 0, w
       }
     }),
   );
-  return { holds, startedAt, until };
+  // Microseconds are plenty, and keep the result line short.
+  const us = (ms) => Math.round(ms * 1000) / 1000;
+  return { holds: holds.map(([worker, acquiredAt, releaseCalledAt]) => [worker, us(acquiredAt), us(releaseCalledAt)]), startedAt, until };
 }
 
 /** Hand-off latency (previous holder's release() call → next holder's acquire() resolving), fairness, barging. */
