@@ -1,15 +1,18 @@
 import { LockBackendError, LockLostError } from '../errors.js';
 import type { LockClaim } from '../backends/lock-backend.js';
-import { monotonicNow, unrefTimer } from './clock.js';
+import { monotonicNow } from './clock.js';
 import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
 import { toBackendError } from './backend-error.js';
+import { MAX_SLACK_MS, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
   readonly backendName: string;
   emit(event: LockEvent): void;
   /** The lease ended (released or lost): stop tracking it. */
   forget(lease: Lease): void;
+  /** The engine's one timer for the renewals and lapse deadlines of all its leases. */
+  readonly scheduler: WakeScheduler;
 }
 
 export interface LeaseGrant {
@@ -28,20 +31,23 @@ export interface LeaseGrant {
  * One acquisition held in the store: keeps it alive (renewal every leaseMs/3, checked against a
  * local monotonic clock), tells the holder when it is lost, and releases it once.
  */
-export class Lease {
+export class Lease implements Wakeable {
   readonly key: string;
   readonly storeKey: string;
   readonly mode: LockMode;
   readonly fence: number | undefined;
-  private readonly controller = new AbortController();
+  /** Created on first use of `signal`: most holders never look at it, and aborting one costs. */
+  private controller: AbortController | undefined;
+  /** Why the lease ended (LockLostError when lost), for a signal asked for afterwards. */
+  private endReason: unknown;
   private readonly claim: LockClaim;
   private readonly acquiredAt = monotonicNow();
   private leaseMs: number;
   private state: 'held' | 'released' | 'lost' = 'held';
   private localDeadline = 0;
   private wallDeadline = 0;
-  private renewTimer: NodeJS.Timeout | undefined;
-  private lapseTimer: NodeJS.Timeout | undefined;
+  /** Monotonic time of the next regular renewal. */
+  private renewAt = Infinity;
   private renewing = false;
   private releasing: Promise<void> | undefined;
 
@@ -61,6 +67,10 @@ export class Lease {
   }
 
   get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.state !== 'held') this.controller.abort(this.reason());
+    }
     return this.controller.signal;
   }
 
@@ -101,8 +111,9 @@ export class Lease {
     this.stopTimers();
     const error = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
     this.owner.forget(this);
+    this.endReason = error;
     this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, fence: this.fence, heldMs: this.heldMs(), error });
-    this.controller.abort(error);
+    this.controller?.abort(error);
     this.claim.release().catch(() => undefined);
   }
 
@@ -129,12 +140,17 @@ export class Lease {
     this.state = 'released';
     this.owner.forget(this);
     this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, fence: this.fence, heldMs: this.heldMs() });
-    this.controller.abort(new DOMException(`Lock "${this.key}" was released`, 'AbortError'));
+    this.controller?.abort(this.reason());
+  }
+
+  private reason(): unknown {
+    this.endReason ??= new DOMException(`Lock "${this.key}" was released`, 'AbortError');
+    return this.endReason;
   }
 
   private assertHeld(): void {
     if (this.isHeld) return;
-    if (this.state === 'lost') throw this.controller.signal.reason as LockLostError;
+    if (this.state === 'lost') throw this.endReason as LockLostError;
     throw new LockLostError(this.key, 'it was already released');
   }
 
@@ -143,6 +159,8 @@ export class Lease {
     let validityMs: number | false;
     try {
       this.renewing = true;
+      // While it is in flight, only the lapse deadline can wake this lease.
+      this.reschedule();
       validityMs = await this.claim.renew(this.leaseMs);
     } catch (error) {
       const backendError = toBackendError(this.owner.backendName, error);
@@ -151,6 +169,7 @@ export class Lease {
       return;
     } finally {
       this.renewing = false;
+      if (this.state === 'held') this.reschedule();
     }
     if (this.state !== 'held') return;
     if (validityMs === false) {
@@ -159,6 +178,16 @@ export class Lease {
     }
     this.setValidity(startedAt, validityMs);
     this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, fence: this.fence, expiresAt: this.wallDeadline });
+  }
+
+  /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */
+  wake(): void {
+    if (!this.isHeld) return;
+    if (!this.renewing && monotonicNow() >= this.renewAt - this.renewSlackMs()) {
+      void this.renewTick().catch(() => undefined);
+      return;
+    }
+    this.reschedule();
   }
 
   private async renewTick(): Promise<void> {
@@ -179,25 +208,30 @@ export class Lease {
   private setValidity(startedAt: number, validityMs: number): void {
     this.localDeadline = startedAt + validityMs;
     this.wallDeadline = Date.now() + (this.localDeadline - monotonicNow());
-    this.armLapseTimer();
-  }
-
-  /** Aborts the signal when the lease lapses locally, even if a renewal is stuck in flight. */
-  private armLapseTimer(): void {
-    clearTimeout(this.lapseTimer);
-    this.lapseTimer = unrefTimer(() => {
-      if (this.isHeld) this.armLapseTimer();
-    }, Math.max(1, this.localDeadline - monotonicNow()));
   }
 
   private scheduleRenewal(delayMs: number): void {
-    clearTimeout(this.renewTimer);
-    this.renewTimer = unrefTimer(() => void this.renewTick().catch(() => undefined), delayMs);
+    this.renewAt = monotonicNow() + delayMs;
+    this.reschedule();
+  }
+
+  /**
+   * Wakes at the next renewal (it may run a little early to share a batch with other leases), or,
+   * while a renewal is in flight, at the lapse deadline, so the signal aborts even if it is stuck.
+   */
+  private reschedule(): void {
+    if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
+    else this.owner.scheduler.schedule(this, this.renewAt, this.renewSlackMs());
+  }
+
+  /** A tenth of the renewal interval, so a batched renewal stays well inside the lease. */
+  private renewSlackMs(): number {
+    return Math.min(this.leaseMs / 30, MAX_SLACK_MS);
   }
 
   private stopTimers(): void {
-    clearTimeout(this.renewTimer);
-    clearTimeout(this.lapseTimer);
+    this.renewAt = Infinity;
+    this.owner.scheduler.cancel(this);
   }
 
   private heldMs(): number {

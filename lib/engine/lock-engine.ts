@@ -11,6 +11,7 @@ import { assertKey, checkLeaseMs, checkWaitMs, resolveLockOptions, type Resolved
 import { currentScope, findHeldLease, runInScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { newOwnerId } from './owner-id.js';
+import { WakeScheduler } from './wake-scheduler.js';
 
 export interface LockEngineOptions {
   /** Prepended to every key in the store. Default `'lock:'`. */
@@ -54,6 +55,7 @@ export class LockEngine {
       backendName: backend.name,
       emit: (event) => this.emit(event),
       forget: (lease) => this.leases.delete(lease),
+      scheduler: new WakeScheduler(),
     };
   }
 
@@ -173,6 +175,7 @@ export class LockEngine {
   private async closeOnce(): Promise<void> {
     this.shutdown.abort();
     await Promise.allSettled([...this.leases].map((lease) => lease.release()));
+    this.leaseOwner.scheduler.close();
     this.eventSubject.complete();
     await this.backend.close();
   }
