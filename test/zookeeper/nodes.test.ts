@@ -18,7 +18,7 @@ describe('zookeeper lock nodes', () => {
   let admin: ZkAdmin;
 
   async function newEngine(overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options: ZookeeperBackendOptions = { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 6_000, rootPath, ...overrides };
+    const options = { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 6_000, rootPath, ...overrides } as ZookeeperBackendOptions;
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
     engines.push(engine);
     return engine;
@@ -40,7 +40,7 @@ describe('zookeeper lock nodes', () => {
   }, 30_000);
 
   describe('parent nodes', () => {
-    it('are deleted once nobody holds or waits, and fences keep increasing after one is re-created', async () => {
+    it('are deleted soon after nobody holds or waits, and fences keep increasing after one is re-created', async () => {
       const engine = await newEngine();
       const k = key('parent');
       const first = await engine.acquire(k);
@@ -54,7 +54,9 @@ describe('zookeeper lock nodes', () => {
     });
 
     it('never fail an acquirer that races the clean-up, and nothing is left behind', async () => {
-      const racers = [await newEngine(), await newEngine(), await newEngine()];
+      // Parents deleted right at release (not a second later), so that acquirers keep racing the clean-up.
+      const immediate = { parentCleanupDelayMs: 0 } as Partial<ZookeeperBackendOptions>;
+      const racers = [await newEngine(immediate), await newEngine(immediate), await newEngine(immediate)];
       const keys = [key('race-a'), key('race-b')];
       let inside = 0;
       let overlaps = 0;

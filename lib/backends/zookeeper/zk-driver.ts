@@ -21,7 +21,8 @@ type Callback<T = void> = (error: Error | null, result: T) => void;
 
 export interface ZkTransaction {
   check(path: string, version?: number): ZkTransaction;
-  commit(callback: Callback<unknown>): void;
+  create(path: string, data: Buffer, mode: number): ZkTransaction;
+  commit(callback: Callback<{ readonly path?: string }[]>): void;
 }
 
 export interface ZkClient {

@@ -36,6 +36,10 @@ export class ZkSession {
     this.client.connect();
   }
 
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
   get ended(): AbortSignal {
     return this.endController.signal;
   }
@@ -77,6 +81,24 @@ export class ZkSession {
   createEphemeralSequential(path: string): Promise<string> {
     const mode = this.driver.CreateMode.EPHEMERAL_SEQUENTIAL;
     return new Promise((resolve, reject) => this.client.create(path, Buffer.alloc(0), mode, (error, created) => (error ? reject(error) : resolve(created))));
+  }
+
+  /** Creates a missing lock parent and the claim's node under it in one multi; resolves the node's path. Not bounded, as above. */
+  createWithParent(parentPath: string, childPath: string): Promise<string> {
+    const { PERSISTENT, EPHEMERAL_SEQUENTIAL } = this.driver.CreateMode;
+    const multi = this.client.transaction().create(parentPath, Buffer.alloc(0), PERSISTENT).create(childPath, Buffer.alloc(0), EPHEMERAL_SEQUENTIAL);
+    return new Promise((resolve, reject) =>
+      multi.commit((error, results) => {
+        const created = results?.[1]?.path;
+        if (error || !created) reject(error ?? new LockBackendError(BACKEND, `the multi creating ${childPath} returned no path`));
+        else resolve(created);
+      }),
+    );
+  }
+
+  /** Sends a delete at once if connected (before a close that follows, which the server then handles after it); ignores the outcome. */
+  removeBeforeClose(path: string): void {
+    if (this.connected) this.client.remove(path, -1, () => undefined);
   }
 
   mkdirp(path: string): Promise<void> {

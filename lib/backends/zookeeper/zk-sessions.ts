@@ -1,4 +1,5 @@
 import { LockBackendError } from '../../errors.js';
+import { ParentJanitor } from './parent-janitor.js';
 import type { ZkDriver } from './zk-driver.js';
 import { ZkSession } from './zk-session.js';
 import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
@@ -11,31 +12,46 @@ export class ZkSessions {
   private current: ZkSession | undefined;
   private everConnected = new WeakSet<ZkSession>();
   private closed = false;
+  /** Deletes the parents of released keys once they stay empty. */
+  readonly janitor: ParentJanitor;
 
   constructor(
     private readonly driver: ZkDriver,
     readonly options: ResolvedZookeeperOptions,
-  ) {}
+  ) {
+    this.janitor = new ParentJanitor(() => (this.current?.ended.aborted ? undefined : this.current), options.parentCleanupDelayMs);
+  }
 
-  /** The live, connected session. Rejects with LockBackendError when none can be had within `connectTimeoutMs`. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * The live, connected session. A session that expires while this waits for it is replaced by a
+   * new one at once. Rejects with LockBackendError when none can be had within `connectTimeoutMs`.
+   */
   async get(): Promise<ZkSession> {
-    if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');
-    if (!this.current || this.current.ended.aborted) this.current = new ZkSession(this.driver, this.options);
-    const session = this.current;
-    try {
-      await session.whenConnected();
-    } catch (error) {
-      // A session that never got through is dropped, so the next call starts afresh; one that was
-      // connected keeps reconnecting on its own while the server still holds it.
-      if (this.current === session && !this.everConnected.has(session)) {
-        this.current = undefined;
-        void session.close();
+    for (;;) {
+      if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');
+      if (!this.current || this.current.ended.aborted) this.current = new ZkSession(this.driver, this.options);
+      const session = this.current;
+      try {
+        await session.whenConnected();
+      } catch (error) {
+        // An expired session (it was connected once) is no outage: its successor is tried next.
+        if (this.everConnected.has(session) && session.ended.aborted && !this.closed) continue;
+        // A session that never got through is dropped, so the next call starts afresh; one that was
+        // connected keeps reconnecting on its own while the server still holds it.
+        if (this.current === session && !this.everConnected.has(session)) {
+          this.current = undefined;
+          void session.close();
+        }
+        throw error;
       }
-      throw error;
+      this.everConnected.add(session);
+      if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');
+      return session;
     }
-    this.everConnected.add(session);
-    if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');
-    return session;
   }
 
   /** @internal The live session, if any (for tests). */
@@ -46,6 +62,7 @@ export class ZkSessions {
   /** Closes the session: the server deletes every ephemeral node it owns. */
   async close(): Promise<void> {
     this.closed = true;
+    this.janitor.flush();
     const session = this.current;
     this.current = undefined;
     await session?.close();

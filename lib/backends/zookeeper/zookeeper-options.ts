@@ -5,12 +5,15 @@ import type { ZookeeperBackendOptions } from '../backend-options.js';
 export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 export const DEFAULT_ROOT_PATH = '/nestjs-distributed-lock';
+/** How long a released key's parent node stays, in case the key is locked again soon. */
+export const DEFAULT_PARENT_CLEANUP_DELAY_MS = 1_000;
 
 export interface ResolvedZookeeperOptions {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly rootPath: string;
+  readonly parentCleanupDelayMs: number;
 }
 
 /** Characters ZooKeeper refuses in a node name (PathUtils.validatePath). */
@@ -21,6 +24,8 @@ const HOST_LIST = /^[^\s,/]+(,[^\s,/]+)*(\/.*)?$/;
 /** Validates the `zookeeper` backend options and fills in the defaults. Throws InvalidLockArgumentError. */
 export function resolveZookeeperOptions(options: ZookeeperBackendOptions): ResolvedZookeeperOptions {
   const { connectionString, sessionTimeoutMs, connectTimeoutMs, rootPath } = options;
+  // Not public: tests set 0 to make releases race acquirers on parent clean-up.
+  const { parentCleanupDelayMs } = options as { parentCleanupDelayMs?: number };
   if (typeof connectionString !== 'string' || !HOST_LIST.test(connectionString)) {
     throw new InvalidLockArgumentError(`zookeeper connectionString must look like 'host:2181' or 'h1:2181,h2:2181/chroot', got ${describe(connectionString)}`);
   }
@@ -31,6 +36,7 @@ export function resolveZookeeperOptions(options: ZookeeperBackendOptions): Resol
     sessionTimeoutMs: checkMs(sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS),
     connectTimeoutMs: checkMs(connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS),
     rootPath: rootPath === undefined ? DEFAULT_ROOT_PATH : checkPath(rootPath, 'rootPath'),
+    parentCleanupDelayMs: parentCleanupDelayMs === 0 ? 0 : checkMs(parentCleanupDelayMs, 'parentCleanupDelayMs', DEFAULT_PARENT_CLEANUP_DELAY_MS),
   };
 }
 

@@ -4,7 +4,8 @@ import { monotonicNow, sleep } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { queuePosition } from './lock-queue.js';
-import { NODE_DELETED, ZK_ERROR, zkErrorCode, type ZkStat, type ZkWatchEvent } from './zk-driver.js';
+import { createLockNode, removeIfPresent } from './lock-nodes.js';
+import { NODE_DELETED, ZK_ERROR, zkErrorCode, type ZkStat, type ZkWatchEvent, type ZkWatcher } from './zk-driver.js';
 import { lockNodePrefix, lockParentPath } from './zk-paths.js';
 import type { ZkSession } from './zk-session.js';
 import type { ZkSessions } from './zk-sessions.js';
@@ -12,12 +13,14 @@ import type { ZkSessions } from './zk-sessions.js';
 /** A waiter re-reads the queue at least this often even without a watch event (a safety net, not the mechanism). */
 const FALLBACK_RECHECK_MS = 30_000;
 /** Rounds of "create, then find it among the children" before giving up on a node that keeps vanishing. */
-const MAX_ROUNDS = 8;
+const MAX_ROUNDS = 4;
 
 interface OwnNode {
   readonly session: ZkSession;
   readonly path: string;
   readonly name: string;
+  /** One watcher function per node, so that the driver registers it once however often it is set. */
+  readonly watcher: ZkWatcher;
 }
 
 interface PredecessorWatch {
@@ -57,12 +60,18 @@ export class ZookeeperClaim implements LockClaim {
   async tryAcquire(): Promise<AttemptResult> {
     const deadline = monotonicNow() + this.sessions.options.connectTimeoutMs;
     for (;;) {
+      const session = await this.sessions.get();
       try {
-        return await this.attempt(await this.sessions.get());
+        const result = await this.attempt(session);
+        // Closed meanwhile: the session's nodes go with it, so this is no lock to hand out.
+        if (result.acquired && this.sessions.isClosed) throw new LockBackendError('zookeeper', 'the backend is closed');
+        return result;
       } catch (error) {
-        // A dropped connection (the client reconnects, e.g. to another ensemble member) is not the
-        // store being down: try again, finding a node whose create answer was lost by its attempt id.
-        if (zkErrorCode(error) !== ZK_ERROR.CONNECTION_LOSS || monotonicNow() >= deadline) throw error;
+        // A dropped connection (the client reconnects, e.g. to another ensemble member) or an expired
+        // session (the next one is opened at once) is not the store being down: try again, finding a
+        // node whose create answer was lost by its attempt id.
+        const retry = zkErrorCode(error) === ZK_ERROR.CONNECTION_LOSS || (session.ended.aborted && !this.sessions.isClosed);
+        if (!retry || monotonicNow() >= deadline) throw error;
       }
     }
   }
@@ -70,14 +79,14 @@ export class ZookeeperClaim implements LockClaim {
   private async attempt(session: ZkSession): Promise<AttemptResult> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const node = await this.ensureNode(session);
-      const position = queuePosition(await this.childrenOrNone(session), node.name, this.shared);
+      // Both reads in one round trip. The watch on our own node tells a holder at once when it is deleted behind its back.
+      const [children, stat] = await Promise.all([this.childrenOrNone(session), session.watchNode(node.path, node.watcher)]);
+      const position = queuePosition(children, node.name, this.shared);
       if (position.state === 'waiting') {
         this.predecessor = { session, path: `${this.parentPath}/${position.watch}` };
         return { acquired: false };
       }
-      // Watching our own node tells the holder at once when it is deleted behind its back.
-      const stat = position.state === 'held' ? await session.watchNode(node.path, (event) => this.onOwnNodeEvent(node, event)) : null;
-      if (stat) {
+      if (position.state === 'held' && stat) {
         this.hold(node);
         return { acquired: true, fence: fenceOf(stat), validityMs: validityOf(this.request.leaseMs, session) };
       }
@@ -131,7 +140,7 @@ export class ZookeeperClaim implements LockClaim {
       }
       existed = false;
     }
-    node.session.cleanUp(() => this.removeParentIfEmpty(node.session));
+    this.sessions.janitor.schedule(this.parentPath);
     return existed || !wasHeld;
   }
 
@@ -142,23 +151,10 @@ export class ZookeeperClaim implements LockClaim {
     if (this.unconfirmed === session) {
       const name = (await this.childrenOrNone(session)).find((child) => child.startsWith(this.prefix()));
       this.unconfirmed = undefined;
-      if (name) return (this.node = { session, name, path: `${this.parentPath}/${name}` });
+      if (name) return this.ownNode(session, `${this.parentPath}/${name}`);
     }
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      try {
-        return await this.create(session);
-      } catch (error) {
-        if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) throw error;
-        // No parent yet, or it was just cleaned up by a releasing holder: make it and try again.
-        await session.mkdirp(this.parentPath);
-      }
-    }
-    throw new LockBackendError('zookeeper', `could not create a lock node under ${this.parentPath}`);
-  }
-
-  private async create(session: ZkSession): Promise<OwnNode> {
     const attemptId = this.attemptId;
-    const answer = session.createEphemeralSequential(`${this.parentPath}/${this.prefix()}`).then(
+    const answer = createLockNode(session, this.sessions.options.rootPath, this.parentPath, this.prefix()).then(
       (path) => this.adopt(session, attemptId, path),
       (error: unknown) => {
         // The request may have been applied even though its answer was lost.
@@ -172,17 +168,23 @@ export class ZookeeperClaim implements LockClaim {
       if (this.pendingCreate === pending) this.pendingCreate = undefined;
     });
     await session.withinTimeout(answer, `create under ${this.parentPath}`);
-    if (this.node?.session !== session) throw new LockBackendError('zookeeper', 'the claim was released while its node was being created');
-    return this.node;
+    const created = this.node as OwnNode | undefined; // set by adopt()
+    if (created?.session !== session) throw new LockBackendError('zookeeper', 'the claim was released while its node was being created');
+    return created;
   }
 
   /** Takes a created node as this claim's, or deletes it when the claim has moved on since it asked for it. */
   private adopt(session: ZkSession, attemptId: string, path: string): void {
     if (attemptId === this.attemptId && !session.ended.aborted) {
-      this.node = { session, path, name: path.slice(path.lastIndexOf('/') + 1) };
+      this.ownNode(session, path);
     } else if (!session.ended.aborted) {
       session.cleanUp(() => removeIfPresent(session, path));
     }
+  }
+
+  private ownNode(session: ZkSession, path: string): OwnNode {
+    const node: OwnNode = { session, path, name: path.slice(path.lastIndexOf('/') + 1), watcher: (event) => this.onOwnNodeEvent(node, event) };
+    return (this.node = node);
   }
 
   private hold(node: OwnNode): void {
@@ -199,7 +201,7 @@ export class ZookeeperClaim implements LockClaim {
       return;
     }
     // Someone changed its data: keep watching.
-    node.session.watchNode(node.path, (next) => this.onOwnNodeEvent(node, next)).then(
+    node.session.watchNode(node.path, node.watcher).then(
       (stat) => stat === null && this.lose('its lock node was deleted behind its back'),
       () => undefined,
     );
@@ -242,26 +244,8 @@ export class ZookeeperClaim implements LockClaim {
     await Promise.all(children.filter((child) => child.startsWith(prefix)).map((child) => removeIfPresent(session, `${this.parentPath}/${child}`)));
   }
 
-  /** Deletes the key's parent node if it has no children left. Atomic on the server (NOT_EMPTY otherwise); an acquirer that loses the race recreates it. */
-  private async removeParentIfEmpty(session: ZkSession): Promise<void> {
-    try {
-      await session.remove(this.parentPath);
-    } catch (error) {
-      const code = zkErrorCode(error);
-      if (code !== ZK_ERROR.NOT_EMPTY && code !== ZK_ERROR.NO_NODE) throw error;
-    }
-  }
-
   private prefix(): string {
     return lockNodePrefix(this.request.mode, this.attemptId);
-  }
-}
-
-async function removeIfPresent(session: ZkSession, path: string): Promise<void> {
-  try {
-    await session.remove(path);
-  } catch (error) {
-    if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) throw error;
   }
 }
 
