@@ -107,6 +107,12 @@ export function describeSqlScenarios(target: SqlTarget): void {
       await lock.release();
     });
 
+    it('answers ping() while the database is up', async () => {
+      const backend = await target.createBackend();
+      await expect(backend.ping!()).resolves.toBeUndefined();
+      await backend.close();
+    });
+
     it('closes the connections it created (pool and listener) when the engine closes', async () => {
       const tag = `ndl_close_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
       const engine = new LockEngine(await createLockBackend(await target.taggedOptions(tag)), { keyPrefix, leaseMs: 5_000 });

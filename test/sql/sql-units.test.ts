@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
-import { createLockBackend, InvalidLockArgumentError, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, InvalidLockArgumentError, LockBackendError, type BackendOptions } from '../../lib/index.js';
 import { mysqlTableDdl } from '../../lib/backends/sql/mysql-dialect.js';
 import { postgresTableDdl } from '../../lib/backends/sql/postgres-dialect.js';
 import type { PgClient, PgNotification } from '../../lib/backends/sql/postgres-driver.js';
@@ -10,7 +10,7 @@ import { Backoff } from '../../lib/backends/sql/sql-backoff.js';
 import { displayKey, keyHash, storedOwner } from '../../lib/backends/sql/sql-keys.js';
 import { parseTableName, quoteTableName, releaseChannel } from '../../lib/backends/sql/sql-names.js';
 
-// Pure unit tests: no database. The behaviour against real servers is in test/contract/{postgres,mysql}.contract.test.ts.
+// Unit tests: no database (port 1 refuses connections). The behaviour against real servers is in test/contract/{postgres,mysql}.contract.test.ts.
 
 describe('SQL table names', () => {
   it.each(['distributed_locks', 'Locks2', '_x', 'app.distributed_locks', 'a'.repeat(63), `${'s'.repeat(63)}.${'t'.repeat(63)}`])('accepts %j', (name) => {
@@ -87,9 +87,10 @@ describe('SQL backend options', () => {
   it.each<BackendOptions>([
     { type: 'postgres', connectionString: 'postgres://nobody@127.0.0.1:1/none' },
     { type: 'mysql', uri: 'mysql://nobody@127.0.0.1:1/none' },
-  ])('does not connect before the first lock ($type)', async (options) => {
+  ])('does not connect before the first lock, and ping reports a dead server as LockBackendError ($type)', async (options) => {
     const backend = await createLockBackend(options);
     expect(backend.name).toBe(options.type);
+    await expect(backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
     await backend.close();
   });
 });

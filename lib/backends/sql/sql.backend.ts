@@ -1,4 +1,5 @@
 import { InvalidLockArgumentError } from '../../errors.js';
+import { toBackendError } from '../../engine/backend-error.js';
 import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
 import type { SqlDialect } from './sql-dialect.js';
@@ -34,8 +35,11 @@ export class SqlBackend implements LockBackend {
     return this.tableReady;
   }
 
-  ping(): Promise<void> {
-    return this.dialect.ping();
+  /** `SELECT 1`; rejects with LockBackendError when the database does not answer. */
+  async ping(): Promise<void> {
+    await this.dialect.ping().catch((error: unknown) => {
+      throw toBackendError(this.name, error);
+    });
   }
 
   async close(): Promise<void> {
