@@ -19,6 +19,11 @@ import type { LockMode } from '../engine/lock-mode.js';
 export interface LockBackend {
   /** Short name used in errors and events, e.g. `'redis'`. */
   readonly name: string;
+  /**
+   * The lock kinds this store implements beyond plain exclusive locks. The engine refuses the
+   * others with InvalidLockArgumentError before calling `claim()`. Omitted: none.
+   */
+  readonly capabilities?: BackendCapabilities;
   /** Starts one acquisition. Must not do I/O: the engine calls `tryAcquire()` next. */
   claim(request: ClaimRequest): LockClaim;
   /** A cheap round trip to the store, for health checks. Rejects when the store is down. */
@@ -35,6 +40,14 @@ export interface ClaimRequest {
   /** Requested lease length in ms (an integer >= 1). */
   readonly leaseMs: number;
   readonly mode: LockMode;
+  /** Hand the lock over in arrival order (only asked of stores whose capabilities include `fair`). */
+  readonly fair: boolean;
+  /**
+   * A counting semaphore with this many permits: the claim takes one permit, and at most
+   * `permits` claims hold the key at once. `undefined` for a lock. Only asked of stores whose
+   * capabilities include `semaphore`; a store keeps a key's semaphore apart from its lock.
+   */
+  readonly permits: number | undefined;
   /**
    * Call when the store says, on its own, that the lock is gone (session expired, lease revoked).
    * Safe to call at any time and more than once; ignored unless the claim holds the lock.
@@ -80,4 +93,14 @@ export interface Busy {
   readonly acquired: false;
   /** Time until the current holder's lease lapses, when the store knows it. */
   readonly holderTtlMs?: number;
+}
+
+/** What a store implements beyond exclusive locks (see {@link LockBackend.capabilities}). */
+export interface BackendCapabilities {
+  /** `mode: 'read'`: shared readers, exclusive writers, a waiting writer not starved by new readers. */
+  readonly read?: boolean;
+  /** `fair: true`: the lock goes to waiters in arrival order. Stores that always queue in order say so too. */
+  readonly fair?: boolean;
+  /** Counting semaphores (`LockService.semaphore`, `@Locked({ permits })`). */
+  readonly semaphore?: boolean;
 }

@@ -19,6 +19,8 @@ export interface LeaseGrant {
   readonly key: string;
   readonly storeKey: string;
   readonly mode: LockMode;
+  /** Permits of a semaphore; undefined for a lock. */
+  readonly permits: number | undefined;
   readonly fence: number | undefined;
   readonly claim: LockClaim;
   readonly leaseMs: number;
@@ -35,6 +37,7 @@ export class Lease implements Wakeable {
   readonly key: string;
   readonly storeKey: string;
   readonly mode: LockMode;
+  readonly permits: number | undefined;
   readonly fence: number | undefined;
   /** Created on first use of `signal`: most holders never look at it, and aborting one costs. */
   private controller: AbortController | undefined;
@@ -59,6 +62,7 @@ export class Lease implements Wakeable {
     this.key = grant.key;
     this.storeKey = grant.storeKey;
     this.mode = grant.mode;
+    this.permits = grant.permits;
     this.fence = grant.fence;
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;

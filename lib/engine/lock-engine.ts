@@ -76,6 +76,15 @@ export class LockEngine {
     }
   }
 
+  /**
+   * Takes one of the `permits` permits of the counting semaphore `key`, waiting up to `waitMs`;
+   * rejects with LockTimeoutError while `permits` holders have it. The permit is leased and renewed
+   * like a lock. Shorthand for `acquire(key, { ...options, permits })`.
+   */
+  semaphore(key: string, permits: number, options?: LockOptions): Promise<Lock> {
+    return this.acquire(key, { ...options, permits });
+  }
+
   /** Runs `fn` holding the lock (visible to `current()` and re-entrant inside it), then releases it. */
   async withLock<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
@@ -112,7 +121,8 @@ export class LockEngine {
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<Lock> {
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     const storeKey = this.keyPrefix + key;
-    const held = findHeldLease(storeKey, this.leaseOwner);
+    this.assertSupported(key, options);
+    const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
     if (held) {
       if (isShared(held.mode) && !isShared(options.mode)) {
         throw new InvalidLockArgumentError(`Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`);
@@ -125,6 +135,8 @@ export class LockEngine {
       owner: newOwnerId(),
       leaseMs: options.leaseMs,
       mode: options.mode,
+      fair: options.fair,
+      permits: options.permits,
       onLost: (reason) => lease?.markLost(reason),
     });
     let lease: Lease | undefined;
@@ -150,7 +162,7 @@ export class LockEngine {
       });
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
-          return new Lease({ key, storeKey, mode: options.mode, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs }, this.leaseOwner);
+          return new Lease({ key, storeKey, mode: options.mode, permits: options.permits, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs }, this.leaseOwner);
         }
         // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
         await claim.release().catch(() => undefined);
@@ -170,6 +182,20 @@ export class LockEngine {
     }
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     throw options.signal?.reason;
+  }
+
+  /** Refuses a kind of lock the store does not implement, before anything reaches the store. */
+  private assertSupported(key: string, options: ResolvedLockOptions): void {
+    const supports = this.backend.capabilities ?? {};
+    const refuse = (what: string) => {
+      throw new InvalidLockArgumentError(`Lock "${key}": ${what} is not supported by the ${this.backend.name} backend`);
+    };
+    if (options.mode === 'read' && !supports.read) refuse("mode 'read'");
+    if (options.fair && !supports.fair) refuse('fair: true');
+    if (options.permits === undefined) return;
+    if (!supports.semaphore) refuse('a semaphore (permits)');
+    if (options.mode !== 'exclusive') throw new InvalidLockArgumentError(`Lock "${key}": a semaphore permit has no mode; leave mode unset`);
+    if (options.fair) throw new InvalidLockArgumentError(`Lock "${key}": fair semaphores are not supported`);
   }
 
   private async closeOnce(): Promise<void> {

@@ -9,8 +9,14 @@ export interface ResolvedLockOptions {
   readonly leaseMs: number;
   readonly waitMs: number;
   readonly mode: LockMode;
+  readonly fair: boolean;
+  /** Permits of a semaphore; undefined for a lock. */
+  readonly permits?: number;
   readonly signal?: AbortSignal;
 }
+
+/** Most permits a semaphore may have. */
+export const MAX_PERMITS = 100_000;
 
 export function assertKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') {
@@ -39,6 +45,14 @@ export function checkWaitMs(value: unknown, what = 'waitMs'): number {
   return value;
 }
 
+/** A semaphore's permits: a whole number from 1 to MAX_PERMITS. */
+export function checkPermits(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_PERMITS) {
+    throw new InvalidLockArgumentError(`permits must be a whole number from 1 to ${MAX_PERMITS}, got ${describe(value)}`);
+  }
+  return value;
+}
+
 export function checkMode(value: unknown): LockMode {
   if (!LOCK_MODES.includes(value as LockMode)) {
     throw new InvalidLockArgumentError(`mode must be one of ${LOCK_MODES.map((m) => `'${m}'`).join(', ')}, got ${describe(value)}`);
@@ -50,18 +64,21 @@ export function resolveLockOptions(
   options: unknown,
   defaults: { leaseMs: number; waitMs: number },
 ): ResolvedLockOptions {
-  if (options === undefined) return { leaseMs: defaults.leaseMs, waitMs: defaults.waitMs, mode: 'exclusive' };
+  if (options === undefined) return { leaseMs: defaults.leaseMs, waitMs: defaults.waitMs, mode: 'exclusive', fair: false };
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockArgumentError(`Lock options must be an object, got ${describe(options)}`);
   }
-  const { leaseMs, waitMs, mode, signal } = options as Record<string, unknown>;
+  const { leaseMs, waitMs, mode, fair, permits, signal } = options as Record<string, unknown>;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidLockArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
   }
+  if (fair !== undefined && typeof fair !== 'boolean') throw new InvalidLockArgumentError(`fair must be a boolean, got ${describe(fair)}`);
   return {
     leaseMs: leaseMs === undefined ? defaults.leaseMs : checkLeaseMs(leaseMs),
     waitMs: waitMs === undefined ? defaults.waitMs : checkWaitMs(waitMs),
     mode: mode === undefined ? 'exclusive' : checkMode(mode),
+    fair: fair === true,
+    permits: permits === undefined ? undefined : checkPermits(permits),
     signal: signal as AbortSignal | undefined,
   };
 }

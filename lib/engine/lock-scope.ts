@@ -19,10 +19,11 @@ export function runInScope<T>(lease: Lease, lock: Lock, fn: () => T): T {
   return storage.run({ lease, lock, parent: storage.getStore() }, fn);
 }
 
-/** The lease this call chain already holds on `storeKey` through `owner`'s engine, if any (re-entrancy). */
-export function findHeldLease(storeKey: string, owner: LeaseOwner): Lease | undefined {
+/** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */
+export function findHeldLease(storeKey: string, semaphore: boolean, owner: LeaseOwner): Lease | undefined {
   for (let scope = storage.getStore(); scope; scope = scope.parent) {
-    if (scope.lease.storeKey === storeKey && scope.lease.owner === owner && scope.lease.isHeld) return scope.lease;
+    const { lease } = scope;
+    if (lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld) return lease;
   }
   return undefined;
 }

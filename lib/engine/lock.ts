@@ -20,6 +20,14 @@ export interface LockOptions {
   leaseMs?: number;
   waitMs?: number;
   mode?: import('./lock-mode.js').LockMode;
+  /**
+   * Makes the key a counting semaphore with this many permits: the call takes one permit, and at
+   * most `permits` holders share the key at once. Every caller of one key must give the same number.
+   * A key's semaphore is apart from its lock. See `LockService.semaphore`.
+   */
+  permits?: number;
+  /** Hand the lock to waiters in arrival order (FIFO). Redis implements it; memory, ZooKeeper and etcd are always FIFO. */
+  fair?: boolean;
   /** Stops waiting when aborted (the call rejects with the signal's reason). */
   signal?: AbortSignal;
 }

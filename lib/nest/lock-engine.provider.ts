@@ -35,6 +35,7 @@ export async function createLockEngine(options: DistributedLockModuleOptions): P
 function borrowed(backend: LockBackend): LockBackend {
   return {
     name: backend.name,
+    capabilities: backend.capabilities,
     claim: (request) => backend.claim(request),
     ping: backend.ping && (() => backend.ping!()),
     close: async () => undefined,

@@ -6,9 +6,9 @@ export const Messages = {
 
   notAMethod: (where: string) => `@Locked() can only decorate methods; ${where} is not a method`,
   lockedArgs: (where: string) =>
-    `@Locked() on ${where} takes (key, leaseMs?, waitMs?) or ({ key, leaseMs?, waitMs?, onBusy?, mode? }), not an options object followed by more arguments`,
+    `@Locked() on ${where} takes (key, leaseMs?, waitMs?) or ({ key, leaseMs?, waitMs?, onBusy?, mode?, fair?, permits? }), not an options object followed by more arguments`,
   lockedUnknownOption: (where: string, name: string) =>
-    `@Locked() on ${where}: unknown option "${name}" (expected key, leaseMs, waitMs, onBusy, mode)`,
+    `@Locked() on ${where}: unknown option "${name}" (expected key, leaseMs, waitMs, onBusy, mode, fair, permits)`,
   lockedOnBusy: (where: string, got: string) => `@Locked() on ${where}: onBusy must be 'throw' or 'skip', got ${got}`,
   lockedOption: (where: string, message: string) => `@Locked() on ${where}: ${message}`,
 

@@ -35,6 +35,20 @@ export class LockService {
     return this.engine.tryAcquire(key, options);
   }
 
+  /**
+   * Takes one of the `permits` permits of the counting semaphore `key` (at most `permits` holders
+   * at once), waiting up to `waitMs`; rejects with LockTimeoutError while all are taken. The permit
+   * is a `Lock`: leased, renewed, lost and released like one. Same as `acquire(key, { ...options, permits })`.
+   *
+   * ```ts
+   * const permit = await locks.semaphore('exports', 3);
+   * try { await runExport(permit.signal); } finally { await permit.release(); }
+   * ```
+   */
+  semaphore(key: string, permits: number, options?: LockOptions): Promise<Lock> {
+    return this.engine.semaphore(key, permits, options);
+  }
+
   /** Runs `fn` holding the lock (as `current()`, re-entrant inside it) and releases it after, even if `fn` throws. */
   withLock<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     return this.engine.withLock(key, fn, options);

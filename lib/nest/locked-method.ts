@@ -15,7 +15,8 @@ type Method = (this: unknown, ...args: unknown[]) => unknown;
  */
 export function createLockedMethod(original: Method, options: Readonly<LockedOptions>, where: string): Method {
   const resolveKey = compileLockKey(options.key, where);
-  const lockOptions: LockOptions = { leaseMs: options.leaseMs, waitMs: options.waitMs, mode: options.mode };
+  const { leaseMs, waitMs, mode, fair, permits } = options;
+  const lockOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits };
   const skipWhenBusy = options.onBusy === 'skip';
 
   const lockedMethod = async function (this: unknown, ...args: unknown[]): Promise<unknown> {

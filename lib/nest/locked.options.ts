@@ -1,5 +1,5 @@
 import type { LockMode } from '../engine/lock-mode.js';
-import { checkLeaseMs, checkMode, checkWaitMs, describe } from '../engine/lock-options.js';
+import { checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import type { LockKey } from './key-template.js';
 import { Messages } from './lock.messages.js';
@@ -29,9 +29,13 @@ export interface LockedOptions {
   onBusy?: OnBusy;
   /** `'exclusive'` (default) or `'write'` exclude everyone; `'read'` shares the key with other readers. */
   mode?: LockMode;
+  /** Hand the lock to waiters in arrival order (see `LockOptions.fair`). */
+  fair?: boolean;
+  /** Makes the key a counting semaphore: at most `permits` calls run at once (see `LockService.semaphore`). */
+  permits?: number;
 }
 
-const OPTION_NAMES = new Set(['key', 'leaseMs', 'waitMs', 'onBusy', 'mode']);
+const OPTION_NAMES = new Set(['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits']);
 
 /** Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class definition. */
 export function parseLockedArgs(args: readonly unknown[], where: string): Readonly<LockedOptions> {
@@ -45,7 +49,7 @@ export function parseLockedArgs(args: readonly unknown[], where: string): Readon
 }
 
 function checkOptions(options: LockedOptions, where: string): Readonly<LockedOptions> {
-  const { key, leaseMs, waitMs, onBusy, mode } = options;
+  const { key, leaseMs, waitMs, onBusy, mode, fair, permits } = options;
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new InvalidLockArgumentError(Messages.lockedOnBusy(where, describe(onBusy)));
   }
@@ -56,8 +60,15 @@ function checkOptions(options: LockedOptions, where: string): Readonly<LockedOpt
       waitMs: waitMs === undefined ? (onBusy === 'skip' ? 0 : undefined) : checkWaitMs(waitMs),
       onBusy: onBusy ?? 'throw',
       mode: mode === undefined ? undefined : checkMode(mode),
+      fair: fair === undefined ? undefined : checkFair(fair),
+      permits: permits === undefined ? undefined : checkPermits(permits),
     });
   } catch (error) {
     throw new InvalidLockArgumentError(Messages.lockedOption(where, (error as Error).message));
   }
+}
+
+function checkFair(value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new InvalidLockArgumentError(`fair must be a boolean, got ${describe(value)}`);
+  return value;
 }

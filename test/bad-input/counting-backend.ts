@@ -4,6 +4,7 @@ import { MemoryBackend, type ClaimRequest, type LockBackend, type LockClaim } fr
 export class CountingBackend implements LockBackend {
   readonly name = 'counting';
   private readonly store = new MemoryBackend();
+  readonly capabilities = this.store.capabilities;
   readonly held = new Set<string>();
   claims = 0;
 

@@ -168,7 +168,7 @@ export function describeBackendContract(target: ContractTarget): void {
         const k = key('owners');
         const owners: string[] = [];
         const backend = await target.createBackend();
-        const spy: LockBackend = { name: backend.name, close: () => backend.close(), claim: (request) => (owners.push(request.owner), backend.claim(request)) };
+        const spy: LockBackend = { name: backend.name, capabilities: backend.capabilities, close: () => backend.close(), claim: (request) => (owners.push(request.owner), backend.claim(request)) };
         const engine = await newEngine({}, spy);
         await (await engine.acquire(k)).release();
         await (await engine.acquire(k)).release();

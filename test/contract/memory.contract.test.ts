@@ -14,7 +14,7 @@ describeBackendContract({
   async stop() {},
   async createBackend(): Promise<LockBackend> {
     // Engines close their backend on shutdown; the shared store must outlive them.
-    return { name: 'memory', claim: (request) => store.claim(request), close: async () => undefined };
+    return { name: 'memory', capabilities: store.capabilities, claim: (request) => store.claim(request), close: async () => undefined };
   },
   async expireLock(storeKey) {
     store.expire(storeKey);

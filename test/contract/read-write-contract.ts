@@ -11,6 +11,7 @@ class QueueSpy {
   wrap(backend: LockBackend): LockBackend {
     return {
       name: backend.name,
+      capabilities: backend.capabilities,
       close: () => backend.close(),
       claim: (request) => {
         const inner = backend.claim(request);

@@ -10,6 +10,7 @@ export class ClaimSpy {
   wrap(backend: LockBackend): LockBackend {
     return {
       name: backend.name,
+      capabilities: backend.capabilities,
       close: () => backend.close(),
       claim: (request) => {
         const inner = backend.claim(request);

@@ -47,7 +47,7 @@ describe('redis backend options and client ownership', () => {
     const engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }));
     const error = await engine.acquire('read-mode', { mode: 'read' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
-    expect((error as Error).message).toBe("mode 'read' is not supported by the redis backend yet");
+    expect((error as Error).message).toBe(`Lock "read-mode": mode 'read' is not supported by the redis backend`);
     const write = await engine.acquire('read-mode', { mode: 'write', waitMs: 0 });
     expect(await engine.tryAcquire('read-mode')).toBeNull(); // 'write' and 'exclusive' are one lock
     await write.release();

@@ -9,6 +9,7 @@ function countingBackend(backend: LockBackend) {
   const stats = { tries: 0, asleep: (storeKey: string) => (backend as RedisBackend).asleep(storeKey) };
   const counted: LockBackend = {
     name: backend.name,
+    capabilities: backend.capabilities,
     close: () => backend.close(),
     claim(request) {
       const claim = backend.claim(request);

@@ -47,7 +47,7 @@ export function describeSqlScenarios(target: SqlTarget): void {
       const engine = await newEngine();
       const error = await engine.acquire('read-mode', { mode: 'read' }).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidLockArgumentError);
-      expect((error as Error).message).toContain(`mode 'read' is not supported by the ${target.name} backend yet`);
+      expect((error as Error).message).toContain(`mode 'read' is not supported by the ${target.name} backend`);
       await (await engine.acquire('read-mode', { mode: 'write', waitMs: 0 })).release();
     });
 

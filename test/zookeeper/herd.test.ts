@@ -11,6 +11,7 @@ const WAITERS = 50;
 function countingBackend(backend: LockBackend, counts: { attempts: number; busy: number }): LockBackend {
   return {
     name: backend.name,
+    capabilities: backend.capabilities,
     close: () => backend.close(),
     claim: (request) => {
       const inner = backend.claim(request);

@@ -1,7 +1,7 @@
 import type { Etcd3, IOptions } from 'etcd3';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
-import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { loadDriver } from '../load-driver.js';
 import { EtcdClaim, type EtcdContext } from './etcd-claim.js';
 import { lockFaultHandling } from './etcd-fault-handling.js';
@@ -16,6 +16,8 @@ type EtcdDriver = typeof import('etcd3');
  */
 class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
+  /** Waiters always queue in arrival order, so every lock is fair. */
+  readonly capabilities: BackendCapabilities = { read: true, fair: true };
   private readonly context: EtcdContext;
   private closing: Promise<void> | undefined;
 

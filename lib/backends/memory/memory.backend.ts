@@ -1,4 +1,4 @@
-import type { AttemptResult, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { monotonicNow, sleep, unrefTimer } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
 
@@ -21,6 +21,8 @@ interface KeyState {
  */
 export class MemoryBackend implements LockBackend {
   readonly name = 'memory';
+  /** Waiters always queue in arrival order, so every lock is fair. */
+  readonly capabilities: BackendCapabilities = { read: true, fair: true };
   private readonly keys = new Map<string, KeyState>();
   /** One counter for all keys: strictly increasing per key too, and nothing to keep per released key. */
   private lastFence = 0;

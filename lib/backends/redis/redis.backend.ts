@@ -28,7 +28,6 @@ export class RedisBackend implements LockBackend {
   }
 
   claim(request: ClaimRequest): LockClaim {
-    if (request.mode === 'read') throw new InvalidLockArgumentError("mode 'read' is not supported by the redis backend yet");
     return new RedisClaim(this.client, this.listener, request, (command) => this.track(command));
   }
 

@@ -36,7 +36,6 @@ export class RedlockBackend implements LockBackend {
   }
 
   claim(request: ClaimRequest): LockClaim {
-    if (request.mode === 'read') throw new InvalidLockArgumentError("mode 'read' is not supported by the redlock backend");
     return new RedlockClaim(this.context, request);
   }
 

@@ -1,4 +1,3 @@
-import { InvalidLockArgumentError } from '../../errors.js';
 import { toBackendError } from '../../engine/backend-error.js';
 import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
@@ -20,9 +19,6 @@ export class SqlBackend implements LockBackend {
   ) {}
 
   claim(request: ClaimRequest): LockClaim {
-    if (request.mode === 'read') {
-      throw new InvalidLockArgumentError(`mode 'read' is not supported by the ${this.name} backend yet`);
-    }
     return new SqlClaim(this, request);
   }
 

@@ -1,5 +1,5 @@
 import type { ZookeeperBackendOptions } from '../backend-options.js';
-import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { loadZookeeperDriver, type ZkDriver } from './zk-driver.js';
 import { ZkSessions } from './zk-sessions.js';
 import { ZookeeperClaim } from './zookeeper.claim.js';
@@ -13,6 +13,8 @@ import { resolveZookeeperOptions } from './zookeeper-options.js';
  */
 export class ZookeeperBackend implements LockBackend {
   readonly name = 'zookeeper';
+  /** Waiters always queue in arrival order, so every lock is fair. */
+  readonly capabilities: BackendCapabilities = { read: true, fair: true };
   private readonly sessions: ZkSessions;
 
   constructor(driver: ZkDriver, options: ZookeeperBackendOptions) {
