@@ -172,8 +172,8 @@ describe('PostgreSQL release listener', () => {
 });
 
 describe('documented DDL', () => {
-  it('matches what the backends create, for both databases', () => {
-    const docs = readFileSync(new URL('../../docs/backends/sql.md', import.meta.url), 'utf8');
+  it.each(['docs/backends/sql.md', 'README.md'])('in %s matches what the backends create, for both databases', (file) => {
+    const docs = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
     expect(docs).toContain(`${postgresTableDdl('"distributed_locks"')};`);
     expect(docs).toContain(`${mysqlTableDdl('`distributed_locks`')};`);
   });
