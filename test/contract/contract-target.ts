@@ -12,6 +12,8 @@ export interface ContractTarget {
   processConfig?(): BackendOptions;
   /** Deletes the lock from the store behind its holder's back (as an operator or a store failure would). */
   expireLock?(storeKey: string): Promise<void>;
+  /** Deletes every permit of the semaphore `storeKey` behind their holders' back (stores with semaphores). */
+  expireSemaphore?(storeKey: string): Promise<void>;
   /** A backend pointed at a store that is not running. */
   createUnreachableBackend?(): Promise<LockBackend>;
   /** Whether this store gives fencing tokens. */

@@ -1,10 +1,12 @@
 import { MemoryBackend, type LockBackend } from '../../lib/index.js';
 import { describeBackendContract } from './backend-contract.js';
+import type { ContractTarget } from './contract-target.js';
+import { describeSemaphoreContract } from './semaphore-contract.js';
 
 // One store shared by every engine of the test, as one process's instances would share it.
 let store = new MemoryBackend();
 
-describeBackendContract({
+const target: ContractTarget = {
   name: 'memory',
   fences: true,
   readWrite: true,
@@ -19,5 +21,11 @@ describeBackendContract({
   async expireLock(storeKey) {
     store.expire(storeKey);
   },
+  async expireSemaphore(storeKey) {
+    store.expireSemaphore(storeKey);
+  },
   crashFreeMs: (leaseMs) => leaseMs,
-});
+};
+
+describeBackendContract(target);
+describeSemaphoreContract(target);

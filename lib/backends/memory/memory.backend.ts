@@ -1,6 +1,7 @@
 import type { AttemptResult, ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { monotonicNow, sleep, unrefTimer } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
+import { MemorySemaphores } from './memory-semaphore.js';
 
 interface Holder {
   readonly claim: MemoryClaim;
@@ -22,12 +23,14 @@ interface KeyState {
 export class MemoryBackend implements LockBackend {
   readonly name = 'memory';
   /** Waiters always queue in arrival order, so every lock is fair. */
-  readonly capabilities: BackendCapabilities = { read: true, fair: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true };
   private readonly keys = new Map<string, KeyState>();
   /** One counter for all keys: strictly increasing per key too, and nothing to keep per released key. */
   private lastFence = 0;
+  private readonly semaphores = new MemorySemaphores(() => this.nextFence());
 
   claim(request: ClaimRequest): LockClaim {
+    if (request.permits !== undefined) return this.semaphores.claim(request);
     return new MemoryClaim(this, request);
   }
 
@@ -42,7 +45,13 @@ export class MemoryBackend implements LockBackend {
     this.settle(storeKey);
   }
 
+  /** Ends every permit of the semaphore `storeKey` at once, as if their leases had lapsed. A testing aid, like `expire`. */
+  expireSemaphore(storeKey: string): void {
+    this.semaphores.expire(storeKey);
+  }
+
   async close(): Promise<void> {
+    this.semaphores.close();
     for (const state of this.keys.values()) {
       for (const holder of state.holders.values()) clearTimeout(holder.timer);
     }
