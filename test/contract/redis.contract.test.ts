@@ -1,14 +1,17 @@
 import { Redis } from 'ioredis';
 import { createLockBackend, type LockBackend } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
+import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { describeBackendContract } from './backend-contract.js';
+import type { ContractTarget } from './contract-target.js';
+import { describeSemaphoreContract } from './semaphore-contract.js';
 
 let server: RedisServer;
 let admin: Redis;
 
-describeBackendContract({
+const target: ContractTarget = {
   name: 'redis',
   fences: true,
   readWrite: false,
@@ -25,7 +28,13 @@ describeBackendContract({
   async expireLock(storeKey) {
     await admin.del(redisLockKeys(storeKey).lock);
   },
+  async expireSemaphore(storeKey) {
+    await admin.del(redisSemaphoreKeys(storeKey).permits);
+  },
   // A port that was free a moment ago: nothing listens there.
   createUnreachableBackend: async () => createLockBackend({ type: 'redis', url: `redis://127.0.0.1:${await freePort()}` }),
   crashFreeMs: (leaseMs) => leaseMs,
-});
+};
+
+describeBackendContract(target);
+describeSemaphoreContract(target);

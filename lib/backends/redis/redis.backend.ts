@@ -1,11 +1,12 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
-import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { RedisClaim } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import { openRedisConnection } from './redis-connection.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
+import { RedisSemaphoreClaim } from './semaphore-claim.js';
 
 /** How long `close()` lets commands in flight settle, and QUIT flush, before it drops the connection. */
 const CLOSE_GRACE_MS = 2_000;
@@ -16,6 +17,7 @@ const CLOSE_GRACE_MS = 2_000;
  */
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
+  readonly capabilities: BackendCapabilities = { semaphore: true };
   private readonly listener: ReleaseListener;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
@@ -28,6 +30,7 @@ export class RedisBackend implements LockBackend {
   }
 
   claim(request: ClaimRequest): LockClaim {
+    if (request.permits !== undefined) return new RedisSemaphoreClaim(this.client, this.listener, request, (command) => this.track(command));
     return new RedisClaim(this.client, this.listener, request, (command) => this.track(command));
   }
 

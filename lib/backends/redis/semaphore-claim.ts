@@ -1,0 +1,101 @@
+import { monotonicNow } from '../../engine/clock.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
+import type { RedisClient } from './redis-client.js';
+import type { ReleaseListener } from './release-listener.js';
+import { redisSemaphoreKeys, type RedisSemaphoreKeys } from './semaphore-keys.js';
+import { acquirePermit, releasePermit, renewPermit } from './semaphore-scripts.js';
+
+/**
+ * @internal One permit of a counting semaphore on Redis: this owner's entry in the key's sorted
+ * set of permits, scored by its expiry. Waits like a lock claim, on the semaphore's own release channel.
+ */
+export class RedisSemaphoreClaim implements LockClaim {
+  private readonly keys: RedisSemaphoreKeys;
+  private readonly permits: number;
+  private readonly waiter = new ReleaseWaiter();
+  private waiting: ChannelWaiters | undefined;
+  private held = false;
+  /** An attempt failed without an answer: it may have taken a permit, so release must clean up. */
+  private maybeHeld = false;
+  /** Monotonic time by which the first permit lapses, from this claim's latest busy answer. */
+  private firstExpiry: number | undefined;
+
+  constructor(
+    private readonly client: RedisClient,
+    private readonly listener: ReleaseListener,
+    private readonly request: ClaimRequest,
+    /** Registers a command in flight, so that closing the backend can let it settle first. */
+    private readonly track: <T>(command: Promise<T>) => Promise<T> = (command) => command,
+  ) {
+    this.keys = redisSemaphoreKeys(request.key);
+    this.permits = request.permits ?? 1;
+  }
+
+  async tryAcquire(): Promise<AttemptResult> {
+    this.waiter.noteTry();
+    this.waiting?.noteTry();
+    const local = this.waiting ?? this.listener.waitersOf(this.keys.channel);
+    if (!this.waiting) {
+      // Claims of this process that already wait go first, so a holder that releases and asks again
+      // at once does not take back the permit its release announced to them.
+      const holderTtlMs = local?.queuedAheadTtl();
+      if (holderTtlMs !== undefined) return { acquired: false, holderTtlMs };
+    }
+    let reply;
+    try {
+      reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs));
+    } catch (error) {
+      this.maybeHeld = true;
+      throw error;
+    }
+    if (!reply.acquired) {
+      this.firstExpiry = monotonicNow() + reply.holderTtlMs;
+      local?.noteHolderUntil(this.firstExpiry);
+      return reply;
+    }
+    this.held = true;
+    this.stopWaiting();
+    return { acquired: true, fence: reply.fence, validityMs: this.request.leaseMs };
+  }
+
+  async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
+    try {
+      if (!this.waiting) {
+        this.waiting = this.listener.join(this.keys.channel, this.waiter);
+        this.waiting.noteHolderUntil(this.firstExpiry);
+      }
+      const startedAt = monotonicNow();
+      if (!(await this.listener.subscribed(this.waiting, maxMs, signal))) {
+        // No notification without a subscription: the engine's bound (the first permit's expiry) applies.
+        return await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
+      }
+      // A release between our last try and the start of the subscription was announced to nobody: try again.
+      if (this.waiting.activeSince >= this.waiter.lastTryAt) return;
+      if (this.waiting.takePending()) return;
+      await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
+    } catch {
+      // Never rejects: the engine simply tries again.
+    }
+  }
+
+  async renew(leaseMs: number): Promise<number | false> {
+    return (await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
+  }
+
+  async release(): Promise<boolean> {
+    this.stopWaiting();
+    if (!this.held && !this.maybeHeld) return true;
+    const wasHeld = this.held;
+    const freed = await this.track(releasePermit(this.client, this.keys, this.request.owner));
+    this.held = false;
+    this.maybeHeld = false;
+    return freed || !wasHeld;
+  }
+
+  private stopWaiting(): void {
+    if (!this.waiting) return;
+    this.listener.leave(this.waiting, this.waiter);
+    this.waiting = undefined;
+  }
+}

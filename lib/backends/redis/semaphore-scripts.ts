@@ -1,0 +1,73 @@
+import type { RedisClient } from './redis-client.js';
+import type { RedisSemaphoreKeys } from './semaphore-keys.js';
+import { luaScript, runScript } from './run-script.js';
+
+// Every script reads Redis's clock (TIME), so expiries are judged by one clock, whatever the callers'
+// clocks say. replicate_commands: on Redis 3.2-4, writes after TIME need effects replication (the default since 5).
+const NOW = `
+if redis.replicate_commands then redis.replicate_commands() end
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+`;
+
+// Keeps the set alive at least as long as its latest permit, so an abandoned semaphore vanishes on its own.
+const KEEP_SET = `
+if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
+`;
+
+// KEYS: permits, fence counter. ARGV: owner, permits, lease ms.
+// Drops lapsed permits; then, with fewer than `permits` left (or this owner's already there: a reply lost
+// and the command resent), records the owner's expiry: {1, fence}. Full → {0, ms until the first permit lapses}.
+const ACQUIRE = luaScript(`${NOW}
+local lease = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if mine or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
+  redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
+  ${KEEP_SET}
+  if mine then return {1, tonumber(redis.call('GET', KEYS[2]) or '0')} end
+  return {1, redis.call('INCR', KEYS[2])}
+end
+local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {0, tonumber(first[2]) - now}
+`);
+
+// KEYS: permits. ARGV: owner, lease ms. Extends the owner's permit only while it has not lapsed.
+const RENEW = luaScript(`${NOW}
+local lease = tonumber(ARGV[2])
+if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0') <= now then return 0 end
+redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
+${KEEP_SET}
+return 1
+`);
+
+// KEYS: permits. ARGV: owner, channel, message. Removes the owner's permit and announces it to the
+// waiters; 1 if it was still valid, 0 if it had lapsed or was gone.
+const RELEASE = luaScript(`${NOW}
+local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not expiry then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+if tonumber(expiry) > now then return 1 end
+return 0
+`);
+
+/** @internal */
+export type SemaphoreReply = { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs: number };
+
+/** @internal One attempt to take a permit for `owner`. */
+export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, permits: number, leaseMs: number): Promise<SemaphoreReply> {
+  const reply = (await runScript(client, ACQUIRE, [keys.permits, keys.fence], [owner, permits, leaseMs])) as [number, number];
+  const [taken, value] = reply.map(Number);
+  return taken === 1 ? { acquired: true, fence: value! } : { acquired: false, holderTtlMs: value! };
+}
+
+/** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). */
+export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number): Promise<boolean> {
+  return Number(await runScript(client, RENEW, [keys.permits], [owner, leaseMs])) === 1;
+}
+
+/** @internal Whether the owner still held a valid permit (which is now free). */
+export async function releasePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string): Promise<boolean> {
+  return Number(await runScript(client, RELEASE, [keys.permits], [owner, keys.channel, 'released'])) === 1;
+}
