@@ -91,9 +91,13 @@ function printReport(setup: string, requests: number, concurrency: number, rows:
   console.log(format(header));
   for (const line of lines) console.log(format(line));
   console.log('\noversold = items sold that the stock never had: sold - (stock - remaining).');
-  for (const row of rows) {
-    console.log(row.oversold === 0 ? `  ${row.endpoint}: no oversell, every sale is accounted for.` : `  ${row.endpoint}: ${row.oversold} items sold twice (lost updates between read and write).`);
-  }
+  for (const row of rows) console.log(`  ${row.endpoint}: ${verdict(row)}`);
+}
+
+function verdict(row: Row): string {
+  const sold = row.oversold === 0 ? 'no oversell, every sale is accounted for' : `${row.oversold} items sold twice (lost updates between read and write)`;
+  // Failed requests are not sales: say so rather than let "no oversell" stand alone.
+  return row.errors === 0 ? `${sold}.` : `${sold}, but ${row.errors} of ${row.requests} requests FAILED (5xx or no answer): see the app's log.`;
 }
 
 /** `--redis` alone means "start a throwaway redis-server". */
