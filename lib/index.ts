@@ -1,5 +1,5 @@
 export * from './errors.js';
-export type { Lock, LockOptions } from './engine/lock.js';
+export { isMultiLock, type Lock, type MultiLock, type LockOptions } from './engine/lock.js';
 export type { LockMode } from './engine/lock-mode.js';
 export type { LockEvent, LockEventType } from './engine/lock-events.js';
 export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS } from './engine/lock-engine.js';
@@ -13,7 +13,7 @@ export { DISTRIBUTED_LOCK_MODULE_OPTIONS, type DistributedLockModuleAsyncOptions
 export { LockService } from './nest/lock.service.js';
 export { Locked } from './nest/locked.decorator.js';
 export type { LockedOptions, OnBusy } from './nest/locked.options.js';
-export type { LockKey } from './nest/key-template.js';
+export type { LockKey, LockKeys } from './nest/key-template.js';
 export { LockedInterceptor } from './nest/locked.interceptor.js';
 export { LOCK_ENGINE, LOCKED_METADATA } from './nest/lock.constants.js';
 export { LockHealthIndicator, checkLockStore, type LockHealthStatus, type LockHealthResult, type LockHealthOptions } from './health/lock-health.indicator.js';

@@ -8,8 +8,10 @@ import type { LockEvent } from './lock-events.js';
 import { LockHandle } from './lock-handle.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, checkWaitMs, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentScope, findHeldLease, runInScope } from './lock-scope.js';
+import { currentScope, findHeldLease, runInScope, runInScopes } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
+import { acquireAll } from './multi-lock.js';
+import { MultiLockHandle } from './multi-lock-handle.js';
 import { newOwnerId } from './owner-id.js';
 import { WakeScheduler } from './wake-scheduler.js';
 
@@ -59,17 +61,19 @@ export class LockEngine {
     };
   }
 
-  /** Waits up to `waitMs` for the lock; rejects with LockTimeoutError when it stays busy. */
-  async acquire(key: string, options?: LockOptions): Promise<Lock> {
-    assertKey(key);
-    return this.acquireResolved(key, resolveLockOptions(options, this));
+  /**
+   * Waits up to `waitMs` for the lock; rejects with LockTimeoutError when it stays busy.
+   * Given a list of keys, takes all of them or none (in sorted order, so overlapping sets cannot
+   * deadlock) within one `waitMs`, and resolves one `MultiLock` (see docs/multi-key-locks.md).
+   */
+  async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    return this.acquireAny(key, options, false);
   }
 
-  /** One attempt; resolves `null` when the lock is busy. */
-  async tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
-    assertKey(key);
+  /** One attempt (per key, for a list); resolves `null` when the lock (any key of a list) is busy. */
+  async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
     try {
-      return await this.acquireResolved(key, { ...resolveLockOptions(options, this), waitMs: 0 });
+      return await this.acquireAny(key, options, true);
     } catch (error) {
       if (error instanceof LockTimeoutError) return null;
       throw error;
@@ -86,7 +90,7 @@ export class LockEngine {
   }
 
   /** Runs `fn` holding the lock (visible to `current()` and re-entrant inside it), then releases it. */
-  async withLock<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  async withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
     const lock = await this.acquire(key, options);
     return this.runHolding(lock, fn);
@@ -94,10 +98,14 @@ export class LockEngine {
 
   /** Runs `fn` with `lock` as the current lock of its async context, and releases the lock after it. */
   async runHolding<T>(lock: Lock, fn: (lock: Lock) => T | Promise<T>): Promise<T> {
-    const lease = lock instanceof LockHandle ? lock.lease : undefined;
+    const run = () => fn(lock);
     let result: T;
     try {
-      result = await (lease ? runInScope(lease, lock, () => fn(lock)) : fn(lock));
+      result = await (lock instanceof LockHandle
+        ? runInScope(lock.lease, lock, run)
+        : lock instanceof MultiLockHandle
+          ? runInScopes(lock.leases, lock, run)
+          : run());
     } catch (error) {
       await lock[Symbol.asyncDispose]().catch(() => undefined);
       throw error;
@@ -118,7 +126,16 @@ export class LockEngine {
     return this.closing;
   }
 
-  private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<Lock> {
+  private acquireAny(key: string | readonly string[], options: LockOptions | undefined, oneAttempt: boolean): Promise<Lock> {
+    // A string goes straight through: no list to build or sort on the common path.
+    const single = typeof key === 'string' || !Array.isArray(key);
+    if (single) assertKey(key);
+    const resolved = oneAttempt ? { ...resolveLockOptions(options, this), waitMs: 0 } : resolveLockOptions(options, this);
+    if (single) return this.acquireResolved(key as string, resolved);
+    return acquireAll(key, resolved, (one, partOptions) => this.acquireResolved(one, partOptions));
+  }
+
+  private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     const storeKey = this.keyPrefix + key;
     this.assertSupported(key, options);

@@ -19,6 +19,13 @@ export function runInScope<T>(lease: Lease, lock: Lock, fn: () => T): T {
   return storage.run({ lease, lock, parent: storage.getStore() }, fn);
 }
 
+/** Like `runInScope` for a lock on several keys: every part's lease is in scope (re-entrant), and `lock` is the current lock. */
+export function runInScopes<T>(leases: readonly Lease[], lock: Lock, fn: () => T): T {
+  let scope = storage.getStore();
+  for (const lease of leases) scope = { lease, lock, parent: scope };
+  return storage.run(scope!, fn);
+}
+
 /** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */
 export function findHeldLease(storeKey: string, semaphore: boolean, owner: LeaseOwner): Lease | undefined {
   for (let scope = storage.getStore(); scope; scope = scope.parent) {

@@ -15,6 +15,23 @@ export interface Lock {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/**
+ * A lock on several keys at once, from `acquire([...])`, `withLock([...])` or a `@Locked()` method
+ * with a key list. Its parts are single locks taken in canonical (sorted) order; it is held only
+ * while every part is.
+ */
+export interface MultiLock extends Lock {
+  /** The distinct keys, in the canonical order they were taken (sorted), without the prefix. `key` is these joined with `,`. */
+  readonly keys: readonly string[];
+  /** The fence of each part, by key. The multi-lock's own `fence` is `undefined`. */
+  readonly fences: Readonly<Record<string, number | undefined>>;
+}
+
+/** Whether `lock` is a lock on several keys (a {@link MultiLock}), e.g. to read its `fences` from `current()`. */
+export function isMultiLock(lock: Lock | null | undefined): lock is MultiLock {
+  return lock != null && Array.isArray((lock as Partial<MultiLock>).keys);
+}
+
 /** Per-call options of `acquire`, `tryAcquire` and `withLock`. Unset fields take the module's defaults. */
 export interface LockOptions {
   leaseMs?: number;

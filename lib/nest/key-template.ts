@@ -6,6 +6,9 @@ import { Messages } from './lock.messages.js';
 /** A `@Locked()` key: a template such as `'order:{0.id}'`, or a function of the method's arguments. */
 export type LockKey = string | ((...args: any[]) => string);
 
+/** What `@Locked()` takes as its key: one key, or a list of them for a lock on all those keys (a `MultiLock`). */
+export type LockKeys = LockKey | readonly LockKey[];
+
 const REQUEST_PARTS = ['params', 'query', 'body', 'headers'] as const;
 type RequestPart = (typeof REQUEST_PARTS)[number];
 
@@ -16,9 +19,9 @@ interface Placeholder {
   readonly path: readonly string[];
 }
 
-/** Builds a key from a call: `this`, the arguments, and the HTTP request when the method is its route handler. */
-export interface KeyResolver {
-  (self: unknown, args: readonly unknown[], request: RequestParts | undefined): string;
+/** Builds a key (or, from a key list, the keys) from a call: `this`, the arguments, and the HTTP request when the method is its route handler. */
+export interface KeyResolver<K extends string | string[] = string | string[]> {
+  (self: unknown, args: readonly unknown[], request: RequestParts | undefined): K;
   /** The template names parts of the HTTP request. */
   readonly usesRequest: boolean;
 }
@@ -28,6 +31,22 @@ export interface KeyResolver {
  * that can never work. `{{` and `}}` stand for literal braces.
  */
 export function compileLockKey(key: unknown, where: string): KeyResolver {
+  return Array.isArray(key) ? compileKeyList(key, where) : compileOne(key, where);
+}
+
+/** Each element as one key; the engine dedupes and orders the keys it gets. */
+function compileKeyList(keys: readonly unknown[], where: string): KeyResolver<string[]> {
+  if (keys.length === 0) throw new InvalidLockArgumentError(Messages.keyListEmpty(where));
+  const resolvers = keys.map((key, index) => {
+    if (typeof key !== 'function' && (typeof key !== 'string' || key.length === 0)) {
+      throw new InvalidLockArgumentError(Messages.keyListElement(where, index, describe(key)));
+    }
+    return compileOne(key, where);
+  });
+  return resolver(resolvers.some((one) => one.usesRequest), (self, args, request) => resolvers.map((one) => one(self, args, request)));
+}
+
+function compileOne(key: unknown, where: string): KeyResolver<string> {
   if (typeof key === 'function') return resolver(false, (self, args) => checkFunctionResult(key.apply(self, args), where));
   if (typeof key !== 'string' || key.length === 0) throw new InvalidLockArgumentError(Messages.keyType(where, describe(key)));
   const parts = parseTemplate(key, where);
@@ -44,7 +63,7 @@ export function compileLockKey(key: unknown, where: string): KeyResolver {
   });
 }
 
-function resolver(usesRequest: boolean, fn: (self: unknown, args: readonly unknown[], request: RequestParts | undefined) => string): KeyResolver {
+function resolver<K extends string | string[]>(usesRequest: boolean, fn: (self: unknown, args: readonly unknown[], request: RequestParts | undefined) => K): KeyResolver<K> {
   return Object.assign(fn, { usesRequest });
 }
 

@@ -13,7 +13,12 @@ export const Messages = {
   lockedOption: (where: string, message: string) => `@Locked() on ${where}: ${message}`,
 
   keyType: (where: string, got: string) =>
-    `@Locked() on ${where}: the key must be a non-empty string template or a function, got ${got}`,
+    `@Locked() on ${where}: the key must be a non-empty string template or a function (or a non-empty list of them), got ${got}`,
+  keyListEmpty: (where: string) => `@Locked() on ${where}: the key list must not be empty`,
+  keyListElement: (where: string, index: number, got: string) =>
+    `@Locked() on ${where}: key list element ${index} must be a non-empty string template or a function, got ${got}`,
+  lockedPermitsWithKeyList: (where: string) =>
+    `@Locked() on ${where}: permits (a semaphore) cannot be combined with a key list; a semaphore takes one key`,
   templateSyntax: (where: string, template: string, problem: string) =>
     `@Locked() on ${where}: bad key template ${JSON.stringify(template)}: ${problem}`,
   templateMissing: (where: string, template: string, name: string, got: string) =>

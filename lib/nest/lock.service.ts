@@ -25,13 +25,24 @@ export class LockService {
     });
   }
 
-  /** Waits up to `waitMs` (default: the module's) for the lock; rejects with LockTimeoutError if it stays busy. */
-  acquire(key: string, options?: LockOptions): Promise<Lock> {
+  /**
+   * Waits up to `waitMs` (default: the module's) for the lock; rejects with LockTimeoutError if it stays busy.
+   *
+   * Given a list of keys, takes all of them or none, in sorted order (so callers locking the same
+   * keys in different orders cannot deadlock), within one `waitMs` for the whole list; a busy key
+   * releases the ones already taken and rejects LockTimeoutError naming it. Two or more distinct
+   * keys resolve one `MultiLock` (`keys`, `fences`; narrow with `isMultiLock`); see docs/multi-key-locks.md.
+   *
+   * ```ts
+   * await using lock = await locks.acquire([`account:${from}`, `account:${to}`]);
+   * ```
+   */
+  acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
     return this.engine.acquire(key, options);
   }
 
-  /** One attempt, never waits: the lock, or `null` when it is busy. */
-  tryAcquire(key: string, options?: LockOptions): Promise<Lock | null> {
+  /** One attempt, never waits: the lock, or `null` when it is busy (for a list: when any key is; then none is held). */
+  tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
     return this.engine.tryAcquire(key, options);
   }
 
@@ -49,8 +60,11 @@ export class LockService {
     return this.engine.semaphore(key, permits, options);
   }
 
-  /** Runs `fn` holding the lock (as `current()`, re-entrant inside it) and releases it after, even if `fn` throws. */
-  withLock<T>(key: string, fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  /**
+   * Runs `fn` holding the lock (as `current()`, re-entrant inside it) and releases it after, even if `fn` throws.
+   * With a list of keys, `fn` holds all of them; each is re-entrant inside it.
+   */
+  withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     return this.engine.withLock(key, fn, options);
   }
 

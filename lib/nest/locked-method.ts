@@ -9,8 +9,9 @@ import type { LockedOptions } from './locked.options.js';
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 
 /**
- * Wraps `original` so that each call acquires the lock once, runs the method holding it (visible
- * to `LockService.current()`, re-entrant for nested calls) and releases it, even when it throws.
+ * Wraps `original` so that each call acquires the lock once (for a key list: every key, all or
+ * none), runs the method holding it (visible to `LockService.current()`, re-entrant for nested
+ * calls) and releases it, even when it throws.
  * The wrapper is always async.
  */
 export function createLockedMethod(original: Method, options: Readonly<LockedOptions>, where: string): Method {

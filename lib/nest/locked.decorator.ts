@@ -1,7 +1,7 @@
 import { UseInterceptors } from '@nestjs/common';
 import { InvalidLockArgumentError } from '../errors.js';
 import { copyMetadata } from './copy-metadata.js';
-import type { LockKey } from './key-template.js';
+import type { LockKeys } from './key-template.js';
 import { LOCKED_METADATA } from './lock.constants.js';
 import { Messages } from './lock.messages.js';
 import { createLockedMethod } from './locked-method.js';
@@ -16,7 +16,9 @@ import { parseLockedArgs, type LockedOptions } from './locked.options.js';
  * - `key`: a template (`'order:{0.id}'` names argument 0's `id`; on route handlers
  *   `{params.x}`, `{query.x}`, `{body.x}`, `{headers.x}` name parts of the request; `{{`/`}}` are
  *   literal braces) or a function of the method's arguments. A template naming something missing
- *   throws InvalidLockArgumentError rather than locking a key with `undefined` in it.
+ *   throws InvalidLockArgumentError rather than locking a key with `undefined` in it. A list
+ *   of keys (`['account:{0}', 'account:{1}']`) locks all of them or none, in sorted order, so
+ *   calls naming the same keys in opposite orders cannot deadlock.
  * - Busy for `waitMs`: rejects LockTimeoutError (409 Conflict over HTTP, with `Retry-After`), or,
  *   with `onBusy: 'skip'`, resolves `undefined` without running the method.
  * - Inside the method, `LockService.current()` is the held lock (its `signal` aborts if it is lost,
@@ -31,12 +33,15 @@ import { parseLockedArgs, type LockedOptions } from './locked.options.js';
  * @Locked('inventory:{params.sku}')
  * reserve(@Param('sku') sku: string) { ... }
  *
+ * @Locked({ key: ['account:{0}', 'account:{1}'] })
+ * async transfer(from: string, to: string, amount: number) { ... }
+ *
  * @Cron(CronExpression.EVERY_MINUTE)
  * @Locked({ key: 'jobs:report', onBusy: 'skip' })
  * async report() { ... }
  * ```
  */
-export function Locked(key: LockKey, leaseMs?: number, waitMs?: number): MethodDecorator;
+export function Locked(key: LockKeys, leaseMs?: number, waitMs?: number): MethodDecorator;
 export function Locked(options: LockedOptions): MethodDecorator;
 export function Locked(...args: unknown[]): MethodDecorator {
   return (target, propertyKey, descriptor) => {

@@ -1,7 +1,7 @@
 import type { LockMode } from '../engine/lock-mode.js';
 import { checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
-import type { LockKey } from './key-template.js';
+import type { LockKeys } from './key-template.js';
 import { Messages } from './lock.messages.js';
 
 /** What `@Locked()` does when the lock stays busy for `waitMs`. */
@@ -11,9 +11,11 @@ export type OnBusy = 'throw' | 'skip';
 export interface LockedOptions {
   /**
    * A template (`'order:{0.id}'`, `'inventory:{params.sku}'`; text without braces is a literal key)
-   * or a function that receives the method's arguments and returns the key.
+   * or a function that receives the method's arguments and returns the key. A list of them
+   * (`['account:{0}', 'account:{1}']`) locks all those keys or none, in sorted order, so calls
+   * naming the same keys in different orders cannot deadlock; `current()` is then a `MultiLock`.
    */
-  key: LockKey;
+  key: LockKeys;
   /** Lease length in ms (renewed while the method runs). Default: the module's `leaseMs`. */
   leaseMs?: number;
   /**
@@ -40,7 +42,7 @@ const OPTION_NAMES = new Set(['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fai
 /** Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class definition. */
 export function parseLockedArgs(args: readonly unknown[], where: string): Readonly<LockedOptions> {
   const [first, leaseMs, waitMs] = args;
-  if (typeof first !== 'object' || first === null) return checkOptions({ key: first as LockKey, leaseMs: leaseMs as number, waitMs: waitMs as number }, where);
+  if (typeof first !== 'object' || first === null || Array.isArray(first)) return checkOptions({ key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number }, where);
   if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
   for (const name of Object.keys(first)) {
     if (!OPTION_NAMES.has(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name));
@@ -53,9 +55,10 @@ function checkOptions(options: LockedOptions, where: string): Readonly<LockedOpt
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new InvalidLockArgumentError(Messages.lockedOnBusy(where, describe(onBusy)));
   }
+  if (permits !== undefined && Array.isArray(key)) throw new InvalidLockArgumentError(Messages.lockedPermitsWithKeyList(where));
   try {
     return Object.freeze({
-      key,
+      key: Array.isArray(key) ? Object.freeze([...key]) : key,
       leaseMs: leaseMs === undefined ? undefined : checkLeaseMs(leaseMs),
       waitMs: waitMs === undefined ? (onBusy === 'skip' ? 0 : undefined) : checkWaitMs(waitMs),
       onBusy: onBusy ?? 'throw',
