@@ -1,11 +1,13 @@
 // Sequential acquire + release per second: the redlock backend over 5 masters vs the redis
 // backend on 1 node, all local redis-servers started here (127.0.0.1, free ports, no persistence).
 // Rounds alternate between the two so that machine noise hits both alike; prints medians and the ratio.
-// Run `npm run build` first: node bench/redlock-vs-redis.mjs [opsPerRound=2000] [rounds=7]
+// npm run bench:redlock [-- opsPerRound=2000 rounds=7] (builds first; NDL_BENCH_DIST names another build)
 import { spawn } from 'node:child_process';
 import { createServer, createConnection } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createLockBackend, LockEngine } from '../dist/esm/index.js';
+import { loadPackage } from './lib/package-under-test.mjs';
+
+const { createLockBackend, LockEngine } = await loadPackage();
 
 const OPS = Number(process.argv[2] ?? 2_000);
 const ROUNDS = Number(process.argv[3] ?? 7);
