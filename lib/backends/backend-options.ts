@@ -48,6 +48,18 @@ export interface ZookeeperBackendOptions {
   connectTimeoutMs?: number;
   /** Parent znode of all lock nodes. Default `'/nestjs-distributed-lock'`. */
   rootPath?: string;
+  /**
+   * Credentials added to every session the backend opens, e.g. `[{ scheme: 'digest', credentials: 'app:secret' }]`.
+   * Never logged nor put in error messages.
+   */
+  auth?: { scheme: string; credentials: string }[];
+  /**
+   * ACL of every node the backend creates (root, per-key parents, lock nodes). `'open'` (default):
+   * anyone may do anything (world:anyone). `'creator'`: only the identities in `auth` (needs `auth`).
+   * Or a list, e.g. `[{ scheme: 'digest', id: 'app:<base64 sha1 of app:secret>', permissions: ['all'] }]`.
+   * Nodes that already exist keep their ACL.
+   */
+  acl?: 'open' | 'creator' | { scheme: string; id: string; permissions: ('read' | 'write' | 'create' | 'delete' | 'admin' | 'all')[] }[];
 }
 
 export interface EtcdBackendOptions {

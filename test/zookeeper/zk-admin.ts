@@ -1,13 +1,15 @@
-import { loadZookeeperDriver, zkErrorCode, ZK_ERROR, type ZkClient, type ZkStat } from '../../lib/backends/zookeeper/zk-driver.js';
+import { loadZookeeperDriver, zkErrorCode, ZK_ERROR, type ZkAcl, type ZkClient, type ZkStat } from '../../lib/backends/zookeeper/zk-driver.js';
 import { lockParentPath } from '../../lib/backends/zookeeper/zk-paths.js';
 
 /** A separate ZooKeeper session for tests: looks at lock nodes and deletes them behind their holders' backs. */
 export class ZkAdmin {
   private constructor(private readonly client: ZkClient) {}
 
-  static async connect(connectionString: string): Promise<ZkAdmin> {
+  /** Connects, authenticated with `auth` (e.g. `[{ scheme: 'digest', credentials: 'user:password' }]`) if given. */
+  static async connect(connectionString: string, auth: readonly { scheme: string; credentials: string }[] = []): Promise<ZkAdmin> {
     const driver = await loadZookeeperDriver();
     const client = driver.createClient(connectionString, { sessionTimeout: 5_000 });
+    for (const { scheme, credentials } of auth) client.addAuthInfo(scheme, Buffer.from(credentials));
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`ZkAdmin could not connect to ${connectionString}`)), 10_000);
       client.on('state', (state) => {
@@ -31,6 +33,14 @@ export class ZkAdmin {
   stat(path: string): Promise<ZkStat | undefined> {
     return new Promise((resolve, reject) =>
       this.client.getData(path, undefined, (error, _data, stat) => (zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(stat))),
+    );
+  }
+
+  /** The node's ACL as `{ scheme, id, permission }` entries (the permission a bit mask: read 1, write 2, create 4, delete 8, admin 16). */
+  acl(path: string): Promise<{ scheme: string; id: string; permission: number }[]> {
+    const client = this.client as ZkClient & { getACL(path: string, callback: (error: Error | null, acls: ZkAcl[]) => void): void };
+    return new Promise((resolve, reject) =>
+      client.getACL(path, (error, acls) => (error ? reject(error) : resolve(acls.map(({ id, permission }) => ({ scheme: id.scheme, id: id.id, permission }))))),
     );
   }
 

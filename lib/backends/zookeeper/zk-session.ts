@@ -2,7 +2,9 @@ import { setMaxListeners } from 'node:events';
 import { LockBackendError } from '../../errors.js';
 import { unrefTimer } from '../../engine/clock.js';
 import { ConnectionWatchdog } from './connection-watchdog.js';
-import { ZK_ERROR, zkErrorCode, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
+import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';
+import { driverAcl } from './zk-acl.js';
+import { ZK_ERROR, zkErrorCode, type ZkAcl, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
 import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
 
 const BACKEND = 'zookeeper';
@@ -12,11 +14,14 @@ const CLOSE_WAIT_MS = 2_000;
  * One ZooKeeper session: a node-zookeeper-client connection and the ephemeral nodes it owns.
  * `ended` aborts when the session expired or was closed: its ephemeral nodes are gone then.
  * Every operation is bounded by `connectTimeoutMs` (the driver itself waits forever for a server).
+ * Every node it creates gets the `acl` option's ACL; the `auth` credentials go with every connection.
  */
 export class ZkSession {
   private readonly client: ZkClient;
+  private readonly acl: readonly ZkAcl[];
   private readonly endController = new AbortController();
   private connected = false;
+  private authRejected = false;
   private readonly watchdog: ConnectionWatchdog;
   private readonly connectWaiters = new Set<() => void>();
   /** Clean-ups that failed for lack of a connection; retried on every reconnect of this session. */
@@ -28,7 +33,10 @@ export class ZkSession {
   ) {
     // Every lock held in this session listens for its end.
     setMaxListeners(0, this.endController.signal);
+    this.acl = driverAcl(driver, options.acl);
     this.client = driver.createClient(options.connectionString, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
+    // Before connect(): the client sends them right after each handshake, ahead of any request.
+    for (const { scheme, credentials } of options.auth) this.client.addAuthInfo(scheme, credentials);
     this.client.on('state', (state) => this.onState(state));
     // Time for one attempt to connect: enough to try two members within connectTimeoutMs.
     this.watchdog = new ConnectionWatchdog(this.client, Math.max(250, Math.min(options.connectTimeoutMs / 2, options.sessionTimeoutMs / 3)));
@@ -42,6 +50,11 @@ export class ZkSession {
 
   get ended(): AbortSignal {
     return this.endController.signal;
+  }
+
+  /** The server rejected the `auth` option: a configuration error, not worth a new session at once. */
+  get authFailed(): boolean {
+    return this.authRejected;
   }
 
   /** The timeout the server granted (it clamps the requested one to 2..20 ticks). */
@@ -80,13 +93,13 @@ export class ZkSession {
    */
   createEphemeralSequential(path: string): Promise<string> {
     const mode = this.driver.CreateMode.EPHEMERAL_SEQUENTIAL;
-    return new Promise((resolve, reject) => this.client.create(path, Buffer.alloc(0), mode, (error, created) => (error ? reject(error) : resolve(created))));
+    return new Promise((resolve, reject) => this.client.create(path, Buffer.alloc(0), this.acl, mode, (error, created) => (error ? reject(error) : resolve(created))));
   }
 
   /** Creates a missing lock parent and the claim's node under it in one multi; resolves the node's path. Not bounded, as above. */
   createWithParent(parentPath: string, childPath: string): Promise<string> {
     const { PERSISTENT, EPHEMERAL_SEQUENTIAL } = this.driver.CreateMode;
-    const multi = this.client.transaction().create(parentPath, Buffer.alloc(0), PERSISTENT).create(childPath, Buffer.alloc(0), EPHEMERAL_SEQUENTIAL);
+    const multi = this.client.transaction().create(parentPath, Buffer.alloc(0), this.acl, PERSISTENT).create(childPath, Buffer.alloc(0), this.acl, EPHEMERAL_SEQUENTIAL);
     return new Promise((resolve, reject) =>
       multi.commit((error, results) => {
         const created = results?.[1]?.path;
@@ -102,7 +115,7 @@ export class ZkSession {
   }
 
   mkdirp(path: string): Promise<void> {
-    return this.bounded(`mkdirp ${path}`, (callback) => this.client.mkdirp(path, (error) => callback(error, undefined)));
+    return this.bounded(`mkdirp ${path}`, (callback) => this.client.mkdirp(path, this.acl, (error) => callback(error, undefined)));
   }
 
   remove(path: string): Promise<void> {
@@ -197,7 +210,8 @@ export class ZkSession {
       this.connected = false;
       if (!this.ended.aborted) this.watchdog.watchReconnect();
     } else if (state.code === State.EXPIRED.code || state.code === State.AUTH_FAILED.code) {
-      this.end(state.code === State.EXPIRED.code ? 'the ZooKeeper session expired' : 'ZooKeeper authentication failed');
+      this.authRejected = state.code === State.AUTH_FAILED.code;
+      this.end(this.authRejected ? AUTH_FAILED_MESSAGE : 'the ZooKeeper session expired');
       this.client.close();
     }
     for (const check of [...this.connectWaiters]) check();

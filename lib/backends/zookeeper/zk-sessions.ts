@@ -38,8 +38,9 @@ export class ZkSessions {
       try {
         await session.whenConnected();
       } catch (error) {
-        // An expired session (it was connected once) is no outage: its successor is tried next.
-        if (this.everConnected.has(session) && session.ended.aborted && !this.closed) continue;
+        // An expired session (it was connected once) is no outage: its successor is tried next. Rejected
+        // credentials would be rejected again: the caller hears of it (the next call tries a new session).
+        if (this.everConnected.has(session) && session.ended.aborted && !session.authFailed && !this.closed) continue;
         // A session that never got through is dropped, so the next call starts afresh; one that was
         // connected keeps reconnecting on its own while the server still holds it.
         if (this.current === session && !this.everConnected.has(session)) {

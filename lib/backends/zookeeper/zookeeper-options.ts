@@ -8,12 +8,26 @@ export const DEFAULT_ROOT_PATH = '/nestjs-distributed-lock';
 /** How long a released key's parent node stays, in case the key is locked again soon. */
 export const DEFAULT_PARENT_CLEANUP_DELAY_MS = 1_000;
 
+export const ZOOKEEPER_PERMISSIONS = ['read', 'write', 'create', 'delete', 'admin', 'all'] as const;
+export type ZookeeperPermission = (typeof ZOOKEEPER_PERMISSIONS)[number];
+
+/** One `auth` entry; `credentials` is not enumerable, so that logging or serialising the options never shows it. */
+export interface ZookeeperAuth {
+  readonly scheme: string;
+  readonly credentials: Buffer;
+}
+
+/** `'open'` (world:anyone, all), `'creator'` (the session's authenticated ids, all), or explicit entries. */
+export type ZookeeperAcl = 'open' | 'creator' | readonly { readonly scheme: string; readonly id: string; readonly permissions: readonly ZookeeperPermission[] }[];
+
 export interface ResolvedZookeeperOptions {
   readonly connectionString: string;
   readonly sessionTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly rootPath: string;
   readonly parentCleanupDelayMs: number;
+  readonly auth: readonly ZookeeperAuth[];
+  readonly acl: ZookeeperAcl;
 }
 
 /** Characters ZooKeeper refuses in a node name (PathUtils.validatePath). */
@@ -23,7 +37,7 @@ const HOST_LIST = /^[^\s,/]+(,[^\s,/]+)*(\/.*)?$/;
 
 /** Validates the `zookeeper` backend options and fills in the defaults. Throws InvalidLockArgumentError. */
 export function resolveZookeeperOptions(options: ZookeeperBackendOptions): ResolvedZookeeperOptions {
-  const { connectionString, sessionTimeoutMs, connectTimeoutMs, rootPath } = options;
+  const { connectionString, sessionTimeoutMs, connectTimeoutMs, rootPath, auth, acl } = options;
   // Not public: tests set 0 to make releases race acquirers on parent clean-up.
   const { parentCleanupDelayMs } = options as { parentCleanupDelayMs?: number };
   if (typeof connectionString !== 'string' || !HOST_LIST.test(connectionString)) {
@@ -31,12 +45,15 @@ export function resolveZookeeperOptions(options: ZookeeperBackendOptions): Resol
   }
   const chroot = connectionString.includes('/') ? connectionString.slice(connectionString.indexOf('/')) : undefined;
   if (chroot !== undefined && chroot !== '/') checkPath(chroot, 'the chroot in connectionString');
+  const resolvedAuth = checkAuth(auth);
   return {
     connectionString,
     sessionTimeoutMs: checkMs(sessionTimeoutMs, 'sessionTimeoutMs', DEFAULT_SESSION_TIMEOUT_MS),
     connectTimeoutMs: checkMs(connectTimeoutMs, 'connectTimeoutMs', DEFAULT_CONNECT_TIMEOUT_MS),
     rootPath: rootPath === undefined ? DEFAULT_ROOT_PATH : checkPath(rootPath, 'rootPath'),
     parentCleanupDelayMs: parentCleanupDelayMs === 0 ? 0 : checkMs(parentCleanupDelayMs, 'parentCleanupDelayMs', DEFAULT_PARENT_CLEANUP_DELAY_MS),
+    auth: resolvedAuth,
+    acl: checkAcl(acl, resolvedAuth.length > 0),
   };
 }
 
@@ -63,4 +80,72 @@ function checkPath(value: unknown, what: string): string {
     throw new InvalidLockArgumentError(`zookeeper ${what} must be an absolute znode path such as '/locks' (not '/', not under /zookeeper), got ${describe(value)}`);
   }
   return value;
+}
+
+/** Validates `auth` without ever quoting a credential. */
+function checkAuth(value: unknown): readonly ZookeeperAuth[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new InvalidLockArgumentError(`zookeeper auth must be an array of { scheme, credentials }, got ${kind(value)}`);
+  return value.map((entry: unknown, i) => {
+    const { scheme, credentials } = (entry ?? {}) as { scheme?: unknown; credentials?: unknown };
+    const what = `zookeeper auth[${i}]`;
+    if (typeof entry !== 'object' || entry === null) throw new InvalidLockArgumentError(`${what} must be { scheme, credentials }, got ${kind(entry)}`);
+    checkScheme(scheme, `${what}.scheme`);
+    if (scheme === 'world' || scheme === 'auth') throw new InvalidLockArgumentError(`${what}.scheme '${scheme}' is an ACL scheme, not an authentication scheme (use e.g. 'digest')`);
+    if (typeof credentials !== 'string' || credentials === '') throw new InvalidLockArgumentError(`${what}.credentials must be a non-empty string, got ${kind(credentials)}`);
+    if (scheme === 'digest' && !/^[^:]+:/.test(credentials)) throw new InvalidLockArgumentError(`${what}.credentials must be 'user:password' for the digest scheme (value not shown)`);
+    const resolved = { scheme } as ZookeeperAuth;
+    return Object.defineProperty(resolved, 'credentials', { value: Buffer.from(credentials, 'utf8'), enumerable: false });
+  });
+}
+
+/** ZooKeeper's digest id: `user:base64(sha1(user:password))`. */
+const DIGEST_ID = /^[^:]+:[A-Za-z0-9+/]{27}=$/;
+
+function checkAcl(value: unknown, hasAuth: boolean): ZookeeperAcl {
+  if (value === undefined || value === 'open') return 'open';
+  const needsAuth = (what: string) => new InvalidLockArgumentError(`zookeeper ${what} grants the session's authenticated ids, so it needs the auth option (e.g. [{ scheme: 'digest', credentials: 'user:password' }])`);
+  if (value === 'creator') {
+    if (!hasAuth) throw needsAuth(`acl 'creator'`);
+    return 'creator';
+  }
+  if (!Array.isArray(value) || value.length === 0) {
+    throw new InvalidLockArgumentError(`zookeeper acl must be 'open', 'creator' or a non-empty array of { scheme, id, permissions }, got ${describe(value)}`);
+  }
+  const entries = value.map((entry: unknown, i) => {
+    const what = `zookeeper acl[${i}]`;
+    if (typeof entry !== 'object' || entry === null) throw new InvalidLockArgumentError(`${what} must be { scheme, id, permissions }, got ${kind(entry)}`);
+    const { scheme, id, permissions } = entry as { scheme?: unknown; id?: unknown; permissions?: unknown };
+    checkScheme(scheme, `${what}.scheme`);
+    if (typeof id !== 'string') throw new InvalidLockArgumentError(`${what}.id must be a string, got ${kind(id)}`);
+    if (scheme === 'world' && id !== 'anyone') throw new InvalidLockArgumentError(`${what}: the world scheme has the one id 'anyone'`);
+    if (scheme === 'auth' && !hasAuth) throw needsAuth(`${what} (scheme 'auth')`);
+    if (scheme === 'digest' && !DIGEST_ID.test(id)) {
+      throw new InvalidLockArgumentError(`${what}.id must be 'user:' + base64(sha1('user:password')) for the digest scheme, not the password itself (value not shown); acl 'creator' with auth computes it for you`);
+    }
+    if (scheme !== 'auth' && id === '') throw new InvalidLockArgumentError(`${what}.id must not be empty`);
+    if (!Array.isArray(permissions) || permissions.length === 0) throw new InvalidLockArgumentError(`${what}.permissions must be a non-empty array of ${ZOOKEEPER_PERMISSIONS.join(', ')}`);
+    for (const permission of permissions) {
+      if (!ZOOKEEPER_PERMISSIONS.includes(permission as ZookeeperPermission)) {
+        throw new InvalidLockArgumentError(`${what}.permissions: unknown permission ${describe(permission)}; expected ${ZOOKEEPER_PERMISSIONS.join(', ')}`);
+      }
+    }
+    return { scheme: scheme as string, id, permissions: [...permissions] as ZookeeperPermission[] };
+  });
+  // Someone must be able to queue (create), read the queue and leave it (delete), or no lock can ever be taken.
+  const granted = new Set(entries.flatMap((entry) => entry.permissions));
+  const missing = granted.has('all') ? [] : (['read', 'create', 'delete'] as const).filter((permission) => !granted.has(permission));
+  if (missing.length > 0) throw new InvalidLockArgumentError(`zookeeper acl grants nobody ${missing.join(', ')}: the backend needs read, create and delete on its nodes`);
+  return entries;
+}
+
+function checkScheme(value: unknown, what: string): void {
+  if (typeof value !== 'string' || !/^[\x21-\x7e]+$/.test(value)) throw new InvalidLockArgumentError(`${what} must be a non-empty scheme name such as 'digest', got ${describe(value)}`);
+}
+
+/** The type of a value, never its content (it may be a secret). */
+function kind(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }

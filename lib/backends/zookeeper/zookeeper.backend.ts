@@ -1,6 +1,7 @@
 import type { ZookeeperBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { loadZookeeperDriver, type ZkDriver } from './zk-driver.js';
+import { explainAccessError } from './zk-access-error.js';
 import { ZkSessions } from './zk-sessions.js';
 import { ZookeeperClaim } from './zookeeper.claim.js';
 import { resolveZookeeperOptions } from './zookeeper-options.js';
@@ -27,7 +28,9 @@ export class ZookeeperBackend implements LockBackend {
 
   async ping(): Promise<void> {
     const session = await this.sessions.get();
-    await session.children('/');
+    await session.children('/').catch((error: unknown) => {
+      throw explainAccessError(error, session, 'reading /');
+    });
   }
 
   /** @internal The current session's id and password, for tests that expire it from outside. */

@@ -5,6 +5,7 @@ import { isShared } from '../../engine/lock-mode.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { queuePosition } from './lock-queue.js';
 import { createLockNode, removeIfPresent } from './lock-nodes.js';
+import { explainAccessError } from './zk-access-error.js';
 import { NODE_DELETED, ZK_ERROR, zkErrorCode, type ZkStat, type ZkWatchEvent, type ZkWatcher } from './zk-driver.js';
 import { lockNodePrefix, lockParentPath } from './zk-paths.js';
 import type { ZkSession } from './zk-session.js';
@@ -70,8 +71,8 @@ export class ZookeeperClaim implements LockClaim {
         // A dropped connection (the client reconnects, e.g. to another ensemble member) or an expired
         // session (the next one is opened at once) is not the store being down: try again, finding a
         // node whose create answer was lost by its attempt id.
-        const retry = zkErrorCode(error) === ZK_ERROR.CONNECTION_LOSS || (session.ended.aborted && !this.sessions.isClosed);
-        if (!retry || monotonicNow() >= deadline) throw error;
+        const retry = !session.authFailed && (zkErrorCode(error) === ZK_ERROR.CONNECTION_LOSS || (session.ended.aborted && !this.sessions.isClosed));
+        if (!retry || monotonicNow() >= deadline) throw explainAccessError(error, session, `a lock node under ${this.parentPath}`);
       }
     }
   }
