@@ -6,6 +6,7 @@ import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { describeBackendContract } from './backend-contract.js';
 import type { ContractTarget } from './contract-target.js';
+import { describeReadWriteContract } from './read-write-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
 
 let server: RedisServer;
@@ -14,7 +15,7 @@ let admin: Redis;
 const target: ContractTarget = {
   name: 'redis',
   fences: true,
-  readWrite: false,
+  readWrite: true,
   async start() {
     server = await RedisServer.start();
     admin = new Redis(server.url);
@@ -37,4 +38,5 @@ const target: ContractTarget = {
 };
 
 describeBackendContract(target);
+describeReadWriteContract(target);
 describeSemaphoreContract(target);

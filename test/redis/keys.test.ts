@@ -27,10 +27,9 @@ const awkward = [
 ];
 
 describe('redis key names', () => {
-  it.each(awkward.map((key) => [JSON.stringify(key.slice(0, 40)), key]))('%s: lock, fence and channel share one cluster slot', (_name, storeKey) => {
+  it.each(awkward.map((key) => [JSON.stringify(key.slice(0, 40)), key]))('%s: lock, fence, channel, readers and queue share one cluster slot', (_name, storeKey) => {
     const keys = redisLockKeys(storeKey);
-    expect(calculateSlot(keys.fence)).toBe(calculateSlot(keys.lock));
-    expect(calculateSlot(keys.channel)).toBe(calculateSlot(keys.lock));
+    for (const name of Object.values(keys)) expect(calculateSlot(name)).toBe(calculateSlot(keys.lock));
     // The tag is well formed: it is everything between the first '{' and the first '}' after it.
     const tag = keys.lock.slice(1, keys.lock.indexOf('}'));
     expect(tag.length).toBeGreaterThan(0);
@@ -40,11 +39,18 @@ describe('redis key names', () => {
   it('never gives two store keys the same name, including keys that differ only in braces or lone surrogates', () => {
     const storeKeys = [...awkward, 'lock:\ud801', 'lock:{user}:43', 'lock:user}:42', 'lock:{user:42', 'lock:user:42'];
     const names = storeKeys.flatMap((storeKey) => Object.values(redisLockKeys(storeKey)));
-    expect(new Set(names).size).toBe(storeKeys.length * 3);
+    expect(new Set(names).size).toBe(storeKeys.length * 6);
   });
 
   it('keeps plain keys readable for operators', () => {
-    expect(redisLockKeys('lock:orders:42')).toEqual({ lock: '{lock:orders:42}', fence: '{lock:orders:42}:fence', channel: '{lock:orders:42}:released' });
+    expect(redisLockKeys('lock:orders:42')).toEqual({
+      lock: '{lock:orders:42}',
+      fence: '{lock:orders:42}:fence',
+      channel: '{lock:orders:42}:released',
+      readers: '{lock:orders:42}:readers',
+      queue: '{lock:orders:42}:queue',
+      queueExpiry: '{lock:orders:42}:queue-expiry',
+    });
   });
 });
 

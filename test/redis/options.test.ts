@@ -43,13 +43,17 @@ describe('redis backend options and client ownership', () => {
     expect(redisConstructorOf({} as IoredisModule)).toBeUndefined();
   });
 
-  it("refuses mode 'read' for now, with InvalidLockArgumentError, and leaves nothing locked", async () => {
-    const engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }));
-    const error = await engine.acquire('read-mode', { mode: 'read' }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(InvalidLockArgumentError);
-    expect((error as Error).message).toBe(`Lock "read-mode": mode 'read' is not supported by the redis backend`);
-    const write = await engine.acquire('read-mode', { mode: 'write', waitMs: 0 });
+  it("declares mode 'read' and fair claims; readers, writers and plain locks of a key are one lock", async () => {
+    const backend = await createLockBackend({ type: 'redis', url: server.url });
+    expect(backend.capabilities).toMatchObject({ read: true, fair: true });
+    const engine = new LockEngine(backend);
+    const read = await engine.acquire('read-mode', { mode: 'read', waitMs: 0 });
+    expect(await engine.tryAcquire('read-mode', { mode: 'write' })).toBeNull();
+    expect(await engine.tryAcquire('read-mode')).toBeNull();
+    await read.release();
+    const write = await engine.acquire('read-mode', { mode: 'write', fair: true, waitMs: 0 });
     expect(await engine.tryAcquire('read-mode')).toBeNull(); // 'write' and 'exclusive' are one lock
+    expect(await engine.tryAcquire('read-mode', { mode: 'read', fair: true })).toBeNull();
     await write.release();
     await engine.close();
   });

@@ -1,29 +1,123 @@
+import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { luaScript, runScript } from './run-script.js';
+import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 
-// KEYS: lock, fence counter. ARGV: owner, lease ms.
-// Free → take it with the lease and bump the fence counter, in one step: {1, fence}.
-// Already this owner's (a reply lost on a reconnect, then the command resent) → refresh the lease: {1, fence}.
-// Busy → {0, the holder's remaining lease in ms (-1: no TTL)}.
+// KEYS: lock, fence counter, readers, queue, queue expiries.
+// ARGV: owner, lease ms, queue entry (mode letter 'w' | 'r' + owner), queue policy, queue place ttl ms.
+// Taken → {1, fence}. Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
+// 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
+//
+// The first block is the plain exclusive lock, unchanged (one SET NX PX and one INCR) while the key
+// has no readers and no queue. Otherwise, after dropping lapsed readers and queue places: a writer
+// may take the key when nobody holds it and it is first in the queue (or the queue is empty); a
+// reader when no writer holds it and no writer is queued ahead of it. A refused claim takes a place
+// at the end of the queue ('always'; 'found': only when readers hold the key or others queue),
+// or refreshes the place it has.
 const ACQUIRE = luaScript(`
-if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
-  return {1, redis.call('INCR', KEYS[2])}
+local owner, lease, entry = ARGV[1], tonumber(ARGV[2]), ARGV[3]
+local writer = string.sub(entry, 1, 1) == 'w'
+if writer and ARGV[4] == 'found' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
+  if redis.call('SET', KEYS[1], owner, 'NX', 'PX', lease) then
+    return {1, redis.call('INCR', KEYS[2])}
+  end
+  if redis.call('GET', KEYS[1]) == owner then
+    redis.call('PEXPIRE', KEYS[1], lease)
+    return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+  end
+  return {0, redis.call('PTTL', KEYS[1]), 0, 1}
 end
-if redis.call('GET', KEYS[1]) == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+${LUA_NOW}
+for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)) do
+  redis.call('ZREM', KEYS[4], lapsed)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local holder = redis.call('GET', KEYS[1])
+if writer and holder == owner then
+  redis.call('PEXPIRE', KEYS[1], lease)
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
-return {0, redis.call('PTTL', KEYS[1])}
+if not writer and redis.call('ZSCORE', KEYS[3], owner) then
+  redis.call('ZADD', KEYS[3], now + lease, owner)
+  ${luaKeepReaders('KEYS[3]')}
+  return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+end
+local rank = redis.call('ZRANK', KEYS[4], entry)
+local free = not holder
+if writer then
+  free = free and redis.call('EXISTS', KEYS[3]) == 0 and (rank == 0 or redis.call('EXISTS', KEYS[4]) == 0)
+elseif free and rank ~= 0 then
+  for _, ahead in ipairs(redis.call('ZRANGE', KEYS[4], 0, rank and rank - 1 or -1)) do
+    if string.sub(ahead, 1, 1) == 'w' then free = false break end
+  end
+end
+if free then
+  if writer then
+    redis.call('SET', KEYS[1], owner, 'PX', lease)
+  else
+    redis.call('ZADD', KEYS[3], now + lease, owner)
+    ${luaKeepReaders('KEYS[3]')}
+  end
+  if rank then
+    redis.call('ZREM', KEYS[4], entry)
+    redis.call('ZREM', KEYS[5], entry)
+  end
+  return {1, redis.call('INCR', KEYS[2])}
+end
+local queued = rank ~= false
+if not queued and (ARGV[4] == 'always' or redis.call('EXISTS', KEYS[3], KEYS[4]) > 0) then
+  local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
+  redis.call('ZADD', KEYS[4], (tonumber(last) or 0) + 1, entry)
+  queued = true
+end
+if queued then
+  local ttl = tonumber(ARGV[5])
+  redis.call('ZADD', KEYS[5], now + ttl, entry)
+  redis.call('PEXPIRE', KEYS[4], ttl)
+  redis.call('PEXPIRE', KEYS[5], ttl)
+end
+local wait, held = -1, 1
+if holder then
+  wait = redis.call('PTTL', KEYS[1])
+elseif redis.call('EXISTS', KEYS[3]) == 1 then
+  wait = redis.call('PTTL', KEYS[3])
+else
+  held = 0
+  local first = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')[2]
+  if first then wait = tonumber(first) - now end
+end
+return {0, wait, queued and 1 or 0, held}
 `);
 
-/** @internal */
-export type AcquireReply = { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs?: number };
+/** @internal What one attempt is for. */
+export interface AcquireRequest {
+  readonly owner: string;
+  readonly leaseMs: number;
+  /** The claim's name in the queue: its mode letter ('w' or 'r') followed by the owner. */
+  readonly entry: string;
+  readonly policy: QueuePolicy;
+}
 
-/** @internal One attempt to take the lock for `owner`. */
-export async function acquireLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number): Promise<AcquireReply> {
-  const reply = (await runScript(client, ACQUIRE, [keys.lock, keys.fence], [owner, leaseMs])) as [number, number];
-  const [taken, value] = reply.map(Number);
+/** @internal */
+export type AcquireReply =
+  | { readonly acquired: true; readonly fence: number }
+  | {
+      readonly acquired: false;
+      /** Time until a holder's lease (or, with nobody holding, the first queue place) lapses. */
+      readonly holderTtlMs?: number;
+      /** The claim has a place in the queue now. */
+      readonly queued: boolean;
+      /** Someone holds the key (false: it is free, but queued waiters come first). */
+      readonly held: boolean;
+    };
+
+/** @internal One attempt to take the lock for `request.owner` (in its mode), joining or keeping the queue if refused. */
+export async function acquireLock(client: RedisClient, keys: RedisLockKeys, request: AcquireRequest): Promise<AcquireReply> {
+  const scriptKeys = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry];
+  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, request.entry, request.policy, QUEUE_PLACE_TTL_MS])) as number[];
+  const [taken, value, queued, held] = reply.map(Number);
   if (taken === 1) return { acquired: true, fence: value! };
-  return { acquired: false, holderTtlMs: value! >= 0 ? value : undefined };
+  return { acquired: false, holderTtlMs: value! >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
 }

@@ -44,6 +44,16 @@ export class ChannelWaiters {
     else this.pending = true;
   }
 
+  /**
+   * Lets the first sleeping waiter after `after` (after none: the oldest) try again, without keeping
+   * the wake-up when nobody sleeps. For hand-offs within the queue: a reader that got in lets the
+   * next one try too; a woken waiter that found the key free but others queued first passes its turn on.
+   */
+  wakeNext(after?: ReleaseWaiter): void {
+    const from = after ? this.waiters.indexOf(after) + 1 : 0;
+    this.waiters.slice(from).find((waiter) => waiter.isAsleep)?.wake();
+  }
+
   /** Takes a kept wake-up, if any. */
   takePending(): boolean {
     const pending = this.pending;
@@ -87,10 +97,12 @@ export class ReleaseWaiter {
     return this.wakeUp !== undefined;
   }
 
-  /** Call when the claim starts a try: a wake-up it got is used by this try. */
-  noteTry(): void {
+  /** Call when the claim starts a try: a wake-up it got is used by this try. Returns whether it got one. */
+  noteTry(): boolean {
+    const woken = this.woken;
     this.lastTryAt = monotonicNow();
     this.woken = false;
+    return woken;
   }
 
   wake(): void {

@@ -2,12 +2,18 @@ import { createHash } from 'node:crypto';
 
 /** @internal The Redis names that belong to one lock. They share one hash tag, so one cluster slot. */
 export interface RedisLockKeys {
-  /** Holds the owner id, with the lease as its TTL. */
+  /** Holds the owner id of an exclusive (or write) holder, with the lease as its TTL. */
   readonly lock: string;
   /** The fence counter: INCRed on every acquisition, never expires. */
   readonly fence: string;
   /** Pub/sub channel on which a release is announced (a channel, not a key). */
   readonly channel: string;
+  /** Sorted set of read holders: owner → lease expiry (ms, Redis clock). Expires with its longest lease. */
+  readonly readers: string;
+  /** Sorted set of queued waiters: mode letter + owner → arrival number. */
+  readonly queue: string;
+  /** Sorted set of the same waiters → expiry of their place (ms, Redis clock), refreshed while they wait. */
+  readonly queueExpiry: string;
 }
 
 /**
@@ -21,7 +27,14 @@ export interface RedisLockKeys {
  */
 export function redisLockKeys(storeKey: string): RedisLockKeys {
   const tag = isPlainTag(storeKey) ? `{${storeKey}}` : `{${createHash('sha256').update(Buffer.from(storeKey, 'utf16le')).digest('base64url')}}#`;
-  return { lock: tag, fence: `${tag}:fence`, channel: `${tag}:released` };
+  return {
+    lock: tag,
+    fence: `${tag}:fence`,
+    channel: `${tag}:released`,
+    readers: `${tag}:readers`,
+    queue: `${tag}:queue`,
+    queueExpiry: `${tag}:queue-expiry`,
+  };
 }
 
 /** A brace, or a lone surrogate (in a `u` regex, only unpaired halves match `\p{Cs}`). */

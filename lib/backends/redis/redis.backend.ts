@@ -1,7 +1,8 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
-import { RedisClaim } from './redis-claim.js';
+import { QueueHeartbeat } from './queue-heartbeat.js';
+import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import { openRedisConnection } from './redis-connection.js';
 import { redisLockKeys } from './redis-keys.js';
@@ -14,11 +15,14 @@ const CLOSE_GRACE_MS = 2_000;
 /**
  * Locks on one Redis deployment (a single node, a Sentinel-managed primary, or a Cluster): one
  * Lua script per operation, a fence counter per key, and waiting on pub/sub release messages.
+ * Read/write locks and fair (FIFO) claims wait in a per-key queue (docs/backends/redis.md).
  */
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
-  readonly capabilities: BackendCapabilities = { semaphore: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true };
   private readonly listener: ReleaseListener;
+  private readonly heartbeat: QueueHeartbeat;
+  private readonly claims: RedisClaimContext;
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
 
@@ -27,11 +31,14 @@ export class RedisBackend implements LockBackend {
     private readonly ownsClient: boolean,
   ) {
     this.listener = new ReleaseListener(client);
+    const track = <T>(command: Promise<T>) => this.track(command);
+    this.heartbeat = new QueueHeartbeat(client, track);
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track };
   }
 
   claim(request: ClaimRequest): LockClaim {
     if (request.permits !== undefined) return new RedisSemaphoreClaim(this.client, this.listener, request, (command) => this.track(command));
-    return new RedisClaim(this.client, this.listener, request, (command) => this.track(command));
+    return new RedisClaim(this.claims, request);
   }
 
   async ping(): Promise<void> {
@@ -54,6 +61,7 @@ export class RedisBackend implements LockBackend {
   }
 
   private async closeOnce(): Promise<void> {
+    this.heartbeat.close();
     await this.listener.close();
     if (!this.ownsClient) return;
     // ioredis' disconnect() while it reconnects leaves queued commands pending until their

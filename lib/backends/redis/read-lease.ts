@@ -1,0 +1,42 @@
+import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
+import type { RedisClient } from './redis-client.js';
+import type { RedisLockKeys } from './redis-keys.js';
+import { RELEASED_MESSAGE } from './release.js';
+import { luaScript, runScript } from './run-script.js';
+
+// KEYS: readers. ARGV: owner, lease ms. Extends a reader's lease only while it has not lapsed.
+const RENEW_READ = luaScript(`
+${LUA_NOW}
+local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not expiry or tonumber(expiry) <= now then return 0 end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+${luaKeepReaders('KEYS[1]')}
+return 1
+`);
+
+// KEYS: readers. ARGV: owner, channel, message. Removes this reader only; when it was the last one
+// (the others lapsed or left), announces the release, so a queued writer wakes. 1 if it still held.
+const RELEASE_READ = luaScript(`
+${LUA_NOW}
+local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not expiry then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('PUBLISH', ARGV[2], ARGV[3])
+else
+  ${luaKeepReaders('KEYS[1]')}
+end
+if tonumber(expiry) <= now then return 0 end
+return 1
+`);
+
+/** @internal Whether the reader's lease was extended (false: it lapsed, or the reader left). */
+export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number): Promise<boolean> {
+  return Number(await runScript(client, RENEW_READ, [keys.readers], [owner, leaseMs])) === 1;
+}
+
+/** @internal Whether this reader still held its share (and so freed it). */
+export async function releaseReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<boolean> {
+  return Number(await runScript(client, RELEASE_READ, [keys.readers], [owner, keys.channel, message])) === 1;
+}
