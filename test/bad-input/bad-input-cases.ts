@@ -45,6 +45,11 @@ export class TemplatedJobs {
   async byRequestPart(): Promise<string> {
     return 'ran';
   }
+
+  @Locked({ key: ['k', 'sku:{1}'], waitMs: 0 })
+  async byKeyList(_first: unknown, _second?: unknown): Promise<string> {
+    return 'ran';
+  }
 }
 
 const bootstrap = (options: unknown) =>
@@ -126,6 +131,11 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(D, 'applied to a getter', () => decorateGetter(), /can only decorate methods/),
   c(D, 'template with an unclosed brace', () => decorate('order:{0.id'), /bad key template/),
   c(D, 'template with an empty placeholder', () => decorate('order:{}'), /bad key template/),
+  c(D, 'key list empty', () => decorate({ key: [] }), /key list must not be empty/),
+  c(D, 'key list empty (positional)', () => decorate([], 1000), /key list must not be empty/),
+  c(D, 'key list with a number element', () => decorate({ key: ['a:{0}', 5] }), /key list element 1 must be a non-empty string template or a function, got 5/),
+  c(D, 'key list with a bad template', () => decorate({ key: ['a:{0}', 'b:{0'] }), /bad key template "b:\{0"/),
+  c(D, 'permits with a key list', () => decorate({ key: ['a', 'b'], permits: 2 }), /permits \(a semaphore\) cannot be combined with a key list/),
 
   c(T, 'argument named by the template is missing', ({ jobs }) => jobs.byOrderId(), /names \{0\.id\}, which is missing/),
   c(T, 'argument is null', ({ jobs }) => jobs.byOrderId(null), /names \{0\.id\}, which is missing|null/),
@@ -133,6 +143,7 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(T, 'key function returns undefined', ({ jobs }) => jobs.byFunction(undefined), /key function must return a non-empty string/),
   c(T, 'key function returns a too long key', ({ jobs }) => jobs.byFunction('x'.repeat(70_000)), /at most 65536/),
   c(T, 'request part outside an HTTP handler', ({ jobs }) => jobs.byRequestPart(), /not called as an HTTP route handler/),
+  c(T, 'key list naming a missing argument (its first key untouched)', ({ jobs }) => jobs.byKeyList('a'), /names \{1\}, which is missing/),
 
   c(S, 'acquire: empty key', ({ locks }) => locks.acquire(''), /must not be empty/),
   c(S, 'acquire: key a number', ({ locks }) => locks.acquire(42 as never), /must be a string, got 42/),
@@ -149,6 +160,12 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(S, 'withLock: no function', ({ locks }) => locks.withLock('k', undefined as never), /needs a function/),
   c(S, 'withLock: key undefined', ({ locks }) => locks.withLock(undefined as never, () => 1), /must be a string/),
   c(S, 'withLock: read lock upgraded to write in the same call chain', ({ locks }) => locks.withLock('rw', () => locks.acquire('rw', { mode: 'write' }), { mode: 'read' }), /cannot be upgraded/),
+  c(S, 'acquire: empty key list', ({ locks }) => locks.acquire([]), /Lock key list must not be empty/),
+  c(S, 'acquire: key list with a number', ({ locks }) => locks.acquire(['k', 7] as never), /element 1: Lock key must be a string, got 7/),
+  c(S, 'tryAcquire: key list with an empty key', ({ locks }) => locks.tryAcquire(['k', '']), /element 1: Lock key must not be empty/),
+  c(S, 'withLock: key list with a key over 64 KiB', ({ locks }) => locks.withLock(['k', 'k'.repeat(65_537)], () => 1), /element 1: .*at most 65536/),
+  c(S, 'withLock: key list with permits', ({ locks }) => locks.withLock(['k', 'held'], () => 1, { permits: 2 }), /cannot span several keys/),
+  c(S, 'acquire: key list upgrading a read-held key (the key before it given back)', ({ locks }) => locks.withLock('rw', () => locks.acquire(['rw', 'k'], { mode: 'write' }), { mode: 'read' }), /cannot be upgraded/),
 
   c(L, 'extend: leaseMs 0', ({ locks }) => withHeld(locks, (lock) => lock.extend(0)), /leaseMs must be a finite number/),
   c(L, 'extend: leaseMs a string', ({ locks }) => withHeld(locks, (lock) => lock.extend('1m' as never)), /leaseMs must be a finite number/),
@@ -157,6 +174,20 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
     await lock.release();
     return lock.extend();
   }, /already released/, LockLostError),
+  c(L, 'extend of a key-list lock: leaseMs 0', async ({ locks }) => {
+    const lock = await locks.acquire(['k', 'held']);
+    try {
+      return await lock.extend(0);
+    } finally {
+      await lock.release();
+    }
+  }, /leaseMs must be a finite number/),
+  c(L, 'release of a key-list lock after its leases lapsed', async ({ locks }) => {
+    const lock = await locks.acquire(['k', 'lapsed'], { leaseMs: 30 });
+    const until = performance.now() + 80;
+    while (performance.now() < until);
+    return lock.release();
+  }, /was lost/, LockLostError),
   c(L, 'release after the lease lapsed (event loop blocked)', async ({ locks }) => {
     const lock = await locks.acquire('lapsed', { leaseMs: 30 });
     const until = performance.now() + 80;
