@@ -87,16 +87,39 @@ describe('zookeeper sessions', () => {
       holder.process.kill('SIGSTOP');
       const pausedAt = performance.now();
       const next = await engine.acquire(k, { waitMs: 15_000 });
+      const freedMs = Math.round(performance.now() - pausedAt);
       // Freed by the server when the paused holder's session expired (1.5 s, checked every 0.5 s tick).
-      expect(performance.now() - pausedAt).toBeLessThan(6_000);
+      expect(freedMs).toBeLessThan(6_000);
       expect(next.fence!).toBeGreaterThan(holder.fence!);
       const lostEvent = holder.nextEvent();
       holder.process.kill('SIGCONT');
+      const resumedAt = performance.now();
       expect(await lostEvent).toMatchObject({ event: 'lost' });
+      console.log(`zookeeper SIGSTOP: holder (session 1.5 s) paused, next holder in ${freedMs} ms; after SIGCONT its signal aborted in ${Math.round(performance.now() - resumedAt)} ms`);
       expect(next.signal.aborted).toBe(false);
       await next.release();
     } finally {
       holder.process.kill('SIGCONT');
+      await holder.kill();
+    }
+  }, 30_000);
+
+  it('frees the lock of a SIGKILLed holder process when its session expires, not before', async () => {
+    const k = key('killed');
+    const engine = await newEngine();
+    const holder = await startChildHolder({ backend: options({ sessionTimeoutMs: 2_000 }), key: k, keyPrefix, leaseMs: 30_000 });
+    try {
+      await holder.kill('SIGKILL');
+      const killedAt = performance.now();
+      const next = await engine.acquire(k, { waitMs: 15_000 });
+      const freedMs = Math.round(performance.now() - killedAt);
+      // The connection closed with the process, but the server keeps the session (and its node) for its timeout.
+      expect(freedMs).toBeGreaterThanOrEqual(1_500);
+      expect(freedMs).toBeLessThan(2_000 + 2_000);
+      expect(next.fence!).toBeGreaterThan(holder.fence!);
+      console.log(`zookeeper SIGKILL: holder (session 2 s, lease 30 s) killed, next holder in ${freedMs} ms`);
+      await next.release();
+    } finally {
       await holder.kill();
     }
   }, 30_000);
