@@ -1,8 +1,9 @@
-// ZooKeeper vs Redis backend: acquire+release rate and hand-off latency on local servers.
-// Not part of `npm test`. Run: npm test -- --testMatch '**/test/zookeeper/*.bench.ts'
+// ZooKeeper vs Redis backend: acquire+release rate, hand-off latency and contended rate on local servers.
+// Not part of the normal test run (the name does not match *.test.ts). Run:
+// NODE_OPTIONS="--experimental-vm-modules --disable-warning=ExperimentalWarning" npx jest --testMatch '**/test/zookeeper/*.bench.ts' test/zookeeper/zookeeper-vs-redis.bench.ts
 import { afterAll, beforeAll, describe, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockEngine, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type BackendOptions, type LockBackend } from '../../lib/index.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 
@@ -10,6 +11,9 @@ const ROUNDS = 3;
 const SEQUENTIAL = 1_000;
 const HANDOFFS = 200;
 const CONTENDED = 800;
+const WORKERS = 8;
+/** After the waiter entered its wait: time to finish setting its watch / subscription, so that the release finds it parked. */
+const SETTLE_MS = 5;
 
 interface Result {
   sequentialPerSec: number;
@@ -18,11 +22,35 @@ interface Result {
   contendedPerSec: number;
 }
 
-const median = (values: number[]) => [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
-const percentile = (values: number[], p: number) => [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
+const median = (values: number[]) => sorted(values)[Math.floor(values.length / 2)]!;
+const percentile = (values: number[], p: number) => sorted(values)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
+
+/** The backend, calling `onWait` each time a claim starts waiting for a change (its busy attempt is done). */
+function observedBackend(backend: LockBackend, onWait: () => void): LockBackend {
+  return {
+    name: backend.name,
+    capabilities: backend.capabilities,
+    close: () => backend.close(),
+    claim: (request) => {
+      const inner = backend.claim(request);
+      return {
+        tryAcquire: () => inner.tryAcquire(),
+        waitForChange: (maxMs, signal) => {
+          onWait();
+          return inner.waitForChange(maxMs, signal);
+        },
+        renew: (leaseMs) => inner.renew(leaseMs),
+        release: () => inner.release(),
+      };
+    },
+  };
+}
 
 async function measure(options: BackendOptions): Promise<Result> {
-  const [a, b] = [new LockEngine(await createLockBackend(options), { leaseMs: 10_000 }), new LockEngine(await createLockBackend(options), { leaseMs: 10_000 })];
+  let waiting: (() => void) | undefined;
+  const a = new LockEngine(await createLockBackend(options), { leaseMs: 10_000 });
+  const b = new LockEngine(observedBackend(await createLockBackend(options), () => waiting?.()), { leaseMs: 10_000 });
   try {
     const k = `bench:${randomUUID().slice(0, 8)}`;
     await (await a.acquire(k)).release(); // connect and warm up
@@ -35,9 +63,11 @@ async function measure(options: BackendOptions): Promise<Result> {
     const handoffs: number[] = [];
     for (let i = 0; i < HANDOFFS; i++) {
       const held = await a.acquire(k);
+      const parked = new Promise<void>((resolve) => (waiting = resolve));
       const waiter = b.acquire(k, { waitMs: 10_000 });
-      // Give the waiter time for its first (busy) attempt, so that the release hands over to a waiting waiter.
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await parked;
+      waiting = undefined;
+      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
       const releasedAt = performance.now();
       await held.release();
       const next = await waiter;
@@ -50,13 +80,20 @@ async function measure(options: BackendOptions): Promise<Result> {
     const worker = async (engine: LockEngine) => {
       while (left-- > 0) await (await engine.acquire(k, { waitMs: 30_000 })).release();
     };
-    await Promise.all(Array.from({ length: 8 }, (_, i) => worker(i % 2 ? a : b)));
+    await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i % 2 ? a : b)));
     const contendedPerSec = CONTENDED / ((performance.now() - started) / 1000);
     return { sequentialPerSec, handoffMedianMs: median(handoffs), handoffP95Ms: percentile(handoffs, 0.95), contendedPerSec };
   } finally {
     await Promise.allSettled([a.close(), b.close()]);
   }
 }
+
+const COLUMNS: [string, (r: Result) => number, number][] = [
+  ['acquire+release/s (one caller)', (r) => r.sequentialPerSec, 0],
+  [`acquire+release/s (${WORKERS} contending)`, (r) => r.contendedPerSec, 0],
+  ['hand-off median ms', (r) => r.handoffMedianMs, 2],
+  ['hand-off p95 ms', (r) => r.handoffP95Ms, 2],
+];
 
 describe('zookeeper vs redis backend', () => {
   let zookeeper: ZookeeperServer;
@@ -71,22 +108,27 @@ describe('zookeeper vs redis backend', () => {
   });
 
   it('measures', async () => {
-    const stores: Record<string, BackendOptions> = {
-      zookeeper: { type: 'zookeeper', connectionString: zookeeper.connectionString, rootPath: '/bench' },
+    const stores: Record<'zookeeper' | 'redis', BackendOptions> = {
+      zookeeper: { type: 'zookeeper', connectionString: zookeeper.connectionString, rootPath: `/bench-${randomUUID().slice(0, 8)}` },
       redis: { type: 'redis', url: redis.url },
     };
-    const results: Record<string, Result[]> = { zookeeper: [], redis: [] };
+    const rounds: Record<'zookeeper' | 'redis', Result>[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      for (const name of round % 2 ? ['redis', 'zookeeper'] : ['zookeeper', 'redis']) results[name]!.push(await measure(stores[name]!));
+      // Interleaved, alternating which store goes first, so that a burst of load elsewhere hits both.
+      const order = round % 2 ? (['redis', 'zookeeper'] as const) : (['zookeeper', 'redis'] as const);
+      const results = {} as Record<'zookeeper' | 'redis', Result>;
+      for (const name of order) results[name] = await measure(stores[name]);
+      rounds.push(results);
     }
-    const lines = Object.entries(results).map(([name, rounds]) => {
-      const m = (pick: (r: Result) => number) => median(rounds.map(pick));
-      return `| ${name} | ${m((r) => r.sequentialPerSec).toFixed(0)} | ${m((r) => r.contendedPerSec).toFixed(0)} | ${m((r) => r.handoffMedianMs).toFixed(2)} | ${m((r) => r.handoffP95Ms).toFixed(2)} |`;
-    });
+    const row = (label: string, value: (r: Record<'zookeeper' | 'redis', Result>) => string[]) => `| ${label} | ${rounds.map((r) => value(r).join(' | ')).join(' | ')} |`;
+    const lines = COLUMNS.flatMap(([label, pick, digits]) => [
+      row(`${label}: zookeeper`, (r) => [pick(r.zookeeper).toFixed(digits)]),
+      row(`${label}: redis`, (r) => [pick(r.redis).toFixed(digits)]),
+      row(`${label}: zookeeper / redis`, (r) => [(pick(r.zookeeper) / pick(r.redis)).toFixed(2)]),
+    ]);
     console.log(
-      [`medians of ${ROUNDS} rounds, ${SEQUENTIAL} sequential cycles, ${CONTENDED} contended (8 workers on 2 instances), ${HANDOFFS} hand-offs`,
-        '| backend | acquire+release/s (one caller) | acquire+release/s (8 contending) | hand-off median ms | hand-off p95 ms |',
-        '|---|---|---|---|---|', ...lines].join('\n'),
+      [`${ROUNDS} rounds: ${SEQUENTIAL} sequential cycles, ${HANDOFFS} hand-offs between 2 instances, ${CONTENDED} contended cycles (${WORKERS} workers on 2 instances)`,
+        `| measure | ${rounds.map((_, i) => `round ${i + 1}`).join(' | ')} |`, `|---|${rounds.map(() => '---').join('|')}|`, ...lines].join('\n'),
     );
   }, 600_000);
 });
