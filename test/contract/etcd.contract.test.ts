@@ -1,6 +1,8 @@
 import { describeBackendContract } from './backend-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
+import { describeSemaphoreContract } from './semaphore-contract.js';
+import { SemaphoreKeys } from '../../lib/backends/etcd/etcd-keys.js';
 import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from '../etcd/etcd-target.js';
 
 // A real etcd 3.4 started by the test (test/harness/etcd-server.ts).
@@ -15,6 +17,7 @@ const target: ContractTarget = {
   createBackend: () => etcd.backend(),
   processConfig: () => etcd.options(CHILD_LEASE_TTL_SECONDS),
   expireLock: (storeKey) => etcd.deleteLock(storeKey),
+  expireSemaphore: async (storeKey) => void (await etcd.client.delete().prefix(new SemaphoreKeys(storeKey).prefix)),
   createUnreachableBackend: () => etcd.unreachableBackend(),
   // The lease TTL, plus etcd's expiry sweep (every 500 ms) and margin for a busy machine.
   crashFreeMs: () => CHILD_LEASE_TTL_SECONDS * 1000 + 1_500,
@@ -22,3 +25,4 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 describeReadWriteContract(target);
+describeSemaphoreContract(target);

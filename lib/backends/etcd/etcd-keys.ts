@@ -44,6 +44,23 @@ export class LockKeys {
   }
 }
 
+/**
+ * Where one key's semaphore permits live: `<escaped key>%sem/<escaped owner>`. `escapeSegment` never
+ * writes `%s` (only `%25`, `%2F`, `%u`), so this prefix is never under a lock's `<escaped key>/`,
+ * nor under another key's semaphore prefix, and no lock prefix covers it.
+ */
+export class SemaphoreKeys {
+  readonly prefix: Buffer;
+
+  constructor(storeKey: string) {
+    this.prefix = Buffer.from(`${escapeSegment(storeKey)}%sem/`);
+  }
+
+  permitKey(owner: string): Buffer {
+    return Buffer.concat([this.prefix, Buffer.from(escapeSegment(owner))]);
+  }
+}
+
 /** The end of etcd's range for "every key starting with `prefix`": the prefix plus one. */
 export function prefixEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);

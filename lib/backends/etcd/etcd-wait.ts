@@ -1,4 +1,4 @@
-import type { Etcd3, Watcher } from 'etcd3';
+import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
 import { MAX_TIMER_MS } from '../../engine/clock.js';
 
 /**
@@ -8,6 +8,32 @@ import { MAX_TIMER_MS } from '../../engine/clock.js';
  * means a deletion in between is delivered too, so nothing is missed. Never rejects.
  */
 export function waitForKeyChange(client: Etcd3, key: Buffer, fromRevision: number, maxMs: number, signal: AbortSignal): Promise<void> {
+  return watchUntil(() => client.watch().key(key).startRevision(String(fromRevision)).watcher(), (watcher, finish) => {
+    watcher.on('delete', finish);
+    watcher.on('put', finish);
+  }, maxMs, signal);
+}
+
+/**
+ * @internal
+ * Resolves once `count` keys under `prefix` created before `revision` were deleted at or after
+ * `fromRevision` (or after `maxMs`, or when `signal` aborts). Deletions of keys created later are
+ * not counted, so only the waiter they let in wakes. Never rejects.
+ */
+export function waitForDeletionsAhead(client: Etcd3, prefix: Buffer, revision: number, count: number, fromRevision: number, maxMs: number, signal: AbortSignal): Promise<void> {
+  let left = count;
+  const build = () => client.watch().prefix(prefix).startRevision(String(fromRevision)).only('delete').withPreviousKV().watcher();
+  return watchUntil(build, (watcher, finish) => {
+    watcher.on('delete', (_kv: IKeyValue, previous?: IKeyValue) => {
+      // Without the previous value (compacted) its place is unknown: count it, at worst a spurious wake-up.
+      if (previous && Number(previous.create_revision) >= revision) return;
+      if (--left <= 0) finish();
+    });
+  }, maxMs, signal);
+}
+
+/** Runs a watcher until `attach`'s handlers call `finish`, `maxMs` passes, `signal` aborts or the watch fails. */
+function watchUntil(build: () => Watcher, attach: (watcher: Watcher, finish: () => void) => void, maxMs: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     let watcher: Watcher | undefined;
     let done = false;
@@ -24,9 +50,8 @@ export function waitForKeyChange(client: Etcd3, key: Buffer, fromRevision: numbe
     if (signal.aborted) return finish();
     try {
       // watcher() attaches at once (create() would resolve a tick after events may have fired).
-      watcher = client.watch().key(key).startRevision(String(fromRevision)).watcher();
-      watcher.on('delete', finish);
-      watcher.on('put', finish);
+      watcher = build();
+      attach(watcher, finish);
       // A failed watch (compacted revision, closed client) wakes the waiter: the engine simply tries again.
       watcher.on('error', finish);
     } catch {

@@ -3,10 +3,12 @@ import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { loadDriver } from '../load-driver.js';
-import { EtcdClaim, type EtcdContext } from './etcd-claim.js';
+import { EtcdClaim } from './etcd-claim.js';
 import { lockFaultHandling } from './etcd-fault-handling.js';
 import { LeaseKeeper } from './etcd-lease.js';
 import { resolveEtcdOptions } from './etcd-options.js';
+import type { EtcdContext } from './etcd-queue-claim.js';
+import { EtcdSemaphoreClaim } from './etcd-semaphore-claim.js';
 
 type EtcdDriver = typeof import('etcd3');
 
@@ -17,7 +19,7 @@ type EtcdDriver = typeof import('etcd3');
 class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
   /** Waiters always queue in arrival order, so every lock is fair. */
-  readonly capabilities: BackendCapabilities = { read: true, fair: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true };
   private readonly context: EtcdContext;
   private closing: Promise<void> | undefined;
 
@@ -30,6 +32,7 @@ class EtcdBackend implements LockBackend {
   }
 
   claim(request: ClaimRequest): LockClaim {
+    if (request.permits !== undefined) return new EtcdSemaphoreClaim(this.context, request);
     return new EtcdClaim(this.context, request);
   }
 

@@ -1,0 +1,198 @@
+import type { Etcd3, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
+import { monotonicNow } from '../../engine/clock.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
+
+/** @internal What every claim of one backend shares. */
+export interface EtcdContext {
+  readonly client: Etcd3;
+  readonly leases: LeaseKeeper;
+  /** Longest single wait before looking again, in case a watch event never comes. */
+  readonly fallbackWaitMs: number;
+  isLeaseNotFound(error: unknown): boolean;
+}
+
+/** Tries to take a place in the queue before giving up on a flapping lease. */
+const MAX_ENQUEUE_TRIES = 4;
+
+/** This claim's key in etcd: its create revision is its place in the queue and its fence. */
+interface Place {
+  readonly revision: number;
+  readonly lease: GrantedLease;
+}
+
+type Look<Wait> = { readonly held: false; readonly wait: Wait } | { readonly held: true; readonly revision: number } | 'requeue';
+
+/**
+ * @internal
+ * A place in an etcd queue, as etcd's own concurrency recipes keep it: a key bound to the backend's
+ * lease, put on the first attempt, whose create revision orders it among the others; the put and
+ * the first look at the keys ahead are one transaction, and later looks check that the key is still
+ * there. Subclasses say which keys ahead matter (`aheadQuery`), when the claim holds (`waitFrom`),
+ * and what to watch while it waits (`watch`). Giving up or releasing deletes the key.
+ */
+export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
+  private place: Place | undefined;
+  private boundTo: GrantedLease | undefined;
+  private waitingFor: Wait | undefined;
+  private held = false;
+  private everAcquired = false;
+  private putSent = false;
+  private wakeWaiter: (() => void) | undefined;
+
+  constructor(
+    protected readonly context: EtcdContext,
+    protected readonly request: ClaimRequest,
+    /** This claim's key. */
+    private readonly ownKey: Buffer,
+  ) {}
+
+  /** The read, inside the transaction, of the keys ahead of `revision` (of all keys, when this claim's put comes after it). */
+  protected abstract aheadQuery(revision: number | undefined): IRequestOp;
+  /** What to wait for, from the keys ahead of this claim's `revision` as read at `fromRevision - 1`; undefined: it holds. */
+  protected abstract waitFrom(range: IRangeResponse, revision: number, fromRevision: number): Wait | undefined;
+  /** Resolves when what this claim waits for may have happened, after `maxMs`, or when `signal` aborts. Never rejects. */
+  protected abstract watch(wait: Wait, maxMs: number, signal: AbortSignal): Promise<void>;
+
+  async tryAcquire(): Promise<AttemptResult> {
+    const startedAt = monotonicNow();
+    for (let tries = 0; ; ) {
+      const place = this.place && !this.place.lease.dead ? this.place : undefined;
+      const look = place ? await this.lookFrom(place) : await this.enqueue();
+      if (look === 'requeue') {
+        this.place = undefined;
+        if (++tries >= MAX_ENQUEUE_TRIES) throw new Error('could not keep a place in the queue: the etcd lease keeps being lost');
+        continue;
+      }
+      if (!look.held) {
+        this.waitingFor = look.wait;
+        return { acquired: false };
+      }
+      this.waitingFor = undefined;
+      this.held = true;
+      this.everAcquired = true;
+      const validityMs = await this.validity(this.request.leaseMs, startedAt);
+      if (validityMs !== undefined) return { acquired: true, fence: look.revision, validityMs };
+      // The lease was lost while we looked (before the engine could be told): queue again.
+      this.held = false;
+      if (++tries >= MAX_ENQUEUE_TRIES) throw new Error('could not keep a place in the queue: the etcd lease keeps being lost');
+    }
+  }
+
+  async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
+    const waitingFor = this.waitingFor;
+    if (waitingFor === undefined || !this.place) return;
+    const wake = new AbortController();
+    this.wakeWaiter = () => wake.abort();
+    await this.watch(waitingFor, Math.min(maxMs, this.context.fallbackWaitMs), AbortSignal.any([signal, wake.signal]));
+    this.wakeWaiter = undefined;
+  }
+
+  async renew(leaseMs: number): Promise<number | false> {
+    const startedAt = monotonicNow();
+    const place = this.place;
+    if (!this.held || !place || place.lease.dead) return false;
+    const response = await this.context.client.if(this.ownKey, 'Create', '==', place.revision).commit();
+    if (!response.succeeded || !this.held || this.place !== place || place.lease.dead) return false;
+    return (await this.validity(leaseMs, startedAt)) ?? false;
+  }
+
+  async release(): Promise<boolean> {
+    const wasHeld = this.held;
+    const place = this.place;
+    const lease = this.boundTo;
+    this.held = false;
+    this.place = undefined;
+    this.waitingFor = undefined;
+    this.unbind();
+    this.wakeWaiter?.();
+    if (!this.putSent) return true;
+    let deleted: boolean;
+    try {
+      deleted = place
+        ? (await this.context.client.if(this.ownKey, 'Create', '==', place.revision).then({ request_delete_range: { key: this.ownKey } }).commit()).succeeded
+        : (await this.context.client.delete().key(this.ownKey)).deleted !== '0';
+    } catch (error) {
+      // A key that cannot be deleted must not be kept alive: give its lease up, so it lapses within the TTL.
+      if (lease) this.context.leases.drop(lease, 'a lock on it could not be deleted (etcd unreachable?)');
+      throw error;
+    }
+    return !this.everAcquired || (wasHeld && deleted);
+  }
+
+  /** The lease this claim's key is bound to is gone, and the key with it. */
+  leaseLost(reason: string): void {
+    this.place = undefined;
+    this.boundTo = undefined;
+    this.wakeWaiter?.();
+    if (!this.held) return;
+    this.held = false;
+    try {
+      this.request.onLost(reason);
+    } catch {
+      // Called from an event handler: never throw from here.
+    }
+  }
+
+  /** Puts this claim's key and reads the keys ahead of it, in one transaction. */
+  private async enqueue(): Promise<Look<Wait>> {
+    const lease = await this.context.leases.get();
+    if (this.boundTo !== lease) this.unbind();
+    this.boundTo = lease;
+    lease.bound.add(this);
+    this.putSent = true;
+    let response: ITxnResponse;
+    try {
+      response = await this.context.client
+        .if(this.ownKey, 'Create', '==', 0)
+        .then(this.aheadQuery(undefined), { request_put: { key: this.ownKey, value: Buffer.from(this.request.owner), lease: lease.id } })
+        // Only a put of an earlier attempt whose answer was lost can be there: remove it and queue again.
+        .else({ request_delete_range: { key: this.ownKey } })
+        .commit();
+    } catch (error) {
+      if (!this.context.isLeaseNotFound(error)) throw error;
+      this.context.leases.drop(lease, 'etcd no longer knows the lease');
+      return 'requeue';
+    }
+    if (!response.succeeded || lease.dead) return 'requeue';
+    const revision = Number(response.header.revision);
+    this.place = { revision, lease };
+    return this.lookResult(response.responses[0]!.response_range, revision, revision + 1);
+  }
+
+  /** Reads the keys ahead of this claim's, if this claim's key is still there. */
+  private async lookFrom(place: Place): Promise<Look<Wait>> {
+    const response = await this.context.client.if(this.ownKey, 'Create', '==', place.revision).then(this.aheadQuery(place.revision)).commit();
+    // Our key is gone (deleted behind our back): the place in the queue is lost.
+    if (!response.succeeded) return 'requeue';
+    return this.lookResult(response.responses[0]!.response_range, place.revision, Number(response.header.revision) + 1);
+  }
+
+  private lookResult(range: IRangeResponse, revision: number, fromRevision: number): Look<Wait> {
+    const wait = this.waitFrom(range, revision, fromRevision);
+    return wait === undefined ? { held: true, revision } : { held: false, wait };
+  }
+
+  /**
+   * How long the key surely stays: up to `leaseMs`, but never past what etcd confirmed of the lease
+   * (refreshed first when the automatic keepalives fall behind). `undefined` once the lease is lost.
+   */
+  private async validity(leaseMs: number, startedAt: number): Promise<number | undefined> {
+    const lease = this.place?.lease;
+    if (!lease || lease.dead) return undefined;
+    if (lease.aliveUntil - monotonicNow() < this.context.leases.ttlMs / 2) {
+      try {
+        await this.context.leases.refresh(lease);
+      } catch (error) {
+        if (!lease.dead) throw error;
+      }
+    }
+    if (lease.dead || this.place?.lease !== lease) return undefined;
+    return Math.max(0, Math.min(leaseMs, Math.floor(lease.aliveUntil - startedAt)));
+  }
+
+  private unbind(): void {
+    this.boundTo?.bound.delete(this);
+    this.boundTo = undefined;
+  }
+}
