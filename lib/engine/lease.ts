@@ -73,7 +73,7 @@ export class Lease implements Wakeable {
   get signal(): AbortSignal {
     if (!this.controller) {
       this.controller = new AbortController();
-      if (this.state !== 'held') this.controller.abort(this.reason());
+      if (this.state !== 'held' || this.endReason !== undefined) this.controller.abort(this.reason());
     }
     return this.controller.signal;
   }
@@ -98,6 +98,18 @@ export class Lease implements Wakeable {
   release(): Promise<void> {
     this.releasing ??= this.releaseOnce();
     return this.releasing;
+  }
+
+  /**
+   * Shutdown: tells the holder first (its signal aborts with `reason`, so it stops before another
+   * instance can take the lock), then frees the lock in the store like `release()`.
+   */
+  revoke(reason: LockLostError): Promise<void> {
+    if (this.state === 'held' && this.endReason === undefined) {
+      this.endReason = reason;
+      this.controller?.abort(reason);
+    }
+    return this.release();
   }
 
   async extend(leaseMs: number): Promise<void> {

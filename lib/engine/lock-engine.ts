@@ -1,5 +1,5 @@
 import { Subject, type Observable } from 'rxjs';
-import { InvalidLockArgumentError, LockBackendError, LockTimeoutError } from '../errors.js';
+import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockBackend, LockClaim } from '../backends/lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
@@ -39,6 +39,8 @@ export class LockEngine {
   private readonly eventSubject = new Subject<LockEvent>();
   private readonly leases = new Set<Lease>();
   private readonly shutdown = new AbortController();
+  /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
+  private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   private readonly leaseOwner: LeaseOwner;
 
@@ -159,10 +161,15 @@ export class LockEngine {
     let lease: Lease | undefined;
     const startedAt = monotonicNow();
     try {
-      lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
+      lease = await this.track(this.waitForGrant(key, storeKey, claim, options, startedAt));
     } catch (error) {
-      claim.release().catch(() => undefined);
+      this.track(claim.release()).catch(() => undefined);
       throw error;
+    }
+    if (this.shutdown.signal.aborted) {
+      // Granted while closing, after close() took the list of held leases: give it back before the clients close.
+      this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
+      throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
     this.leases.add(lease);
     this.emit({ type: 'acquired', key, backend: this.backend.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
@@ -215,15 +222,29 @@ export class LockEngine {
     if (options.fair) throw new InvalidLockArgumentError(`Lock "${key}": fair semaphores are not supported`);
   }
 
+  /** Holders are told first (signal), then the locks are freed; acquisitions under way finish or give up before the clients close. */
   private async closeOnce(): Promise<void> {
     this.shutdown.abort();
-    await Promise.allSettled([...this.leases].map((lease) => lease.release()));
+    await Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
     this.leaseOwner.scheduler.close();
     this.eventSubject.complete();
     await this.backend.close();
   }
 
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    const forget = () => this.inFlight.delete(promise);
+    promise.then(forget, forget);
+    return promise;
+  }
+
   private emit(event: LockEvent): void {
     if (this.eventSubject.observed) this.eventSubject.next(event);
   }
+}
+
+/** The reason a holder's signal aborts with when the engine closes under it. */
+function shutdownLoss(key: string): LockLostError {
+  return new LockLostError(key, 'the lock service is shutting down (application shutdown); it released the lock');
 }
