@@ -3,7 +3,9 @@ import { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
+import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
+import { waitUntil } from '../harness/server-process.js';
 
 describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', () => {
   let cluster: RedisCluster;
@@ -34,10 +36,10 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     await cluster?.stop();
   }, 30_000);
 
-  it('puts a lock\'s key, fence counter and channel in one slot, even for keys with braces', async () => {
+  it('puts a lock\'s key, fence counter, channel, readers and queue in one slot, even for keys with braces', async () => {
     for (const storeKey of ['lock:plain', 'lock:{user}:1', 'lock:}{', 'lock:{}', 'lock:a}b{c', 'lock:\ud800']) {
       const keys = redisLockKeys(storeKey);
-      const slots = new Set(await Promise.all([keys.lock, keys.fence, keys.channel].map((name) => cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', name))));
+      const slots = new Set(await Promise.all(Object.values(keys).map((name) => cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', name))));
       expect(slots.size).toBe(1);
     }
   });
@@ -90,6 +92,25 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
       const next = await waiter;
       expect(performance.now() - releasedAt).toBeLessThan(2_000);
       await next.release();
+    }
+  }, 30_000);
+
+  it('shares a key between readers of two instances, queues a writer ahead of later readers, and serves a fair waiter after it, on six keys', async () => {
+    for (let n = 0; n < 6; n++) {
+      const k = key(`cluster-rw-${n}`);
+      const readers = [await a.acquire(k, { mode: 'read', waitMs: 0 }), await b.acquire(k, { mode: 'read', waitMs: 0 })];
+      const writer = a.acquire(k, { mode: 'write' });
+      await waitUntil('the writer queued', () => (a.backend as RedisBackend).asleep(`lock:${k}`) === 1, 5_000, 2);
+      expect(await b.tryAcquire(k, { mode: 'read' })).toBeNull(); // a new reader goes behind the writer
+      const order: string[] = [];
+      const fair = b.acquire(k, { fair: true }).then((lock) => (order.push('fair'), lock.release()));
+      await Promise.all(readers.map((lock) => lock.release()));
+      const write = await writer;
+      order.push('writer');
+      expect(write.fence!).toBeGreaterThan(readers[1]!.fence!);
+      await write.release();
+      await fair;
+      expect(order).toEqual(['writer', 'fair']);
     }
   }, 30_000);
 

@@ -9,7 +9,7 @@ local time = redis.call('TIME')
 local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
 `;
 
-/** @internal Lua that keeps the readers set (KEYS[readersIndex]) alive exactly as long as its longest lease. */
+/** @internal Lua that keeps the readers set (`readersKey`, e.g. `'KEYS[3]'`) alive exactly as long as its longest lease; needs `now`. */
 export function luaKeepReaders(readersKey: string): string {
   return `
 local longest = redis.call('ZRANGE', ${readersKey}, -1, -1, 'WITHSCORES')[2]
