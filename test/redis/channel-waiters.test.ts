@@ -73,6 +73,22 @@ describe('ChannelWaiters', () => {
     await sleeps[1];
   });
 
+  it('wakeNext wakes the first sleeper after a given waiter (or the oldest), and keeps nothing when nobody sleeps', async () => {
+    const { channel, list } = waiters(3);
+    const [first, second, third] = list as [ReleaseWaiter, ReleaseWaiter, ReleaseWaiter];
+    const sleeps = [second.sleep(60_000, never), third.sleep(60_000, never)];
+    channel.wakeNext(second); // a woken waiter passing its turn on goes forward only, never back to itself
+    expect(await settled(sleeps[0]!)).toBe(false);
+    expect(await settled(sleeps[1]!)).toBe(true);
+    expect(second.noteTry()).toBe(false);
+    expect(third.noteTry()).toBe(true); // the woken one sees its wake-up on its next try
+    channel.wakeNext(); // first is awake: the oldest sleeper is second
+    expect(await settled(sleeps[0]!)).toBe(true);
+    channel.wakeNext(third); // nobody after the last one
+    channel.remove(first);
+    expect(channel.takePending()).toBe(false);
+  });
+
   it('puts a new claim behind queued ones only while the last seen holder\'s lease runs', () => {
     const channel = new ChannelWaiters('c');
     channel.noteHolderUntil(performance.now() + 5_000);
