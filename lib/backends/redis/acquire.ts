@@ -1,3 +1,4 @@
+import type { LockMode } from '../../engine/lock-mode.js';
 import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
@@ -5,7 +6,8 @@ import { luaScript, runScript } from './run-script.js';
 import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 
 // KEYS: lock, fence counter, readers, queue, queue expiries.
-// ARGV: owner, lease ms, queue entry (mode letter 'w' | 'r' + owner), queue policy, queue place ttl ms.
+// ARGV: owner, lease ms, kind: 'x' plain exclusive (queues only when it finds a queue), 'w' queued
+// writer, 'r' reader. The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
 // Taken → {1, fence}. Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
 // 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
 //
@@ -13,12 +15,11 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 // has no readers and no queue. Otherwise, after dropping lapsed readers and queue places: a writer
 // may take the key when nobody holds it and it is first in the queue (or the queue is empty); a
 // reader when no writer holds it and no writer is queued ahead of it. A refused claim takes a place
-// at the end of the queue ('always'; 'found': only when readers hold the key or others queue),
-// or refreshes the place it has.
+// at the end of the queue (plain: only when readers hold the key or others queue), or refreshes
+// the place it has.
 const ACQUIRE = luaScript(`
-local owner, lease, entry = ARGV[1], tonumber(ARGV[2]), ARGV[3]
-local writer = string.sub(entry, 1, 1) == 'w'
-if writer and ARGV[4] == 'found' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
+local owner, lease, kind = ARGV[1], ARGV[2], ARGV[3]
+if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   if redis.call('SET', KEYS[1], owner, 'NX', 'PX', lease) then
     return {1, redis.call('INCR', KEYS[2])}
   end
@@ -29,6 +30,9 @@ if writer and ARGV[4] == 'found' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0
   return {0, redis.call('PTTL', KEYS[1]), 0, 1}
 end
 ${LUA_NOW}
+local writer = kind ~= 'r'
+local entry = (writer and 'w' or 'r') .. owner
+lease = tonumber(lease)
 for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)) do
   redis.call('ZREM', KEYS[4], lapsed)
 end
@@ -67,13 +71,13 @@ if free then
   return {1, redis.call('INCR', KEYS[2])}
 end
 local queued = rank ~= false
-if not queued and (ARGV[4] == 'always' or redis.call('EXISTS', KEYS[3], KEYS[4]) > 0) then
+if not queued and (kind ~= 'x' or redis.call('EXISTS', KEYS[3], KEYS[4]) > 0) then
   local last = redis.call('ZRANGE', KEYS[4], -1, -1, 'WITHSCORES')[2]
   redis.call('ZADD', KEYS[4], (tonumber(last) or 0) + 1, entry)
   queued = true
 end
 if queued then
-  local ttl = tonumber(ARGV[5])
+  local ttl = ${QUEUE_PLACE_TTL_MS}
   redis.call('ZADD', KEYS[5], now + ttl, entry)
   redis.call('PEXPIRE', KEYS[4], ttl)
   redis.call('PEXPIRE', KEYS[5], ttl)
@@ -95,9 +99,14 @@ return {0, wait, queued and 1 or 0, held}
 export interface AcquireRequest {
   readonly owner: string;
   readonly leaseMs: number;
-  /** The claim's name in the queue: its mode letter ('w' or 'r') followed by the owner. */
-  readonly entry: string;
+  readonly mode: LockMode;
   readonly policy: QueuePolicy;
+}
+
+/** The script's one-letter kind of claim (fewer bytes on the hot path than mode and policy apart). */
+function kindOf(request: AcquireRequest): 'x' | 'w' | 'r' {
+  if (request.mode === 'read') return 'r';
+  return request.policy === 'found' ? 'x' : 'w';
 }
 
 /** @internal */
@@ -116,7 +125,7 @@ export type AcquireReply =
 /** @internal One attempt to take the lock for `request.owner` (in its mode), joining or keeping the queue if refused. */
 export async function acquireLock(client: RedisClient, keys: RedisLockKeys, request: AcquireRequest): Promise<AcquireReply> {
   const scriptKeys = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry];
-  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, request.entry, request.policy, QUEUE_PLACE_TTL_MS])) as number[];
+  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kindOf(request)])) as number[];
   const [taken, value, queued, held] = reply.map(Number);
   if (taken === 1) return { acquired: true, fence: value! };
   return { acquired: false, holderTtlMs: value! >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };

@@ -51,7 +51,7 @@ export class RedisClaim implements LockClaim, QueuePlace {
     this.keys = redisLockKeys(request.key);
     this.entry = queueEntryOf(request);
     const policy = queuePolicyOf(request);
-    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, entry: this.entry, policy };
+    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy };
     this.reader = request.mode === 'read';
     this.plain = policy === 'found';
   }
