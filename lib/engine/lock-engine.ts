@@ -69,13 +69,18 @@ export class LockEngine {
    * deadlock) within one `waitMs`, and resolves one `MultiLock` (see docs/multi-key-locks.md).
    */
   async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
-    return this.acquireAny(key, options, false);
+    // A string goes straight through: no list to build or sort on the common path.
+    if (typeof key !== 'string') return this.acquireList(key, options, false);
+    assertKey(key);
+    return this.acquireResolved(key, resolveLockOptions(options, this));
   }
 
   /** One attempt (per key, for a list); resolves `null` when the lock (any key of a list) is busy. */
   async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
     try {
-      return await this.acquireAny(key, options, true);
+      if (typeof key !== 'string') return await this.acquireList(key, options, true);
+      assertKey(key);
+      return await this.acquireResolved(key, { ...resolveLockOptions(options, this), waitMs: 0 });
     } catch (error) {
       if (error instanceof LockTimeoutError) return null;
       throw error;
@@ -128,13 +133,11 @@ export class LockEngine {
     return this.closing;
   }
 
-  private acquireAny(key: string | readonly string[], options: LockOptions | undefined, oneAttempt: boolean): Promise<Lock> {
-    // A string goes straight through: no list to build or sort on the common path.
-    const single = typeof key === 'string' || !Array.isArray(key);
-    if (single) assertKey(key);
-    const resolved = oneAttempt ? { ...resolveLockOptions(options, this), waitMs: 0 } : resolveLockOptions(options, this);
-    if (single) return this.acquireResolved(key as string, resolved);
-    return acquireAll(key, resolved, (one, partOptions) => this.acquireResolved(one, partOptions));
+  /** A key list: all keys or none (multi-lock.ts). Anything else that is not a string is refused as a bad key. */
+  private acquireList(keys: readonly string[], options: LockOptions | undefined, oneAttempt: boolean): Promise<Lock> {
+    if (!Array.isArray(keys)) assertKey(keys);
+    const resolved = resolveLockOptions(options, this);
+    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) => this.acquireResolved(key, partOptions));
   }
 
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {

@@ -1,6 +1,6 @@
 /** A held lock. Obtained from `LockService.acquire`, `withLock`, `current()` or inside a `@Locked` method. */
 export interface Lock {
-  /** The key as the caller gave it, without the prefix. */
+  /** The key as the caller gave it, without the prefix. On a {@link MultiLock}: its `keys` joined with `,` (a label; use `keys`). */
   readonly key: string;
   /** Strictly increasing per key over successive holders; `undefined` where the backend cannot give one honestly. */
   readonly fence: number | undefined;
