@@ -43,6 +43,12 @@ class Bank {
     return 'ran';
   }
 
+  /** The positional form: (keys, leaseMs, waitMs). */
+  @Locked(['ledger:{1}', 'ledger:{0}'], 5_000, 0)
+  async ledgers(_a: string, _b: string): Promise<Lock | undefined> {
+    return this.locks.current();
+  }
+
   @Locked({ key: 'account:{0}', waitMs: 0 })
   async audit(_account: string): Promise<Lock | undefined> {
     return this.locks.current();
@@ -137,6 +143,14 @@ describe('@Locked() with a key list (memory backend)', () => {
     const p = await locks.tryAcquire('account:p');
     expect(p).not.toBeNull();
     await p!.release();
+    await held.release();
+  });
+
+  it('the positional form @Locked([...], leaseMs, waitMs) locks every key with those options', async () => {
+    const lock = await bank.ledgers('2', '1');
+    expect(isMultiLock(lock) && lock.keys).toEqual(['ledger:1', 'ledger:2']);
+    const held = await locks.acquire('ledger:2');
+    await expect(bank.ledgers('1', '2')).rejects.toMatchObject({ name: 'LockTimeoutError', key: 'ledger:2', waitMs: 0 });
     await held.release();
   });
 
