@@ -74,6 +74,14 @@ export interface EtcdBackendOptions {
   leaseTtlSeconds?: number;
   /** Deadline of each etcd request, so a hung server reads as unreachable. Default 5000. */
   requestTimeoutMs?: number;
+  /** etcd user and password (`etcdctl user add`, `auth enable`), passed to etcd3 as `auth`. Never logged. */
+  auth?: { username: string; password: string };
+  /**
+   * TLS for `https://` hosts, passed to etcd3 as `credentials`: the CA of etcd's certificate
+   * (`rootCertificate`; default: the system's roots) and, for client-certificate auth, the
+   * client's `privateKey` and `certChain`. PEM, as a string or Buffer.
+   */
+  credentials?: { rootCertificate?: string | Buffer; privateKey?: string | Buffer; certChain?: string | Buffer };
 }
 
 export interface PostgresBackendOptions {

@@ -4,6 +4,7 @@ import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { loadDriver } from '../load-driver.js';
 import { EtcdClaim } from './etcd-claim.js';
+import { resolveEtcdCredentials } from './etcd-credentials.js';
 import { lockFaultHandling } from './etcd-fault-handling.js';
 import { LeaseKeeper } from './etcd-lease.js';
 import { resolveEtcdOptions } from './etcd-options.js';
@@ -53,11 +54,13 @@ class EtcdBackend implements LockBackend {
  */
 export async function createEtcdBackend(options: EtcdBackendOptions): Promise<LockBackend> {
   const { hosts, leaseTtlSeconds, requestTimeoutMs } = resolveEtcdOptions(options);
+  const credentials = resolveEtcdCredentials(options, hosts);
   const loaded = await loadDriver<EtcdDriver & { default?: EtcdDriver }>('etcd3', 'etcd');
   // etcd3 is CommonJS: its exports may sit on `default` when imported from ESM.
   const driver = loaded.Etcd3 ? loaded : loaded.default!;
   const clientOptions: IOptions = {
     hosts,
+    ...(credentials as Pick<IOptions, 'auth' | 'credentials'>),
     dialTimeout: requestTimeoutMs,
     // A deadline on every plain call, so a hung etcd reads as unreachable; streams (watch, keepalive) stay open.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),

@@ -1,0 +1,129 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
+import { createLockBackend, InvalidLockArgumentError, LockBackendError, LockEngine, type EtcdBackendOptions } from '../../lib/index.js';
+import { EtcdServer } from '../harness/etcd-server.js';
+import { requireBinary } from '../harness/server-process.js';
+import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
+
+const ROOT_PASSWORD = 'root-secret-pw';
+const APP_PASSWORD = 'app-secret-pw';
+/** The engines' key prefix; the `app` user may read and write only keys under it. */
+const PREFIX = 'authz:';
+
+let etcd: EtcdServer;
+let engines: LockEngine[] = [];
+let baseline: ResourceCounts;
+
+function etcdctl(...args: string[]): string {
+  return execFileSync(requireBinary('/usr/bin/etcdctl', 'etcd-client'), ['--endpoints', etcd.url, ...args], { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } });
+}
+
+const options = (auth?: EtcdBackendOptions['auth']): EtcdBackendOptions => ({ type: 'etcd', hosts: etcd.url, leaseTtlSeconds: 5, requestTimeoutMs: 2_000, ...(auth && { auth }) });
+
+async function engineFor(backendOptions: EtcdBackendOptions): Promise<LockEngine> {
+  const engine = new LockEngine(await createLockBackend(backendOptions), { keyPrefix: PREFIX, leaseMs: 30_000, waitMs: 5_000 });
+  engines.push(engine);
+  return engine;
+}
+
+/** Lock, hand-over to a waiter (a watch, over the same credentials), release, and a health ping. */
+async function expectWorking(backendOptions: EtcdBackendOptions): Promise<void> {
+  const [a, b] = [await engineFor(backendOptions), await engineFor(backendOptions)];
+  const key = `k:${Math.random()}`;
+  const held = await a.acquire(key);
+  const started = performance.now();
+  const waiter = b.acquire(key);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  await held.release();
+  const next = await waiter;
+  expect(performance.now() - started).toBeLessThan(2_000); // woken by the watch, not by the 30 s lease
+  expect(next.fence).toBeGreaterThan(held.fence!);
+  await next.release();
+  await expect(b.backend.ping!()).resolves.toBeUndefined();
+}
+
+/**
+ * A refused login is LockBackendError (not busy), quickly, and the password is in no message.
+ * `ping()` (etcd's status call) fails too when the login is refused; without any credentials it
+ * still succeeds: etcd answers status without auth.
+ */
+async function expectRefused(backendOptions: EtcdBackendOptions, message: RegExp): Promise<void> {
+  const engine = await engineFor(backendOptions);
+  const started = performance.now();
+  const error = await engine.acquire('refused').catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(LockBackendError);
+  expect((error as Error).message).toMatch(message);
+  expect(performance.now() - started).toBeLessThan(2_000);
+  expect(messages(error).join('\n')).not.toContain(backendOptions.auth?.password ?? ROOT_PASSWORD);
+  if (backendOptions.auth) await expect(engine.backend.ping!()).rejects.toBeInstanceOf(Error);
+  else await expect(engine.backend.ping!()).resolves.toBeUndefined();
+}
+
+/** The message of an error and of its causes. */
+function messages(error: unknown): string[] {
+  const list: string[] = [];
+  for (let e = error as Error | undefined; e; e = e.cause as Error | undefined) list.push(`${e.name}: ${e.message}`);
+  return list;
+}
+
+beforeAll(async () => {
+  etcd = await EtcdServer.start();
+  etcdctl('user', 'add', `root:${ROOT_PASSWORD}`, '--interactive=false');
+  etcdctl('user', 'grant-role', 'root', 'root');
+  etcdctl('role', 'add', 'locks');
+  etcdctl('role', 'grant-permission', 'locks', 'readwrite', PREFIX, '--prefix=true');
+  etcdctl('user', 'add', `app:${APP_PASSWORD}`, '--interactive=false');
+  etcdctl('user', 'grant-role', 'app', 'locks');
+  etcdctl('auth', 'enable');
+}, 30_000);
+beforeEach(async () => {
+  baseline = await quietResources();
+});
+afterEach(async () => {
+  await Promise.all(engines.map((engine) => engine.close()));
+  engines = [];
+  expect(await settleResources(baseline)).toEqual(baseline);
+});
+afterAll(() => etcd?.destroy());
+
+describe('etcd backend with auth enabled', () => {
+  it('works as root with the right password', () => expectWorking(options({ username: 'root', password: ROOT_PASSWORD })));
+  it('works as a user whose role may only read and write the lock prefix', () => expectWorking(options({ username: 'app', password: APP_PASSWORD })));
+  it('a wrong password is LockBackendError, quickly', () => expectRefused(options({ username: 'root', password: 'wrong-pw' }), /authentication failed/));
+  it('an unknown user is LockBackendError', () => expectRefused(options({ username: 'nobody', password: 'pw' }), /authentication failed/));
+  it('no credentials is LockBackendError', () => expectRefused(options(), /user name is empty|permission denied/));
+
+  it('a user without permission on the prefix is LockBackendError (permission denied)', async () => {
+    const engine = new LockEngine(await createLockBackend(options({ username: 'app', password: APP_PASSWORD })), { keyPrefix: 'elsewhere:', waitMs: 0 });
+    engines.push(engine);
+    await expect(engine.acquire('k')).rejects.toThrow(LockBackendError);
+    await expect(engine.acquire('k')).rejects.toThrow(/permission denied/);
+  });
+});
+
+describe('etcd auth and TLS options', () => {
+  const bad: [string, Partial<EtcdBackendOptions>][] = [
+    ['auth not an object', { auth: 'root:pw' as never }],
+    ['auth without username', { auth: { password: 'hunter2-secret' } as never }],
+    ['auth with an empty username', { auth: { username: '', password: 'hunter2-secret' } }],
+    ['auth with a password that is not a string', { auth: { username: 'root', password: 12345 as never } }],
+    ['credentials with http:// hosts', { credentials: { rootCertificate: '-----BEGIN CERTIFICATE-----' } }],
+    ['credentials empty', { hosts: 'https://127.0.0.1:2379', credentials: {} }],
+    ['a client key without its certificate chain', { hosts: 'https://127.0.0.1:2379', credentials: { privateKey: 'hunter2-key' } }],
+    ['an empty root certificate', { hosts: 'https://127.0.0.1:2379', credentials: { rootCertificate: Buffer.alloc(0) } }],
+  ];
+  it.each(bad)('%s → InvalidLockArgumentError that quotes no secret', async (_name, extra) => {
+    const error = await createLockBackend({ type: 'etcd', hosts: 'http://127.0.0.1:2379', ...extra } as EtcdBackendOptions).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InvalidLockArgumentError);
+    expect((error as Error).message).not.toMatch(/hunter2/);
+  });
+
+  it('text that is not PEM is InvalidLockArgumentError when the backend is created (at bootstrap)', async () => {
+    const error = await createLockBackend({
+      type: 'etcd', hosts: 'https://127.0.0.1:2379', credentials: { rootCertificate: 'not a certificate', privateKey: Buffer.from('hunter2-key'), certChain: 'chain' },
+    }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InvalidLockArgumentError);
+    expect((error as Error).message).toMatch(/PEM/);
+    expect((error as Error).message).not.toMatch(/hunter2/);
+  });
+});
