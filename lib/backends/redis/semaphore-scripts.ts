@@ -1,14 +1,9 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisSemaphoreKeys } from './semaphore-keys.js';
+import { LUA_NOW } from './lua-clock.js';
 import { luaScript, runScript } from './run-script.js';
 
-// Every script reads Redis's clock (TIME), so expiries are judged by one clock, whatever the callers'
-// clocks say. replicate_commands: on Redis 3.2-4, writes after TIME need effects replication (the default since 5).
-const NOW = `
-if redis.replicate_commands then redis.replicate_commands() end
-local time = redis.call('TIME')
-local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-`;
+// Every script judges expiries by Redis's clock (LUA_NOW), whatever the callers' clocks say.
 
 // Keeps the set alive at least as long as its latest permit, so an abandoned semaphore vanishes on its own.
 const KEEP_SET = `
@@ -18,7 +13,7 @@ if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease
 // KEYS: permits, fence counter. ARGV: owner, permits, lease ms.
 // Drops lapsed permits; then, with fewer than `permits` left (or this owner's already there: a reply lost
 // and the command resent), records the owner's expiry: {1, fence}. Full → {0, ms until the first permit lapses}.
-const ACQUIRE = luaScript(`${NOW}
+const ACQUIRE = luaScript(`${LUA_NOW}
 local lease = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -33,7 +28,7 @@ return {0, tonumber(first[2]) - now}
 `);
 
 // KEYS: permits. ARGV: owner, lease ms. Extends the owner's permit only while it has not lapsed.
-const RENEW = luaScript(`${NOW}
+const RENEW = luaScript(`${LUA_NOW}
 local lease = tonumber(ARGV[2])
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0') <= now then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
@@ -43,7 +38,7 @@ return 1
 
 // KEYS: permits. ARGV: owner, channel, message. Removes the owner's permit and announces it to the
 // waiters; 1 if it was still valid, 0 if it had lapsed or was gone.
-const RELEASE = luaScript(`${NOW}
+const RELEASE = luaScript(`${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
