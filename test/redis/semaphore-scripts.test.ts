@@ -41,7 +41,7 @@ describe('redis semaphore scripts', () => {
     expect(await acquirePermit(client, keys, 'o3', 3, 5_000)).toMatchObject({ acquired: true });
   });
 
-  it('keeps the set alive as long as its latest permit and no longer, so an abandoned semaphore vanishes', async () => {
+  it('keeps the set alive as long as its longest lease (a shorter renewal never shortens it), so an abandoned semaphore vanishes', async () => {
     const keys = redisSemaphoreKeys(storeKey());
     await acquirePermit(client, keys, 'long', 5, 2_000);
     await acquirePermit(client, keys, 'short', 5, 300);
