@@ -90,6 +90,26 @@ describe('etcd semaphores', () => {
     await holders[1]!.release();
   });
 
+  it('puts a waiter whose key was deleted behind its back straight back in the queue, and it still gets in', async () => {
+    const k = key('requeue');
+    const engine = await newEngine();
+    const holder = await engine.semaphore(k, 1);
+    const waiting = engine.semaphore(k, 1);
+    await waitUntil('the waiter key', async () => (await permitKeys(keyPrefix + k)).length === 2, 5_000);
+    const [, queued] = await permitKeys(keyPrefix + k);
+    const deletedAt = performance.now();
+    await etcd.client.delete().key(queued!.key);
+    // Its own key's deletion wakes it (not the fallback look after the 10 s TTL): it queues again.
+    await waitUntil('the waiter to queue again', async () => (await permitKeys(keyPrefix + k))[1]?.createRevision !== undefined, 5_000);
+    expect(performance.now() - deletedAt).toBeLessThan(3_000);
+    const [, requeued] = await permitKeys(keyPrefix + k);
+    expect(requeued!.createRevision).toBeGreaterThan(queued!.createRevision);
+    await holder.release();
+    const permit = await waiting;
+    expect(permit.fence).toBe(requeued!.createRevision);
+    await permit.release();
+  });
+
   it('deletes the key of a waiter that gives up, and the claims behind it move up', async () => {
     const k = key('give-up');
     const a = await newEngine();

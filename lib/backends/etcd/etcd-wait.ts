@@ -17,8 +17,9 @@ export function waitForKeyChange(client: Etcd3, key: Buffer, fromRevision: numbe
 /**
  * @internal
  * Resolves once `count` keys under `prefix` created before `revision` were deleted at or after
- * `fromRevision` (or after `maxMs`, or when `signal` aborts). Deletions of keys created later are
- * not counted, so only the waiter they let in wakes. Never rejects.
+ * `fromRevision`, or the key created at `revision` (the waiter's own) was deleted, or after `maxMs`,
+ * or when `signal` aborts. Deletions of keys created later are not counted, so only the waiter they
+ * let in wakes. Never rejects.
  */
 export function waitForDeletionsAhead(client: Etcd3, prefix: Buffer, revision: number, count: number, fromRevision: number, maxMs: number, signal: AbortSignal): Promise<void> {
   let left = count;
@@ -26,7 +27,10 @@ export function waitForDeletionsAhead(client: Etcd3, prefix: Buffer, revision: n
   return watchUntil(build, (watcher, finish) => {
     watcher.on('delete', (_kv: IKeyValue, previous?: IKeyValue) => {
       // Without the previous value (compacted) its place is unknown: count it, at worst a spurious wake-up.
-      if (previous && Number(previous.create_revision) >= revision) return;
+      const created = previous ? Number(previous.create_revision) : 0;
+      // The waiter's own key went (deleted behind its back): it must queue again, at once.
+      if (created === revision) return finish();
+      if (created > revision) return;
       if (--left <= 0) finish();
     });
   }, maxMs, signal);
