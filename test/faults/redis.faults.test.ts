@@ -2,7 +2,7 @@ import { RedisMasters } from '../harness/redis-masters.js';
 import { describeFaultSuite } from './fault-suite.js';
 
 // One redis-server with AOF fsynced on every write: a restart keeps the lock and its fence counter.
-// (Without persistence a restart loses both; docs/operations.md says what that does.)
+// (Without persistence a restart loses both: docs/operations.md, "Redis restarts without persistence".)
 let redis: RedisMasters;
 
 describeFaultSuite({

@@ -102,11 +102,15 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
       atClientClose = await takeAtOnce(probe, keys);
       return closeClients();
     };
-    // An acquisition whose first attempt is on its way to the store when the app closes.
+    // A call waiting for a busy lock (in its own async context, so not re-entrant), and an
+    // acquisition whose first attempt is on its way to the store when the app closes.
+    const waiting = app.get(LockService).acquire(keys[0]!, { waitMs: 20_000 }).then((value) => ({ value }), (error: unknown) => ({ error }));
+    await new Promise((resolve) => setTimeout(resolve, 50)); // let it take its place in the queue (ZooKeeper, etcd)
     const racing = app.get(LockService).acquire(keys[2]!).then((value) => ({ value }), (error: unknown) => ({ error }));
     await app.close();
 
     // Either it was granted before the close began (then released like any held lock) or it was refused.
+    expect(await waiting).toEqual({ error: expect.any(LockBackendError) });
     const raced = await racing;
     if ('value' in raced) expect(raced.value.signal.reason).toBeInstanceOf(LockLostError);
     else expect(raced.error).toBeInstanceOf(LockBackendError);
