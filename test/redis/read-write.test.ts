@@ -164,9 +164,9 @@ describe('redis read/write locks', () => {
 
   it('renews a reader while it holds, and wakes a waiting writer as soon as the last reader leaves', async () => {
     const k = key('renew');
-    const first = await a.acquire(k, { mode: 'read', leaseMs: 300 });
+    const first = await a.acquire(k, { mode: 'read', leaseMs: 600 });
     const second = await b.acquire(k, { mode: 'read', leaseMs: 20_000 });
-    await delay(900); // three leases of the first reader: only renewals keep it
+    await delay(1_800); // three leases of the first reader: only renewals keep it
     expect(first.signal.aborted).toBe(false);
     const writer = a.acquire(k, { mode: 'write', waitMs: 10_000 });
     await waitUntil('the writer queued', () => asleep(0, k) === 1, 5_000, 2);
