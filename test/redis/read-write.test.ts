@@ -180,6 +180,22 @@ describe('redis read/write locks', () => {
     await lock.release();
   });
 
+  it('lets the readers of one process queued behind a writer in together on its one release message', async () => {
+    const k = key('cascade');
+    const writer = await b.acquire(k, { mode: 'write', leaseMs: 60_000 }); // no fallback wake-up during the test
+    const readers: Promise<Lock>[] = [];
+    for (let i = 0; i < 5; i++) {
+      readers.push(a.acquire(k, { mode: 'read', waitMs: 30_000 }));
+      await waitUntil(`reader ${i} asleep`, () => asleep(0, k) === i + 1, 5_000, 2);
+    }
+    const releasedAt = performance.now();
+    await writer.release();
+    const held = await Promise.all(readers);
+    expect(performance.now() - releasedAt).toBeLessThan(1_000);
+    expect(await admin.zcard(redisLockKeys(keyPrefix + k).readers)).toBe(5);
+    await Promise.all(held.map((lock) => lock.release()));
+  });
+
   it('keeps the readers set alive as long as its longest lease, and no longer', async () => {
     const k = key('ttl');
     const readersKey = redisLockKeys(keyPrefix + k).readers;
