@@ -7,12 +7,15 @@ export type RedisReply = string | number | null | RedisReply[];
 /** @internal An ioredis `Redis` or `Cluster`, seen structurally. */
 export interface RedisClient {
   readonly status: string;
+  /** True on an ioredis `Cluster`. */
+  readonly isCluster?: boolean;
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
   ping(): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
   unsubscribe(...channels: string[]): Promise<unknown>;
-  duplicate(): RedisClient;
+  /** A new connection with the same settings; a plain `Redis` takes option overrides (a `Cluster` takes other arguments). */
+  duplicate(overrides?: Record<string, unknown>): RedisClient;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: string, listener: (...args: any[]) => void): unknown;

@@ -87,7 +87,9 @@ export class ReleaseListener {
   private connection(): RedisClient {
     if (this.closed) throw new Error('the backend is closed');
     if (this.subscriber) return this.subscriber;
-    const subscriber = this.client.duplicate();
+    // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
+    // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
+    const subscriber = this.client.isCluster ? this.client.duplicate() : this.client.duplicate({ enableReadyCheck: false });
     subscriber.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     subscriber.on('ready', () => {

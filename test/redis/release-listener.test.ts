@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Redis } from 'ioredis';
+import { ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
+import type { RedisClient } from '../../lib/backends/redis/redis-client.js';
+import { ReleaseListener } from '../../lib/backends/redis/release-listener.js';
+import { RedisServer } from '../harness/redis-server.js';
+
+/**
+ * The subscriber connection is opened on the first wait, so a later wait can send its SUBSCRIBE
+ * while that connection is between `connect` and `ready`. A SUBSCRIBE in that window used to
+ * collide with ioredis' ready check (INFO is refused in subscriber mode): the subscription failed
+ * and the waiter slept for the holder's whole remaining lease instead of being woken.
+ */
+describe('redis release listener', () => {
+  let server: RedisServer;
+  let client: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    client = new Redis(server.url);
+  }, 30_000);
+
+  afterAll(async () => {
+    client?.disconnect();
+    await server?.stop();
+  });
+
+  it('subscribes a channel whose SUBSCRIBE goes out between the connection\'s connect and ready events', async () => {
+    const rounds = 20;
+    let subscribed = 0;
+    for (let round = 0; round < rounds; round++) {
+      const listener = new ReleaseListener(client as unknown as RedisClient);
+      const first = listener.join(`first:${round}`, new ReleaseWaiter());
+      const firstSubscribed = listener.subscribed(first, 2_000, new AbortController().signal);
+      // The connection is made on the first wait, a moment after it starts.
+      const internals = listener as unknown as { subscriber: Redis | undefined };
+      while (!internals.subscriber) await new Promise((resolve) => setImmediate(resolve));
+      const subscriber = internals.subscriber;
+      await new Promise((resolve) => subscriber.once('connect', resolve));
+      const second = listener.join(`second:${round}`, new ReleaseWaiter());
+      if (await listener.subscribed(second, 2_000, new AbortController().signal)) subscribed++;
+      expect(await firstSubscribed).toBe(true);
+      await listener.close();
+    }
+    expect(subscribed).toBe(rounds);
+  }, 60_000);
+});
