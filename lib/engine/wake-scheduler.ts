@@ -20,7 +20,7 @@ export const MAX_SLACK_MS = 50;
 /**
  * @internal One timer per engine for every held lease, instead of two per lease. When it fires it
  * wakes every target whose slack window has opened, in the same tick: their renewals reach the
- * store together (one pipelined write on an auto-pipelining Redis client), so 10,000 held locks
+ * store together (the Redis backend sends the scripts of one tick as one pipeline), so 10,000 held locks
  * cost a few batches per renewal interval, not 10,000 timers and round trips.
  *
  * A min-heap ordered by `earliest`, with lazy deletion; the timer is armed at the top entry's

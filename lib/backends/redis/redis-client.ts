@@ -14,12 +14,20 @@ export interface RedisClient {
   ping(): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
   unsubscribe(...channels: string[]): Promise<unknown>;
+  /** Commands queued and sent in one write by `exec()` (absent on some look-alike clients). */
+  pipeline?(): RedisPipeline;
   /** A new connection with the same settings; a plain `Redis` takes option overrides (a `Cluster` takes other arguments). */
   duplicate(overrides?: Record<string, unknown>): RedisClient;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: string, listener: (...args: any[]) => void): unknown;
   off(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** @internal An ioredis pipeline: `exec()` resolves one `[error, reply]` per queued command. */
+export interface RedisPipeline {
+  evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): RedisPipeline;
+  exec(): Promise<[Error | null, unknown][] | null>;
 }
 
 /** @internal The parts of the `ioredis` module namespace used to build a client from a URL. */

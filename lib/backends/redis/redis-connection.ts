@@ -6,7 +6,8 @@ import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type Re
 
 /** @internal Settings of a client the backend creates from a URL: an unreachable store fails a call in well under a second or two, not never. */
 export const OWNED_CLIENT_OPTIONS = {
-  enableAutoPipelining: true,
+  // Off: the backend batches its own scripts per tick (command-batcher.ts), without the extra tick.
+  enableAutoPipelining: false,
   maxRetriesPerRequest: 2,
   connectTimeout: 2_000,
   commandTimeout: 5_000,

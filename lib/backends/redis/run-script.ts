@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { evalshaBatched } from './command-batcher.js';
 import type { RedisClient } from './redis-client.js';
 
 /** @internal A Lua script with its SHA1, as EVALSHA wants it. */
@@ -19,7 +20,7 @@ export function luaScript(source: string): LuaScript {
  */
 export async function runScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
   try {
-    return await client.evalsha(script.sha, keys.length, ...keys, ...args);
+    return await evalshaBatched(client, [script.sha, keys.length, ...keys, ...args]);
   } catch (error) {
     if (!isNoScript(error)) throw error;
     return client.eval(script.source, keys.length, ...keys, ...args);
