@@ -36,6 +36,8 @@ export interface FaultRow {
   skippedByLeaseCheck: number;
   /** Writes accepted after the fault ended: the lock kept working. */
   progressAfterFault: number;
+  /** From the end of the fault (the store back, the process resumed, the lock freed) to the next accepted write. */
+  recoveryMs: number | undefined;
   backendErrors: number;
   seconds: number;
 }
@@ -52,7 +54,10 @@ interface WorkerStats {
 const PROCESSES = 3;
 const WORKERS_PER_PROCESS = 2;
 const WARMUP_MS = 600;
-const SETTLE_MS = 1_000;
+/** After the fault, the run goes on until this many writes were accepted (the lock works again)... */
+const WRITES_AFTER_FAULT = 50;
+/** ...or until this long after the fault ended. */
+const RECOVERY_LIMIT_MS = 15_000;
 
 /** Rows of every scenario run in this process, for the printed table. */
 export const faultRows: FaultRow[] = [];
@@ -130,8 +135,10 @@ export async function runFaultScenario(target: FaultTarget, fault: Fault): Promi
       const hit = await Promise.race([faultHitPromise.then(() => true), sleep(15_000).then(() => false)]);
       if (!hit) throw new Error(`no holder reached a checkpoint within 15 s to inject "${fault}"`);
     });
-    await sleep(Math.max(0, faultEndedAt - performance.now()) + SETTLE_MS);
+    const recovered = () => resource.writesSince(faultEndedAt) >= WRITES_AFTER_FAULT;
+    for (const deadline = faultEndedAt + RECOVERY_LIMIT_MS; !recovered() && performance.now() < deadline; ) await sleep(50);
     const progressAfterFault = resource.writesSince(faultEndedAt);
+    const firstWrite = resource.firstWriteAfter(faultEndedAt);
     for (const child of children) if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
     await Promise.race([Promise.all(exits.map((e) => e.exited)), sleep(20_000)]);
     const sum = (pick: (s: WorkerStats) => number) => stats.reduce((total, s) => total + pick(s), 0);
@@ -145,6 +152,7 @@ export async function runFaultScenario(target: FaultTarget, fault: Fault): Promi
       refusedByFence: resource.refused,
       skippedByLeaseCheck: sum((s) => s.skipped),
       progressAfterFault,
+      recoveryMs: firstWrite === undefined ? undefined : Math.max(0, Math.round(firstWrite - faultEndedAt)),
       backendErrors: sum((s) => Object.values(s.errors).reduce((a, b) => a + b, 0)),
       seconds: Math.round((performance.now() - started) / 100) / 10,
     };
@@ -198,8 +206,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The table, as printed after each backend's suite and copied into docs/operations.md. */
 export function formatFaultTable(rows: readonly FaultRow[]): string {
-  const header = ['backend', 'fault', 'operations', 'lost updates', 'overlaps', 'aborted holders', 'refused by fence', 'skipped by lease check', 'ops after fault', 'store errors', 's'];
-  const lines = rows.map((r) => [r.backend, r.fault, r.operations, r.lostUpdates, r.overlaps, r.abortedHolders, r.refusedByFence, r.skippedByLeaseCheck, r.progressAfterFault, r.backendErrors, r.seconds].map(String));
+  const header = ['backend', 'fault', 'operations', 'lost updates', 'overlaps', 'aborted holders', 'refused by fence', 'skipped by lease check', 'ops after fault', 'recovery ms', 'store errors', 's'];
+  const lines = rows.map((r) => [r.backend, r.fault, r.operations, r.lostUpdates, r.overlaps, r.abortedHolders, r.refusedByFence, r.skippedByLeaseCheck, r.progressAfterFault, r.recoveryMs ?? '-', r.backendErrors, r.seconds].map(String));
   const table = [header, ...lines];
   return table.map((cells) => `| ${cells.join(' | ')} |`).join('\n').replace(/\n/, `\n|${header.map(() => '---').join('|')}|\n`);
 }

@@ -16,7 +16,8 @@ export interface FaultSetup {
 
 /**
  * The fault-injection scenarios for one store: every fault, then the table of what was seen.
- * Each scenario: 3 processes x 2 workers on one key, a fault after 0.6 s, 1 s to settle after it.
+ * Each scenario: 3 processes x 2 workers on one key, a fault after 0.6 s, then on until 50 more
+ * writes were accepted (the lock works again), 15 s at most.
  */
 export function describeFaultSuite(setup: FaultSetup, faults: readonly Fault[] = ALL_FAULTS): void {
   describe(`${setup.name} under faults`, () => {
@@ -41,7 +42,7 @@ export function describeFaultSuite(setup: FaultSetup, faults: readonly Fault[] =
       const row = await runFaultScenario(target, fault);
       expect({ lostUpdates: row.lostUpdates, overlaps: row.overlaps }).toEqual({ lostUpdates: 0, overlaps: 0 });
       expect(row.operations).toBeGreaterThan(0);
-      expect(row.progressAfterFault).toBeGreaterThan(0);
+      expect(row.progressAfterFault).toBeGreaterThanOrEqual(50);
       if (fault === 'pause holder' || fault === 'block holder loop') {
         // The stale holder's signal aborted, and its write was refused (fence) or not sent (lease check).
         expect(row.abortedHolders).toBeGreaterThanOrEqual(1);

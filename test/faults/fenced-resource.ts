@@ -61,6 +61,11 @@ export class FencedResource {
     for (let i = 0; i < this.sections.length; i++) if (this.sections[i].pid === pid) this.end(i);
   }
 
+  /** When the first write after `since` was accepted (performance.now()), if any. */
+  firstWriteAfter(since: number): number | undefined {
+    return this.writeTimes.find((t) => t > since);
+  }
+
   /** Writes accepted after `since` (performance.now()): progress after a fault. */
   writesSince(since: number): number {
     return this.writeTimes.filter((t) => t > since).length;
