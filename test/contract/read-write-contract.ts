@@ -1,54 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { LockEngine, type Lock, type LockBackend, type LockClaim, type LockMode } from '../../lib/index.js';
+import { LockEngine, type Lock, type LockMode } from '../../lib/index.js';
+import { BusySpy } from '../support/observed-backend.js';
 import type { ContractTarget } from './contract-target.js';
 
-/** Knows which claims a store answered "busy" (i.e. queued, for a queueing store), so tests can line waiters up in a known order. */
-class QueueSpy {
-  private readonly queued = new Map<string, Set<LockClaim>>();
-  private readonly listeners = new Set<() => void>();
-
-  wrap(backend: LockBackend): LockBackend {
-    return {
-      name: backend.name,
-      capabilities: backend.capabilities,
-      close: () => backend.close(),
-      claim: (request) => {
-        const inner = backend.claim(request);
-        return {
-          tryAcquire: async () => {
-            const result = await inner.tryAcquire();
-            if (!result.acquired) this.mark(request.key, inner);
-            return result;
-          },
-          waitForChange: (maxMs, signal) => inner.waitForChange(maxMs, signal),
-          renew: (leaseMs) => inner.renew(leaseMs),
-          release: () => inner.release(),
-        };
-      },
-    };
-  }
-
-  /** Resolves once `count` different claims on `storeKey` have been answered busy. */
-  whenQueued(storeKey: string, count: number): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if ((this.queued.get(storeKey)?.size ?? 0) < count) return;
-        this.listeners.delete(check);
-        resolve();
-      };
-      this.listeners.add(check);
-      check();
-    });
-  }
-
-  private mark(storeKey: string, claim: LockClaim): void {
-    let claims = this.queued.get(storeKey);
-    if (!claims) this.queued.set(storeKey, (claims = new Set()));
-    claims.add(claim);
-    for (const listener of [...this.listeners]) listener();
-  }
-}
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -60,7 +15,7 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export function describeReadWriteContract(target: ContractTarget): void {
   describe(`${target.name} read/write contract`, () => {
     const keyPrefix = `rw:${randomUUID().slice(0, 8)}:`;
-    const spy = new QueueSpy();
+    const spy = new BusySpy();
     const engines: LockEngine[] = [];
     const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
 
@@ -128,7 +83,7 @@ export function describeReadWriteContract(target: ContractTarget): void {
             await lock.release();
           }),
         );
-        await spy.whenQueued(storeKey, index + 1);
+        await spy.whenBusy(index + 1, storeKey);
       }
       await holder.release();
       await Promise.all(runs);
@@ -143,7 +98,7 @@ export function describeReadWriteContract(target: ContractTarget): void {
       const storeKey = keyPrefix + k;
       const firstReader = await engine(0).acquire(k, { mode: 'read' });
       const writer = engine(1).acquire(k, { mode: 'write', waitMs: 20_000 });
-      await spy.whenQueued(storeKey, 1);
+      await spy.whenBusy(1, storeKey);
       // New readers would share with the first reader, but the writer arrived first.
       for (let i = 0; i < 4; i++) expect(await engine(i).tryAcquire(k, { mode: 'read' })).toBeNull();
       const lateReader = engine(0).acquire(k, { mode: 'read', waitMs: 20_000 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { InvalidLockArgumentError, LockEngine, LockLostError, type Lock, type LockEvent } from '../../lib/index.js';
-import { BusySpy } from './busy-spy.js';
+import { BusySpy } from '../support/observed-backend.js';
 import type { ContractTarget } from './contract-target.js';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -44,7 +44,7 @@ export function describeSemaphoreContract(target: ContractTarget): void {
       expect(await b.tryAcquire(k, { permits: 3 })).toBeNull();
       let next: Lock | undefined;
       const waiter = b.semaphore(k, 3, { waitMs: 15_000 }).then((lock) => (next = lock));
-      await spy.whenBusy(keyPrefix + k, 3);
+      await spy.whenBusy(3, keyPrefix + k);
       expect(next).toBeUndefined();
       const releasedAt = performance.now();
       await held[1]!.release();

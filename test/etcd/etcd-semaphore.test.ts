@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { LockEngine, LockTimeoutError } from '../../lib/index.js';
 import { LockKeys, SemaphoreKeys } from '../../lib/backends/etcd/etcd-keys.js';
 import { waitUntil } from '../harness/server-process.js';
-import { ClaimSpy } from './claim-spy.js';
+import { BusySpy } from '../support/observed-backend.js';
 import { EtcdFixture } from './etcd-target.js';
 
 // What the etcd backend's semaphores leave in etcd, and how their waiters wake, seen with a client of the test's own.
@@ -12,7 +12,7 @@ const keyPrefix = `sem-store:${randomUUID().slice(0, 8)}:`;
 const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
 const engines: LockEngine[] = [];
 
-async function newEngine(spy?: ClaimSpy): Promise<LockEngine> {
+async function newEngine(spy?: BusySpy): Promise<LockEngine> {
   const backend = await etcd.backend();
   const engine = new LockEngine(spy ? spy.wrap(backend) : backend, { keyPrefix, leaseMs: 10_000, waitMs: 10_000 });
   engines.push(engine);
@@ -65,7 +65,7 @@ describe('etcd semaphores', () => {
   });
 
   it('wakes exactly the waiter each release lets in, whichever key ahead went (no herd, no missed wake-up)', async () => {
-    const spy = new ClaimSpy();
+    const spy = new BusySpy();
     const engine = await newEngine(spy);
     const k = key('herd');
     const holders = [await engine.semaphore(k, 2), await engine.semaphore(k, 2)];

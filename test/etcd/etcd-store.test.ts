@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { LockEngine, LockTimeoutError, type Lock, type LockEvent } from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
-import { ClaimSpy } from './claim-spy.js';
+import { BusySpy } from '../support/observed-backend.js';
 import { EtcdFixture } from './etcd-target.js';
 
 // What the etcd backend leaves in etcd, seen with a client of the test's own.
@@ -13,7 +13,7 @@ const engines: LockEngine[] = [];
 let a: LockEngine;
 let b: LockEngine;
 
-async function newEngine(spy?: ClaimSpy): Promise<LockEngine> {
+async function newEngine(spy?: BusySpy): Promise<LockEngine> {
   const backend = await etcd.backend();
   const engine = new LockEngine(spy ? spy.wrap(backend) : backend, { keyPrefix, leaseMs: 10_000, waitMs: 10_000 });
   engines.push(engine);
@@ -69,7 +69,7 @@ describe('etcd keys of a lock', () => {
   });
 
   it('wakes only the next waiter on each release (no herd), in queue order', async () => {
-    const spy = new ClaimSpy();
+    const spy = new BusySpy();
     const engine = await newEngine(spy);
     const k = key('herd');
     const holder = await engine.acquire(k);

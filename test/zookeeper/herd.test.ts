@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type Lock, type LockBackend } from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
+import { observeBackend } from '../support/observed-backend.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { ZkAdmin } from './zk-admin.js';
 
@@ -9,25 +10,12 @@ const WAITERS = 50;
 
 /** Counts every attempt (each reads the lock's children once) and every busy answer. */
 function countingBackend(backend: LockBackend, counts: { attempts: number; busy: number }): LockBackend {
-  return {
-    name: backend.name,
-    capabilities: backend.capabilities,
-    close: () => backend.close(),
-    claim: (request) => {
-      const inner = backend.claim(request);
-      return {
-        tryAcquire: async () => {
-          counts.attempts++;
-          const result = await inner.tryAcquire();
-          if (!result.acquired) counts.busy++;
-          return result;
-        },
-        waitForChange: (maxMs, signal) => inner.waitForChange(maxMs, signal),
-        renew: (leaseMs) => inner.renew(leaseMs),
-        release: () => inner.release(),
-      };
+  return observeBackend(backend, {
+    attempted: (_request, result) => {
+      counts.attempts++;
+      if (!result.acquired) counts.busy++;
     },
-  };
+  });
 }
 
 describe('zookeeper waiting without a herd effect', () => {

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type BackendOptions, type LockBackend } from '../../lib/index.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
+import { observeBackend } from '../support/observed-backend.js';
 
 const ROUNDS = 3;
 const SEQUENTIAL = 1_000;
@@ -26,31 +27,11 @@ const sorted = (values: number[]) => [...values].sort((x, y) => x - y);
 const median = (values: number[]) => sorted(values)[Math.floor(values.length / 2)]!;
 const percentile = (values: number[], p: number) => sorted(values)[Math.min(values.length - 1, Math.floor(values.length * p))]!;
 
-/** The backend, calling `onWait` each time a claim starts waiting for a change (its busy attempt is done). */
-function observedBackend(backend: LockBackend, onWait: () => void): LockBackend {
-  return {
-    name: backend.name,
-    capabilities: backend.capabilities,
-    close: () => backend.close(),
-    claim: (request) => {
-      const inner = backend.claim(request);
-      return {
-        tryAcquire: () => inner.tryAcquire(),
-        waitForChange: (maxMs, signal) => {
-          onWait();
-          return inner.waitForChange(maxMs, signal);
-        },
-        renew: (leaseMs) => inner.renew(leaseMs),
-        release: () => inner.release(),
-      };
-    },
-  };
-}
 
 async function measure(options: BackendOptions): Promise<Result> {
   let waiting: (() => void) | undefined;
   const a = new LockEngine(await createLockBackend(options), { leaseMs: 10_000 });
-  const b = new LockEngine(observedBackend(await createLockBackend(options), () => waiting?.()), { leaseMs: 10_000 });
+  const b = new LockEngine(observeBackend(await createLockBackend(options), { waiting: () => waiting?.() }), { leaseMs: 10_000 });
   try {
     const k = `bench:${randomUUID().slice(0, 8)}`;
     await (await a.acquire(k)).release(); // connect and warm up
