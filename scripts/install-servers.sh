@@ -5,7 +5,7 @@
 # processes on their own ports.
 set -euo pipefail
 
-PACKAGES=(redis-server zookeeper netcat-openbsd etcd-server etcd-client mariadb-server postgresql)
+PACKAGES=(redis-server zookeeper netcat-openbsd etcd-server etcd-client mariadb-server postgresql openssl)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 find_missing() {
@@ -18,6 +18,7 @@ find_missing() {
   { have mariadbd || have mysqld || [ -x /usr/sbin/mariadbd ] || [ -x /usr/sbin/mysqld ]; } || missing+=(mariadbd)
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   have nc || missing+=(nc)
+  have openssl || missing+=(openssl) # test certificates for the TLS tests
 }
 
 find_missing
