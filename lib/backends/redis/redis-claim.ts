@@ -90,23 +90,11 @@ export class RedisClaim implements LockClaim, QueuePlace {
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
-    try {
-      if (!this.waiting) {
-        this.waiting = this.context.listener.join(this.keys.channel, this.waiter);
-        if (this.plain) this.waiting.noteHolderUntil(this.holderDeadline);
-      }
-      const startedAt = monotonicNow();
-      if (!(await this.context.listener.subscribed(this.waiting, maxMs, signal))) {
-        // No notification without a subscription: fall back to the engine's bound.
-        return await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
-      }
-      // A release between our last try and the moment the subscription started was announced to nobody: try again.
-      if (this.waiting.activeSince >= this.waiter.lastTryAt) return;
-      if (this.waiting.takePending()) return;
-      await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
-    } catch {
-      // Never rejects: the engine simply tries again.
+    if (!this.waiting) {
+      this.waiting = this.context.listener.join(this.keys.channel, this.waiter);
+      if (this.plain) this.waiting.noteHolderUntil(this.holderDeadline);
     }
+    await this.context.listener.wait(this.waiting, this.waiter, maxMs, signal);
   }
 
   async renew(leaseMs: number): Promise<number | false> {

@@ -54,6 +54,23 @@ export class ReleaseListener {
     }
   }
 
+  /**
+   * Sleeps until a release on `entry`'s channel wakes `waiter`, `maxMs` passes or `signal` aborts;
+   * returns at once when a release may have gone unseen (announced before the subscription was
+   * active, or while the waiter was not asleep). Without a subscription it sleeps `maxMs`, the
+   * engine's bound. Never rejects: the engine simply tries again.
+   */
+  async wait(entry: ChannelWaiters, waiter: ReleaseWaiter, maxMs: number, signal: AbortSignal): Promise<void> {
+    try {
+      const startedAt = monotonicNow();
+      const subscribed = await this.subscribed(entry, maxMs, signal);
+      if (subscribed && (entry.activeSince >= waiter.lastTryAt || entry.takePending())) return;
+      await waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
+    } catch {
+      // Nothing to report: the next attempt tells the engine what the store says.
+    }
+  }
+
   /** How many claims sleep until a release of `channel`. */
   asleep(channel: string): number {
     return this.channels.get(channel)?.asleep ?? 0;

@@ -60,23 +60,12 @@ export class RedisSemaphoreClaim implements LockClaim {
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
-    try {
-      if (!this.waiting) {
-        this.waiting = this.listener.join(this.keys.channel, this.waiter);
-        this.waiting.noteHolderUntil(this.firstExpiry);
-      }
-      const startedAt = monotonicNow();
-      if (!(await this.listener.subscribed(this.waiting, maxMs, signal))) {
-        // No notification without a subscription: the engine's bound (the first permit's expiry) applies.
-        return await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
-      }
-      // A release between our last try and the start of the subscription was announced to nobody: try again.
-      if (this.waiting.activeSince >= this.waiter.lastTryAt) return;
-      if (this.waiting.takePending()) return;
-      await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
-    } catch {
-      // Never rejects: the engine simply tries again.
+    if (!this.waiting) {
+      this.waiting = this.listener.join(this.keys.channel, this.waiter);
+      this.waiting.noteHolderUntil(this.firstExpiry);
     }
+    // The engine's bound is the first permit's expiry, should no release message come.
+    await this.listener.wait(this.waiting, this.waiter, maxMs, signal);
   }
 
   async renew(leaseMs: number): Promise<number | false> {
