@@ -1,8 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { createLockBackend, InvalidLockArgumentError, LockBackendError, LockEngine, type EtcdBackendOptions } from '../../lib/index.js';
+import { createLockBackend, InvalidLockArgumentError, LockBackendError, LockEngine, type EtcdBackendOptions, type LockBackend } from '../../lib/index.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { requireBinary } from '../harness/server-process.js';
+import { expectHandOff, expectLoginRefused } from './login-checks.js';
 import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
 
 const ROOT_PASSWORD = 'root-secret-pw';
@@ -20,26 +21,16 @@ function etcdctl(...args: string[]): string {
 
 const options = (auth?: EtcdBackendOptions['auth']): EtcdBackendOptions => ({ type: 'etcd', hosts: etcd.url, leaseTtlSeconds: 5, requestTimeoutMs: 2_000, ...(auth && { auth }) });
 
-async function engineFor(backendOptions: EtcdBackendOptions): Promise<LockEngine> {
-  const engine = new LockEngine(await createLockBackend(backendOptions), { keyPrefix: PREFIX, leaseMs: 30_000, waitMs: 5_000 });
+async function engineFor(backendOptions: EtcdBackendOptions, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): Promise<LockEngine> {
+  const engine = new LockEngine(wrap(await createLockBackend(backendOptions)), { keyPrefix: PREFIX, leaseMs: 30_000, waitMs: 5_000 });
   engines.push(engine);
   return engine;
 }
 
 /** Lock, hand-over to a waiter (a watch, over the same credentials), release, and a health ping. */
 async function expectWorking(backendOptions: EtcdBackendOptions): Promise<void> {
-  const [a, b] = [await engineFor(backendOptions), await engineFor(backendOptions)];
-  const key = `k:${Math.random()}`;
-  const held = await a.acquire(key);
-  const started = performance.now();
-  const waiter = b.acquire(key);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  await held.release();
-  const next = await waiter;
-  expect(performance.now() - started).toBeLessThan(2_000); // woken by the watch, not by the 30 s lease
+  const { held, next } = await expectHandOff((wrap) => engineFor(backendOptions, wrap));
   expect(next.fence).toBeGreaterThan(held.fence!);
-  await next.release();
-  await expect(b.backend.ping!()).resolves.toBeUndefined();
 }
 
 /**
@@ -49,21 +40,9 @@ async function expectWorking(backendOptions: EtcdBackendOptions): Promise<void> 
  */
 async function expectRefused(backendOptions: EtcdBackendOptions, message: RegExp): Promise<void> {
   const engine = await engineFor(backendOptions);
-  const started = performance.now();
-  const error = await engine.acquire('refused').catch((caught: unknown) => caught);
-  expect(error).toBeInstanceOf(LockBackendError);
-  expect((error as Error).message).toMatch(message);
-  expect(performance.now() - started).toBeLessThan(2_000);
-  expect(messages(error).join('\n')).not.toContain(backendOptions.auth?.password ?? ROOT_PASSWORD);
+  await expectLoginRefused(engine, { message, withinMs: 2_000, secret: backendOptions.auth?.password ?? ROOT_PASSWORD });
   if (backendOptions.auth) await expect(engine.backend.ping!()).rejects.toBeInstanceOf(Error);
   else await expect(engine.backend.ping!()).resolves.toBeUndefined();
-}
-
-/** The message of an error and of its causes. */
-function messages(error: unknown): string[] {
-  const list: string[] = [];
-  for (let e = error as Error | undefined; e; e = e.cause as Error | undefined) list.push(`${e.name}: ${e.message}`);
-  return list;
 }
 
 beforeAll(async () => {

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { createLockBackend, LockBackendError, LockEngine, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, LockBackendError, LockEngine, type BackendOptions, type LockBackend } from '../../lib/index.js';
 import { RedisMasters } from '../harness/redis-masters.js';
+import { expectHandOff, expectLoginRefused } from './login-checks.js';
 import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
 
 // Password-protected servers: the default user's password (requirepass) and an ACL user.
@@ -27,35 +28,21 @@ function withCredentials(url: string, credentials: string): string {
   return url.replace('redis://', `redis://${credentials}@`);
 }
 
-async function engineFor(options: BackendOptions): Promise<LockEngine> {
-  const engine = new LockEngine(await createLockBackend(options), { keyPrefix: 'creds:', leaseMs: 30_000, waitMs: 5_000 });
+async function engineFor(options: BackendOptions, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): Promise<LockEngine> {
+  const engine = new LockEngine(wrap(await createLockBackend(options)), { keyPrefix: 'creds:', leaseMs: 30_000, waitMs: 5_000 });
   engines.push(engine);
   return engine;
 }
 
 /** Takes and releases a lock, and hands it over to a waiter (pub/sub on the subscriber connection, which must log in too). */
 async function expectWorking(options: BackendOptions): Promise<void> {
-  const [a, b] = [await engineFor(options), await engineFor(options)];
-  const key = `k:${Math.random()}`;
-  const held = await a.acquire(key);
-  const started = performance.now();
-  const waiter = b.acquire(key);
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  await held.release();
-  const next = await waiter;
-  expect(performance.now() - started).toBeLessThan(2_000); // woken by the release, not by the 30 s lease
-  await next.release();
-  await expect(b.backend.ping!()).resolves.toBeUndefined();
+  await expectHandOff((wrap) => engineFor(options, wrap));
 }
 
 /** A refused login is a store error (LockBackendError), reported within a couple of seconds, never a busy lock. */
 async function expectRefused(options: BackendOptions, message: RegExp): Promise<void> {
   const engine = await engineFor(options);
-  const started = performance.now();
-  const error = await engine.acquire('refused').catch((caught: unknown) => caught);
-  expect(error).toBeInstanceOf(LockBackendError);
-  expect((error as Error).message).toMatch(message);
-  expect(performance.now() - started).toBeLessThan(3_000);
+  await expectLoginRefused(engine, { message, withinMs: 3_000 });
   await expect(engine.backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
 }
 
