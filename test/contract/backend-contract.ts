@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import {
   InvalidLockArgumentError,
   isMultiLock,
@@ -11,6 +10,7 @@ import {
   type LockEvent,
 } from '../../lib/index.js';
 import { startChildHolder } from '../support/child-holder.js';
+import { useContractSuite } from './contract-suite.js';
 import { runMultiKeyLoad } from './multi-key-load.js';
 import type { ContractTarget } from './contract-target.js';
 
@@ -38,28 +38,11 @@ function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEve
  */
 export function describeBackendContract(target: ContractTarget): void {
   describe(`${target.name} backend contract`, () => {
-    const keyPrefix = `contract:${randomUUID().slice(0, 8)}:`;
-    const engines: LockEngine[] = [];
+    const suite = useContractSuite(target, 'contract', { leaseMs: 5_000, waitMs: 5_000 });
+    const { keyPrefix, key, newEngine } = suite;
     let a: LockEngine;
     let b: LockEngine;
-
-    async function newEngine(options: { leaseMs?: number; waitMs?: number } = {}, backend?: LockBackend): Promise<LockEngine> {
-      const engine = new LockEngine(backend ?? (await target.createBackend()), { keyPrefix, leaseMs: 5000, waitMs: 5000, ...options });
-      engines.push(engine);
-      return engine;
-    }
-    const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
-
-    beforeAll(async () => {
-      await target.start();
-      a = await newEngine();
-      b = await newEngine();
-    }, 60_000);
-
-    afterAll(async () => {
-      await Promise.allSettled(engines.map((engine) => engine.close()));
-      await target.stop();
-    }, 60_000);
+    beforeAll(() => void ({ a, b } = suite));
 
     describe('exclusion', () => {
       it('lets one holder in at a time, across instances', async () => {

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { LockEngine, type Lock, type LockMode } from '../../lib/index.js';
+import { describe, expect, it } from '@jest/globals';
+import type { Lock, LockMode } from '../../lib/index.js';
 import { BusySpy } from '../support/observed-backend.js';
 import type { ContractTarget } from './contract-target.js';
+import { useContractSuite } from './contract-suite.js';
 
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -14,22 +14,11 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export function describeReadWriteContract(target: ContractTarget): void {
   describe(`${target.name} read/write contract`, () => {
-    const keyPrefix = `rw:${randomUUID().slice(0, 8)}:`;
     const spy = new BusySpy();
-    const engines: LockEngine[] = [];
-    const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
-
-    beforeAll(async () => {
-      await target.start();
-      for (let i = 0; i < 2; i++) engines.push(new LockEngine(spy.wrap(await target.createBackend()), { keyPrefix, leaseMs: 5_000, waitMs: 15_000 }));
-    }, 60_000);
-
-    afterAll(async () => {
-      await Promise.allSettled(engines.map((engine) => engine.close()));
-      await target.stop();
-    }, 60_000);
-
-    const engine = (i: number) => engines[i % engines.length]!;
+    const suite = useContractSuite(target, 'rw', { leaseMs: 5_000, waitMs: 15_000 }, (backend) => spy.wrap(backend));
+    const { keyPrefix, key } = suite;
+    /** Engine `i` of the two instances. */
+    const engine = (i: number) => (i % 2 === 0 ? suite.a : suite.b);
 
     it('lets many readers hold the key at once, across instances, and keeps writers out meanwhile', async () => {
       const k = key('readers');

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 import { InvalidLockArgumentError, LockEngine, LockLostError, type Lock, type LockEvent } from '../../lib/index.js';
 import { BusySpy } from '../support/observed-backend.js';
 import type { ContractTarget } from './contract-target.js';
+import { useContractSuite } from './contract-suite.js';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -13,29 +13,12 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 export function describeSemaphoreContract(target: ContractTarget): void {
   describe(`${target.name} semaphore contract`, () => {
-    const keyPrefix = `sem:${randomUUID().slice(0, 8)}:`;
     const spy = new BusySpy();
-    const engines: LockEngine[] = [];
+    const suite = useContractSuite(target, 'sem', { leaseMs: 5_000, waitMs: 5_000 }, (backend) => spy.wrap(backend));
+    const { keyPrefix, key, newEngine } = suite;
     let a: LockEngine;
     let b: LockEngine;
-    const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
-
-    async function newEngine(options: { leaseMs?: number; waitMs?: number } = {}): Promise<LockEngine> {
-      const engine = new LockEngine(spy.wrap(await target.createBackend()), { keyPrefix, leaseMs: 5_000, waitMs: 5_000, ...options });
-      engines.push(engine);
-      return engine;
-    }
-
-    beforeAll(async () => {
-      await target.start();
-      a = await newEngine();
-      b = await newEngine();
-    }, 60_000);
-
-    afterAll(async () => {
-      await Promise.allSettled(engines.map((engine) => engine.close()));
-      await target.stop();
-    }, 60_000);
+    beforeAll(() => void ({ a, b } = suite));
 
     it('lets `permits` holders in at once across instances; the next waits and gets in when one releases', async () => {
       const k = key('limit');

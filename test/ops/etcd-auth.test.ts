@@ -1,10 +1,9 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
-import { createLockBackend, InvalidLockArgumentError, LockBackendError, LockEngine, type EtcdBackendOptions, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, InvalidLockArgumentError, LockBackendError, type EtcdBackendOptions } from '../../lib/index.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { requireBinary } from '../harness/server-process.js';
-import { expectHandOff, expectLoginRefused } from './login-checks.js';
-import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
+import { expectHandOff, expectLoginRefused, useClosedEngines } from './login-checks.js';
 
 const ROOT_PASSWORD = 'root-secret-pw';
 const APP_PASSWORD = 'app-secret-pw';
@@ -12,8 +11,6 @@ const APP_PASSWORD = 'app-secret-pw';
 const PREFIX = 'authz:';
 
 let etcd: EtcdServer;
-let engines: LockEngine[] = [];
-let baseline: ResourceCounts;
 
 function etcdctl(...args: string[]): string {
   return execFileSync(requireBinary('/usr/bin/etcdctl', 'etcd-client'), ['--endpoints', etcd.url, ...args], { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } });
@@ -21,11 +18,7 @@ function etcdctl(...args: string[]): string {
 
 const options = (auth?: EtcdBackendOptions['auth']): EtcdBackendOptions => ({ type: 'etcd', hosts: etcd.url, leaseTtlSeconds: 5, requestTimeoutMs: 2_000, ...(auth && { auth }) });
 
-async function engineFor(backendOptions: EtcdBackendOptions, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): Promise<LockEngine> {
-  const engine = new LockEngine(wrap(await createLockBackend(backendOptions)), { keyPrefix: PREFIX, leaseMs: 30_000, waitMs: 5_000 });
-  engines.push(engine);
-  return engine;
-}
+const engineFor = useClosedEngines({ keyPrefix: PREFIX, leaseMs: 30_000, waitMs: 5_000 });
 
 /** Lock, hand-over to a waiter (a watch, over the same credentials), release, and a health ping. */
 async function expectWorking(backendOptions: EtcdBackendOptions): Promise<void> {
@@ -55,14 +48,6 @@ beforeAll(async () => {
   etcdctl('user', 'grant-role', 'app', 'locks');
   etcdctl('auth', 'enable');
 }, 30_000);
-beforeEach(async () => {
-  baseline = await quietResources();
-});
-afterEach(async () => {
-  await Promise.all(engines.map((engine) => engine.close()));
-  engines = [];
-  expect(await settleResources(baseline)).toEqual(baseline);
-});
 afterAll(() => etcd?.destroy());
 
 describe('etcd backend with auth enabled', () => {
@@ -73,8 +58,7 @@ describe('etcd backend with auth enabled', () => {
   it('no credentials is LockBackendError', () => expectRefused(options(), /user name is empty|permission denied/));
 
   it('a user without permission on the prefix is LockBackendError (permission denied)', async () => {
-    const engine = new LockEngine(await createLockBackend(options({ username: 'app', password: APP_PASSWORD })), { keyPrefix: 'elsewhere:', waitMs: 0 });
-    engines.push(engine);
+    const engine = await engineFor(options({ username: 'app', password: APP_PASSWORD }), undefined, { keyPrefix: 'elsewhere:', waitMs: 0 });
     await expect(engine.acquire('k')).rejects.toThrow(LockBackendError);
     await expect(engine.acquire('k')).rejects.toThrow(/permission denied/);
   });

@@ -1,9 +1,35 @@
-import { expect } from '@jest/globals';
-import { LockBackendError, type Lock, type LockBackend, type LockEngine } from '../../lib/index.js';
+import { afterEach, beforeEach, expect } from '@jest/globals';
+import { createLockBackend, LockBackendError, LockEngine, type BackendOptions, type Lock, type LockBackend, type LockEngineOptions } from '../../lib/index.js';
 import { BusySpy } from '../support/observed-backend.js';
+import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
 
 /** Makes an engine over the credentials under test; `wrap` decorates its backend (for spying). */
 export type EngineFactory = (wrap?: (backend: LockBackend) => LockBackend) => Promise<LockEngine>;
+
+/**
+ * Engines made by each test are closed after it, and the test fails if any socket or timer is
+ * left open by then: closing an engine must close every client it made, even those still failing
+ * to log in. Returns the function that makes them.
+ */
+export function useClosedEngines(
+  settings: LockEngineOptions,
+): (options: BackendOptions, wrap?: (backend: LockBackend) => LockBackend, overrides?: LockEngineOptions) => Promise<LockEngine> {
+  let engines: LockEngine[] = [];
+  let baseline: ResourceCounts;
+  beforeEach(async () => {
+    baseline = await quietResources();
+  });
+  afterEach(async () => {
+    await Promise.all(engines.map((engine) => engine.close()));
+    engines = [];
+    expect(await settleResources(baseline)).toEqual(baseline);
+  });
+  return async (options, wrap = (backend) => backend, overrides = {}) => {
+    const engine = new LockEngine(wrap(await createLockBackend(options)), { ...settings, ...overrides });
+    engines.push(engine);
+    return engine;
+  };
+}
 
 /**
  * Two engines logged in with the same credentials: a lock is taken, a waiter on the second is

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { createLockBackend, LockBackendError, LockEngine, type BackendOptions, type LockBackend } from '../../lib/index.js';
+import { LockBackendError, type BackendOptions } from '../../lib/index.js';
 import { RedisMasters } from '../harness/redis-masters.js';
-import { expectHandOff, expectLoginRefused } from './login-checks.js';
-import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
+import { expectHandOff, expectLoginRefused, useClosedEngines } from './login-checks.js';
 
 // Password-protected servers: the default user's password (requirepass) and an ACL user.
 const PASSWORD = 'def-secret';
@@ -11,8 +10,6 @@ const USER = 'app';
 const USER_PASSWORD = 'app-secret';
 
 let masters: RedisMasters;
-let engines: LockEngine[] = [];
-let baseline: ResourceCounts;
 
 /** Sets the passwords on a running server, through a client of the test's own. */
 async function protect(url: string): Promise<void> {
@@ -28,11 +25,7 @@ function withCredentials(url: string, credentials: string): string {
   return url.replace('redis://', `redis://${credentials}@`);
 }
 
-async function engineFor(options: BackendOptions, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): Promise<LockEngine> {
-  const engine = new LockEngine(wrap(await createLockBackend(options)), { keyPrefix: 'creds:', leaseMs: 30_000, waitMs: 5_000 });
-  engines.push(engine);
-  return engine;
-}
+const engineFor = useClosedEngines({ keyPrefix: 'creds:', leaseMs: 30_000, waitMs: 5_000 });
 
 /** Takes and releases a lock, and hands it over to a waiter (pub/sub on the subscriber connection, which must log in too). */
 async function expectWorking(options: BackendOptions): Promise<void> {
@@ -50,15 +43,6 @@ beforeAll(async () => {
   masters = await RedisMasters.start(3);
   await Promise.all(masters.urls.map(protect));
 }, 30_000);
-beforeEach(async () => {
-  baseline = await quietResources();
-});
-// Closing the engines closes every client they made, even those still failing to log in.
-afterEach(async () => {
-  await Promise.all(engines.map((engine) => engine.close()));
-  engines = [];
-  expect(await settleResources(baseline)).toEqual(baseline);
-});
 afterAll(() => masters?.stop());
 
 describe('redis backend with credentials', () => {

@@ -1,0 +1,55 @@
+import { afterAll, beforeAll } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import { LockEngine, type LockBackend } from '../../lib/index.js';
+import type { ContractTarget } from './contract-target.js';
+
+export interface EngineSettings {
+  readonly leaseMs?: number;
+  readonly waitMs?: number;
+}
+
+/** What a contract suite runs against: the store's servers and engines on them. */
+export interface ContractSuite {
+  /** A prefix of this suite's own, so suites sharing a server never meet. */
+  readonly keyPrefix: string;
+  /** A fresh key: `name` plus a random tail. */
+  key(name: string): string;
+  /** A new engine over a new backend (another app instance), closed after the suite. */
+  newEngine(settings?: EngineSettings, backend?: LockBackend): Promise<LockEngine>;
+  /** Two engines over two backends, two app instances; set before the first test. */
+  readonly a: LockEngine;
+  readonly b: LockEngine;
+}
+
+/**
+ * Starts the target's servers before the suite and two engines on them; closes every engine the
+ * suite made and stops the servers after it. `wrap` decorates every backend (e.g. a spy).
+ */
+export function useContractSuite(target: ContractTarget, name: string, defaults: Required<EngineSettings>, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): ContractSuite {
+  const keyPrefix = `${name}:${randomUUID().slice(0, 8)}:`;
+  const engines: LockEngine[] = [];
+  const suite = {
+    keyPrefix,
+    key: (base: string) => `${base}:${randomUUID().slice(0, 8)}`,
+    async newEngine(settings: EngineSettings = {}, backend?: LockBackend): Promise<LockEngine> {
+      const engine = new LockEngine(backend ?? wrap(await target.createBackend()), { keyPrefix, ...defaults, ...settings });
+      engines.push(engine);
+      return engine;
+    },
+    a: undefined as unknown as LockEngine,
+    b: undefined as unknown as LockEngine,
+  };
+
+  beforeAll(async () => {
+    await target.start();
+    suite.a = await suite.newEngine();
+    suite.b = await suite.newEngine();
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.allSettled(engines.map((engine) => engine.close()));
+    await target.stop();
+  }, 60_000);
+
+  return suite;
+}
