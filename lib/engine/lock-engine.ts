@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { LockBackend, LockClaim } from '../backends/lock-backend.js';
@@ -55,6 +56,8 @@ export class LockEngine {
     if (typeof this.keyPrefix !== 'string') throw new InvalidLockArgumentError('keyPrefix must be a string');
     this.leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(options.leaseMs);
     this.waitMs = options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs);
+    // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
+    setMaxListeners(0, this.shutdown.signal);
     this.leaseOwner = {
       backendName: backend.name,
       emit: (event) => this.emit(event),

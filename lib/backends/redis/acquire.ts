@@ -7,8 +7,9 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 
 // KEYS: lock, fence counter, readers, queue, queue expiries.
 // ARGV: owner, lease ms, kind: 'x' plain exclusive (queues only when it finds a queue), 'w' queued
-// writer, 'r' reader. The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
-// Taken → {1, fence}. Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
+// writer, 'r' reader; fences to reserve ('x' only: more than 1 for a local turn, see local-turn.ts).
+// The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
+// Taken → {1, fence} ('x' taking a free key: {1, fence, last fence reserved}). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
 // 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
 //
 // The first block is the plain exclusive lock, unchanged (one SET NX PX and one INCR) while the key
@@ -21,7 +22,8 @@ const ACQUIRE = luaScript(`
 local owner, lease, kind = ARGV[1], ARGV[2], ARGV[3]
 if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   if redis.call('SET', KEYS[1], owner, 'NX', 'PX', lease) then
-    return {1, redis.call('INCR', KEYS[2])}
+    local last = redis.call('INCRBY', KEYS[2], ARGV[4])
+    return {1, last - ARGV[4] + 1, last}
   end
   if redis.call('GET', KEYS[1]) == owner then
     redis.call('PEXPIRE', KEYS[1], lease)
@@ -101,6 +103,8 @@ export interface AcquireRequest {
   readonly leaseMs: number;
   readonly mode: LockMode;
   readonly policy: QueuePolicy;
+  /** Fences to reserve when a plain claim takes a free key (1, or more for a local turn). */
+  readonly fences?: number;
 }
 
 /** The script's one-letter kind of claim (fewer bytes on the hot path than mode and policy apart). */
@@ -111,7 +115,12 @@ function kindOf(request: AcquireRequest): 'x' | 'w' | 'r' {
 
 /** @internal */
 export type AcquireReply =
-  | { readonly acquired: true; readonly fence: number }
+  | {
+      readonly acquired: true;
+      readonly fence: number;
+      /** The last fence reserved for the claim's local turn (`fence` when none beyond its own). */
+      readonly lastFence: number;
+    }
   | {
       readonly acquired: false;
       /** Time until a holder's lease (or, with nobody holding, the first queue place) lapses. */
@@ -125,8 +134,10 @@ export type AcquireReply =
 /** @internal One attempt to take the lock for `request.owner` (in its mode), joining or keeping the queue if refused. */
 export async function acquireLock(client: RedisClient, keys: RedisLockKeys, request: AcquireRequest): Promise<AcquireReply> {
   const scriptKeys = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry];
-  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kindOf(request)])) as number[];
+  const kind = kindOf(request);
+  const fences = kind === 'x' ? (request.fences ?? 1) : 1;
+  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences])) as number[];
   const [taken, value, queued, held] = reply.map(Number);
-  if (taken === 1) return { acquired: true, fence: value! };
+  if (taken === 1) return { acquired: true, fence: value!, lastFence: reply.length > 2 ? Number(reply[2]) : value! };
   return { acquired: false, holderTtlMs: value! >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
 }

@@ -1,4 +1,5 @@
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { MAX_TIMER_MS, monotonicNow } from '../../engine/clock.js';
+import type { HandOffReceiver } from './local-turn.js';
 
 /**
  * @internal The claims of this process waiting for one lock, in arrival order. A release message
@@ -15,11 +16,18 @@ export class ChannelWaiters {
   activeSince = Infinity;
   /** Monotonic time by which the current holder's lease ends, as last seen by a claim of this process. */
   private holderDeadline = -Infinity;
+  /** Until then, plain claims of this process leave the lock to waiters of other processes (see yieldToOthers). */
+  private yieldUntil = -Infinity;
 
   constructor(readonly channel: string) {}
 
   get size(): number {
     return this.waiters.length;
+  }
+
+  /** The backend's subscriber listens on this channel. */
+  get isSubscribed(): boolean {
+    return this.activeSince !== Infinity;
   }
 
   get asleep(): number {
@@ -54,6 +62,16 @@ export class ChannelWaiters {
     this.waiters.slice(from).find((waiter) => waiter.isAsleep)?.wake();
   }
 
+  /**
+   * The oldest sleeping waiter, if it can take the lock over from a releasing claim of this process
+   * (a plain claim outside the key's queue). A fair or read claim asleep first means no local
+   * hand-off: it goes through Redis, in order.
+   */
+  handOffReceiver(): HandOffReceiver | undefined {
+    const receiver = this.waiters.find((waiter) => waiter.isAsleep)?.receiver;
+    return receiver?.canReceive ? receiver : undefined;
+  }
+
   /** Takes a kept wake-up, if any. */
   takePending(): boolean {
     const pending = this.pending;
@@ -76,6 +94,21 @@ export class ChannelWaiters {
     return this.waiters.length > 0 && left > 0 ? Math.ceil(left) : undefined;
   }
 
+  /**
+   * This process just freed the lock in Redis and other processes wait for it: for `ms`, its plain
+   * claims stand back, so that one of those takes it rather than a claim of the process whose turn
+   * just ended (which hears the release first). If none does, they try again after `ms`.
+   */
+  yieldToOthers(ms: number): void {
+    this.yieldUntil = monotonicNow() + ms;
+  }
+
+  /** While this process stands back, how much longer (whole ms, at least 1); else undefined. */
+  yieldLeft(): number | undefined {
+    const left = this.yieldUntil - monotonicNow();
+    return left > 0 ? Math.ceil(left) : undefined;
+  }
+
   /** A try that starts now sees every release announced so far: kept wake-ups are used up. */
   noteTry(): void {
     this.pending = false;
@@ -92,6 +125,9 @@ export class ReleaseWaiter {
   private woken = false;
   /** Monotonic start of this claim's latest try. */
   lastTryAt = -Infinity;
+
+  /** `receiver`: the claim, when it can take a lock over from a releasing claim of this process. */
+  constructor(readonly receiver?: HandOffReceiver) {}
 
   get isAsleep(): boolean {
     return this.wakeUp !== undefined;
@@ -120,14 +156,22 @@ export class ReleaseWaiter {
     return unused;
   }
 
-  /** Sleeps until woken, `maxMs`, or `signal`. Never rejects. */
-  async sleep(maxMs: number, signal: AbortSignal): Promise<void> {
-    const woken = new AbortController();
-    this.wakeUp = () => woken.abort();
-    try {
-      await sleep(maxMs, AbortSignal.any([signal, woken.signal]));
-    } finally {
-      this.wakeUp = undefined;
-    }
+  /**
+   * Sleeps until woken, `maxMs`, or `signal`. Never rejects. One timer and one abort listener:
+   * this runs on every hand-off, where an AbortController per sleep cost more than the rest.
+   */
+  sleep(maxMs: number, signal: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.min(Math.max(0, maxMs), MAX_TIMER_MS));
+      signal.addEventListener('abort', done);
+      this.wakeUp = done;
+    });
   }
 }

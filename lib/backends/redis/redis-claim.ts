@@ -2,12 +2,13 @@ import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { acquireLock, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
+import { LocalTurn, TURN_FENCES, YIELD_MS, type HandOffReceiver } from './local-turn.js';
 import type { QueueHeartbeat, QueuePlace } from './queue-heartbeat.js';
 import { releaseReadLock, renewReadLock } from './read-lease.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ReleaseListener } from './release-listener.js';
-import { RELEASED_MESSAGE, releaseLock } from './release.js';
+import { RELEASED_MESSAGE, releaseLockHeard } from './release.js';
 import { renewLock } from './renew.js';
 import { leaveQueue, queueEntryOf, queuePolicyOf } from './wait-queue.js';
 
@@ -25,15 +26,18 @@ export interface RedisClaimContext {
  * owner id, the lease as TTL); a reader holds an entry in the key's readers set. A refused claim may
  * take a place in the key's queue (see `QueuePolicy`), which the backend's heartbeat keeps alive
  * until the claim gets the lock or gives up.
+ *
+ * A plain claim that releases while another plain claim of this process sleeps waiting for the
+ * key hands the lock straight to it, without a round trip, within a bounded turn (local-turn.ts).
  */
-export class RedisClaim implements LockClaim, QueuePlace {
+export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   readonly keys: RedisLockKeys;
   readonly entry: string;
   private readonly attempt: AcquireRequest;
   private readonly reader: boolean;
   /** A plain exclusive claim (not fair): queues only when it finds a queue, else keeps this process's own FIFO. */
   private readonly plain: boolean;
-  private readonly waiter = new ReleaseWaiter();
+  private readonly waiter: ReleaseWaiter;
   private waiting: ChannelWaiters | undefined;
   /** Confirmed held by this owner. */
   private held = false;
@@ -43,6 +47,10 @@ export class RedisClaim implements LockClaim, QueuePlace {
   private queued = false;
   /** Monotonic time by which the holder's lease ends, from this claim's latest busy answer. */
   private holderDeadline: number | undefined;
+  /** While a plain claim holds the lock: the turn it holds it in (whose owner id the key stores). */
+  private turn: LocalTurn | undefined;
+  /** A fence handed over by a releasing claim of this process, for the next attempt to return. */
+  private handedFence: number | undefined;
 
   constructor(
     private readonly context: RedisClaimContext,
@@ -54,11 +62,28 @@ export class RedisClaim implements LockClaim, QueuePlace {
     this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy };
     this.reader = request.mode === 'read';
     this.plain = policy === 'found';
+    this.waiter = new ReleaseWaiter(this.plain ? this : undefined);
+  }
+
+  get leaseMs(): number {
+    return this.request.leaseMs;
+  }
+
+  get canReceive(): boolean {
+    return !this.held && !this.queued && this.waiting !== undefined;
+  }
+
+  receive(turn: LocalTurn, fence: number): void {
+    this.turn = turn;
+    this.handedFence = fence;
+    this.held = true;
+    this.waiter.wake();
   }
 
   async tryAcquire(): Promise<AttemptResult> {
     const woken = this.waiter.noteTry();
     this.waiting?.noteTry();
+    if (this.handedFence !== undefined) return this.takeHandOff(this.handedFence);
     const local = this.waiting ?? this.context.listener.waitersOf(this.keys.channel);
     if (!this.waiting && this.plain) {
       // Claims of this process queued first (FIFO here, like the memory backend), so a holder that
@@ -66,9 +91,14 @@ export class RedisClaim implements LockClaim, QueuePlace {
       const holderTtlMs = local?.queuedAheadTtl();
       if (holderTtlMs !== undefined) return { acquired: false, holderTtlMs };
     }
+    const yieldMs = this.plain ? local?.yieldLeft() : undefined;
+    if (yieldMs !== undefined) return { acquired: false, holderTtlMs: yieldMs };
+    // Others of this process wait already: reserve fences for a turn of local hand-offs.
+    const attempt = this.plain && local && local.size > (this.waiting ? 1 : 0) ? { ...this.attempt, fences: TURN_FENCES } : this.attempt;
+    const startedAt = monotonicNow();
     let reply;
     try {
-      reply = await this.context.track(acquireLock(this.context.client, this.keys, this.attempt));
+      reply = await this.context.track(acquireLock(this.context.client, this.keys, attempt));
     } catch (error) {
       this.maybeHeld = true;
       throw error;
@@ -81,7 +111,10 @@ export class RedisClaim implements LockClaim, QueuePlace {
       if (woken && !reply.held) this.waiting?.wakeNext(this.waiter);
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
-    if (this.plain) local?.noteHolderUntil(monotonicNow() + this.request.leaseMs);
+    if (this.plain) {
+      this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, startedAt + this.request.leaseMs);
+      local?.noteHolderUntil(this.turn.validUntil);
+    }
     this.held = true;
     this.stopWaiting();
     // Readers share the key: the next waiter of this process may get in too (a writer finds it held and sleeps again).
@@ -99,27 +132,64 @@ export class RedisClaim implements LockClaim, QueuePlace {
 
   async renew(leaseMs: number): Promise<number | false> {
     const { client, track } = this.context;
-    const owner = this.request.owner;
-    const renewal = this.reader ? renewReadLock(client, this.keys, owner, leaseMs) : renewLock(client, this.keys, owner, leaseMs);
-    return (await track(renewal)) ? leaseMs : false;
+    if (this.reader) return (await track(renewReadLock(client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
+    const turn = this.turn;
+    if (!turn) return (await track(renewLock(client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
+    return (await turn.renew(leaseMs, () => track(renewLock(client, this.keys, turn.storeOwner, leaseMs)))) ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {
+    if (this.handedFence !== undefined) {
+      // Handed the lock but gave up before taking it: the wake-up that came with it is used up here.
+      this.handedFence = undefined;
+      this.waiter.noteTry();
+    }
     this.stopWaiting();
+    if (this.held && this.handOff()) return true;
     const mayHold = this.held || this.maybeHeld;
     const mayQueue = this.queued || this.maybeHeld;
     this.setQueued(false);
     if (!mayHold && !mayQueue) return true;
     const wasHeld = this.held;
     const { client, track } = this.context;
-    const owner = this.request.owner;
+    const owner = this.turn?.storeOwner ?? this.request.owner;
+    this.turn = undefined;
     const [freed] = await Promise.all([
-      mayHold ? track(this.reader ? releaseReadLock(client, this.keys, owner) : releaseLock(client, this.keys, owner)) : false,
+      mayHold ? track(this.reader ? releaseReadLock(client, this.keys, owner) : this.releaseWriter(owner)) : false,
       mayQueue ? track(leaveQueue(client, this.keys, this.entry, RELEASED_MESSAGE)) : false,
     ]);
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;
+  }
+
+  /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for a moment. */
+  private async releaseWriter(owner: string): Promise<boolean> {
+    const heard = await releaseLockHeard(this.context.client, this.keys, owner);
+    const local = this.plain ? this.context.listener.waitersOf(this.keys.channel) : undefined;
+    // This backend's own subscriber is one of those that heard it when claims of this process wait.
+    if (local && local.size > 0 && heard > (local.isSubscribed ? 1 : 0)) local.yieldToOthers(YIELD_MS);
+    return heard >= 0;
+  }
+
+  /** The lock was handed over by a claim of this process: taken without a round trip. */
+  private takeHandOff(fence: number): AttemptResult {
+    this.handedFence = undefined;
+    this.stopWaiting();
+    return { acquired: true, fence, validityMs: this.turn!.validUntil - monotonicNow() };
+  }
+
+  /** Passes the held lock to the oldest plain claim of this process asleep waiting for it, if the turn allows. */
+  private handOff(): boolean {
+    const turn = this.turn;
+    if (!turn || this.queued) return false;
+    const receiver = this.context.listener.waitersOf(this.keys.channel)?.handOffReceiver();
+    const fence = receiver && turn.nextHandOff(receiver.leaseMs);
+    if (!receiver || fence === undefined) return false;
+    this.turn = undefined;
+    this.held = false;
+    receiver.receive(turn, fence);
+    return true;
   }
 
   private setQueued(queued: boolean): void {

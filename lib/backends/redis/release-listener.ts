@@ -45,6 +45,7 @@ export class ReleaseListener {
   /** Waits, up to `maxMs`, for the channel's subscription; resolves whether it is active. Never rejects. */
   async subscribed(entry: ChannelWaiters, maxMs: number, signal: AbortSignal): Promise<boolean> {
     if (this.closed) return false;
+    if (entry.isSubscribed) return true;
     entry.subscription ??= this.subscribe(entry);
     const done = new AbortController();
     try {

@@ -7,17 +7,22 @@ export const RELEASED_MESSAGE = 'released';
 
 // KEYS: lock. ARGV: owner, channel, message (names the releasing backend). Deletes the lock only if
 // this owner holds it, and announces it to the waiters. PUBLISH takes a channel, not a key: fine in a cluster, and
-// plain PUBLISH reaches subscribers on every node.
+// plain PUBLISH reaches subscribers on every node. → 0 if not this owner's, else 1 + the subscribers
+// that heard it (on this node).
 const RELEASE = luaScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
-  return 1
+  return 1 + redis.call('PUBLISH', ARGV[2], ARGV[3])
 end
 return 0
 `);
 
 /** @internal Whether this owner held the lock (and so freed it). */
 export async function releaseLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<boolean> {
-  return Number(await runScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])) === 1;
+  return (await releaseLockHeard(client, keys, owner, message)) >= 0;
+}
+
+/** @internal Like releaseLock: -1 when this owner did not hold the lock, else how many subscribers heard the release. */
+export async function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<number> {
+  return Number(await runScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])) - 1;
 }

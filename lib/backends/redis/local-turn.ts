@@ -1,0 +1,83 @@
+import { monotonicNow } from '../../engine/clock.js';
+
+/** @internal Fences a plain acquisition reserves when other claims of this process already wait for the key. */
+export const TURN_FENCES = 64;
+
+/**
+ * @internal How long a turn may pass the lock from claim to claim of this process before it frees
+ * the key in Redis, so that waiters of other processes (and fair or read claims) get their chance.
+ */
+export const TURN_MS = 5;
+
+/** @internal How long a process whose turn ended stands back when other processes wait (ChannelWaiters.yieldToOthers). */
+export const YIELD_MS = 1;
+
+/**
+ * @internal A plain exclusive lock as this process holds it in Redis while it passes from one of
+ * its claims to the next without a round trip (a local hand-off). The key keeps the owner id of
+ * the turn's first holder; every holder of the turn renews and releases with it. The fences were
+ * reserved in Redis when the turn began (one INCRBY), so the fence counter is already past every
+ * fence the turn hands out, even if this process dies mid-turn.
+ */
+export class LocalTurn {
+  private readonly startedAt = monotonicNow();
+  /** Store writes (renewals) in flight: until they land, the key's expiry is not known exactly. */
+  private writes = 0;
+
+  constructor(
+    /** The owner id stored in the key. */
+    readonly storeOwner: string,
+    /** The next reserved fence; `lastFence + 1` when none is left. */
+    private nextFence: number,
+    private readonly lastFence: number,
+    /** Monotonic time until which the key surely is this turn's (the latest write that set its TTL, plus that TTL). */
+    public validUntil: number,
+  ) {}
+
+  /**
+   * The next fence, for a hand-off to a claim that wants `leaseMs`; undefined when the turn must
+   * end instead: fences used up, time up, a renewal in flight, or too little validity left.
+   */
+  nextHandOff(leaseMs: number): number | undefined {
+    const now = monotonicNow();
+    if (this.nextFence > this.lastFence || this.writes > 0) return undefined;
+    if (now - this.startedAt >= TURN_MS || this.validUntil - now < leaseMs / 3) return undefined;
+    return this.nextFence++;
+  }
+
+  /**
+   * Runs a renewal (`extend` resolves whether the key was still the turn's) and keeps `validUntil`
+   * exact: no hand-off while it is in flight, the turn ends when the key is no longer its, and a
+   * renewal with no answer may have shortened the TTL, so the bound drops to what it may have set.
+   */
+  async renew(leaseMs: number, extend: () => Promise<boolean>): Promise<boolean> {
+    const startedAt = monotonicNow();
+    this.writes++;
+    try {
+      const extended = await extend();
+      if (extended) this.validUntil = startedAt + leaseMs;
+      else this.end();
+      return extended;
+    } catch (error) {
+      this.validUntil = Math.min(this.validUntil, startedAt + leaseMs);
+      throw error;
+    } finally {
+      this.writes--;
+    }
+  }
+
+  /** No more hand-offs: the key is not (surely) the turn's any more. */
+  end(): void {
+    this.nextFence = this.lastFence + 1;
+    this.validUntil = -Infinity;
+  }
+}
+
+/** @internal A waiting plain claim that can take the lock over from a releasing claim of this process. */
+export interface HandOffReceiver {
+  readonly leaseMs: number;
+  /** Still waiting, without a place in the key's queue. */
+  readonly canReceive: boolean;
+  /** Holds the lock from now on, with `fence`; wakes the claim so its next attempt returns the grant. */
+  receive(turn: LocalTurn, fence: number): void;
+}
