@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import type { RedisClient } from '../../lib/backends/redis/redis-client.js';
-import { luaScript, runScript } from '../../lib/backends/redis/run-script.js';
+import { luaScript, runScriptBatched } from '../../lib/backends/redis/run-script.js';
 import { RedisServer } from '../harness/redis-server.js';
 
 // Echoes its argument, or fails when asked to: one reply per caller, in any batch.
@@ -20,7 +20,7 @@ describe('redis scripts batched per tick', () => {
     client = new Redis(server.url);
     const pipeline = client.pipeline.bind(client);
     client.pipeline = ((...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args))) as Redis['pipeline'];
-    await runScript(client as unknown as RedisClient, ECHO, [], ['warm-up']);
+    await runScriptBatched(client as unknown as RedisClient, ECHO, [], ['warm-up']);
   }, 30_000);
 
   afterAll(async () => {
@@ -28,7 +28,7 @@ describe('redis scripts batched per tick', () => {
     await server?.stop();
   });
 
-  const run = (value: string) => runScript(client as unknown as RedisClient, ECHO, [], [value]);
+  const run = (value: string) => runScriptBatched(client as unknown as RedisClient, ECHO, [], [value]);
 
   it('sends a lone script as it is, without a pipeline', async () => {
     pipelines = 0;

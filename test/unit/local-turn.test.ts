@@ -2,8 +2,12 @@ import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals
 import { LocalTurn, TURN_MS } from '../../lib/backends/redis/local-turn.js';
 
 describe('LocalTurn: when a Redis lock may pass to the next claim of the process (fake timers)', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   const newTurn = (firstSpare: number, lastFence: number, validForMs = 30_000) => new LocalTurn('owner-1', firstSpare, lastFence, performance.now() + validForMs);
 

@@ -2,7 +2,7 @@ import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { RELEASED_MESSAGE } from './release.js';
-import { luaScript, runScript } from './run-script.js';
+import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
 // KEYS: readers. ARGV: owner, lease ms. Extends a reader's lease only while it has not lapsed.
 const RENEW_READ = luaScript(`
@@ -33,7 +33,7 @@ return 1
 
 /** @internal Whether the reader's lease was extended (false: it lapsed, or the reader left). */
 export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number): Promise<boolean> {
-  return Number(await runScript(client, RENEW_READ, [keys.readers], [owner, leaseMs])) === 1;
+  return Number(await runScriptBatched(client, RENEW_READ, [keys.readers], [owner, leaseMs])) === 1;
 }
 
 /** @internal Whether this reader still held its share (and so freed it). */

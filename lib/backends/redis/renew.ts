@@ -1,6 +1,6 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
-import { luaScript, runScript } from './run-script.js';
+import { luaScript, runScriptBatched } from './run-script.js';
 
 // KEYS: lock. ARGV: owner, lease ms. Extends the lease only while this owner holds the lock.
 const RENEW = luaScript(`
@@ -12,5 +12,5 @@ return 0
 
 /** @internal Whether the lease was extended (false: the lock is gone or someone else's). */
 export async function renewLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number): Promise<boolean> {
-  return Number(await runScript(client, RENEW, [keys.lock], [owner, leaseMs])) === 1;
+  return Number(await runScriptBatched(client, RENEW, [keys.lock], [owner, leaseMs])) === 1;
 }

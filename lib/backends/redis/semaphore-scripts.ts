@@ -1,7 +1,7 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisSemaphoreKeys } from './semaphore-keys.js';
 import { LUA_NOW } from './lua-clock.js';
-import { luaScript, runScript } from './run-script.js';
+import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
 // Every script judges expiries by Redis's clock (LUA_NOW), whatever the callers' clocks say.
 
@@ -59,7 +59,7 @@ export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKey
 
 /** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). */
 export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number): Promise<boolean> {
-  return Number(await runScript(client, RENEW, [keys.permits], [owner, leaseMs])) === 1;
+  return Number(await runScriptBatched(client, RENEW, [keys.permits], [owner, leaseMs])) === 1;
 }
 
 /** @internal Whether the owner still held a valid permit (which is now free). */

@@ -2,7 +2,7 @@ import type { ClaimRequest } from '../lock-backend.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
-import { luaScript, runScript } from './run-script.js';
+import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
 /**
  * @internal How long a queued waiter's place lasts unless refreshed (its waiter refreshes it every
@@ -57,7 +57,7 @@ return 1
 
 /** @internal Refreshes a waiter's place; false when it is gone (lapsed, or taken the lock). */
 export async function refreshQueuePlace(client: RedisClient, keys: RedisLockKeys, entry: string): Promise<boolean> {
-  return Number(await runScript(client, REFRESH, [keys.queue, keys.queueExpiry], [entry, QUEUE_PLACE_TTL_MS])) === 1;
+  return Number(await runScriptBatched(client, REFRESH, [keys.queue, keys.queueExpiry], [entry, QUEUE_PLACE_TTL_MS])) === 1;
 }
 
 /** @internal Gives a waiter's place up (it stopped waiting); wakes the waiters it held back. */
