@@ -43,7 +43,9 @@ export class WakeScheduler {
 
   cancel(target: Wakeable): void {
     this.drop(target);
-    if (this.current.size === 0) this.reset();
+    // The timer stays armed when nothing is left: the next lease (on a busy path, a moment later) can
+    // reuse it instead of setting one per acquisition; with nothing to wake, it just ends.
+    if (this.current.size === 0) this.heap.length = 0;
     else if (this.heap.length > 1024 && this.heap.length > 2 * this.current.size) this.compact();
   }
 
