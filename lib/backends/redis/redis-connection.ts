@@ -6,7 +6,7 @@ import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type Re
 
 /** @internal Settings of a client the backend creates from a URL: an unreachable store fails a call in well under a second or two, not never. */
 export const OWNED_CLIENT_OPTIONS = {
-  // Off: the backend batches its own scripts per tick (command-batcher.ts), without the extra tick.
+  // Off: acquire/release go out at once, upkeep is batched per tick by the backend (command-batcher.ts), with no extra tick.
   enableAutoPipelining: false,
   maxRetriesPerRequest: 2,
   connectTimeout: 2_000,
