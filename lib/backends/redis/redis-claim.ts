@@ -134,8 +134,8 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const { client, track } = this.context;
     if (this.reader) return (await track(renewReadLock(client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
     const turn = this.turn;
-    if (!turn) return (await track(renewLock(client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
-    return (await turn.renew(leaseMs, () => track(renewLock(client, this.keys, turn.storeOwner, leaseMs)))) ? leaseMs : false;
+    const extend = () => track(renewLock(client, this.keys, turn?.storeOwner ?? this.request.owner, leaseMs));
+    return (await (turn ? turn.renew(leaseMs, extend) : extend())) ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {
