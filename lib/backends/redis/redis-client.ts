@@ -9,6 +9,8 @@ export interface RedisClient {
   readonly status: string;
   /** True on an ioredis `Cluster`. */
   readonly isCluster?: boolean;
+  /** The connection's socket (a plain `Redis`; absent on a `Cluster`). */
+  readonly stream?: CorkableStream;
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
   eval(script: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
   ping(): Promise<unknown>;
@@ -22,6 +24,12 @@ export interface RedisClient {
   disconnect(): void;
   on(event: string, listener: (...args: any[]) => void): unknown;
   off(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** @internal A socket whose writes can be held back and sent as one (Node's `Writable.cork()`). */
+export interface CorkableStream {
+  cork(): void;
+  uncork(): void;
 }
 
 /** @internal An ioredis pipeline: `exec()` resolves one `[error, reply]` per queued command. */
