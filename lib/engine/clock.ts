@@ -24,3 +24,28 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     signal?.addEventListener('abort', done, { once: true });
   });
 }
+
+/** A sleep that can be ended early: `done` resolves after `ms`, on `wake()`, or when `signal` aborts. */
+export interface WakeableSleep {
+  readonly done: Promise<void>;
+  wake(): void;
+}
+
+/**
+ * Like `sleep`, plus `wake()`. One timer and one abort listener, no AbortController: a waiter on a
+ * busy lock sleeps like this on every hand-off, where a controller per sleep cost more than the rest.
+ */
+export function wakeableSleep(ms: number, signal: AbortSignal): WakeableSleep {
+  let wake = () => {};
+  const done = new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(() => wake(), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+    wake = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', wake);
+      resolve();
+    };
+    signal.addEventListener('abort', wake);
+  });
+  return { done, wake: () => wake() };
+}

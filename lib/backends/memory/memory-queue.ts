@@ -1,5 +1,5 @@
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
-import { monotonicNow, sleep, unrefTimer } from '../../engine/clock.js';
+import { monotonicNow, unrefTimer, wakeableSleep } from '../../engine/clock.js';
 
 /** @internal A claim holding a key, until its lease lapses. */
 export interface Holder {
@@ -109,9 +109,9 @@ export class MemoryClaim implements LockClaim {
       this.woken = false;
       return;
     }
-    const wakeSignal = new AbortController();
-    this.wakeUp = () => wakeSignal.abort();
-    await sleep(maxMs, AbortSignal.any([signal, wakeSignal.signal]));
+    const sleeping = wakeableSleep(maxMs, signal);
+    this.wakeUp = sleeping.wake;
+    await sleeping.done;
     this.wakeUp = undefined;
     this.woken = false;
   }

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS, monotonicNow } from '../../engine/clock.js';
+import { monotonicNow, wakeableSleep } from '../../engine/clock.js';
 import type { HandOffReceiver } from './local-turn.js';
 
 /**
@@ -156,22 +156,11 @@ export class ReleaseWaiter {
     return unused;
   }
 
-  /**
-   * Sleeps until woken, `maxMs`, or `signal`. Never rejects. One timer and one abort listener:
-   * this runs on every hand-off, where an AbortController per sleep cost more than the rest.
-   */
-  sleep(maxMs: number, signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        this.wakeUp = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, Math.min(Math.max(0, maxMs), MAX_TIMER_MS));
-      signal.addEventListener('abort', done);
-      this.wakeUp = done;
-    });
+  /** Sleeps until woken, `maxMs`, or `signal`. Never rejects. */
+  async sleep(maxMs: number, signal: AbortSignal): Promise<void> {
+    const sleeping = wakeableSleep(maxMs, signal);
+    this.wakeUp = sleeping.wake;
+    await sleeping.done;
+    this.wakeUp = undefined;
   }
 }
