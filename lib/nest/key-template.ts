@@ -1,7 +1,14 @@
 import { assertKey, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
-import type { RequestParts } from './handler-context.js';
 import { Messages } from './lock.messages.js';
+
+/** The parts of an HTTP request a key template may name (Express and Fastify requests both have them). */
+export interface RequestParts {
+  readonly params?: unknown;
+  readonly query?: unknown;
+  readonly body?: unknown;
+  readonly headers?: unknown;
+}
 
 /** A `@Locked()` key: a template such as `'order:{0.id}'`, or a function of the method's arguments. */
 export type LockKey = string | ((...args: any[]) => string);

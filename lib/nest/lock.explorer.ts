@@ -8,8 +8,9 @@ type Wrapper = ReturnType<DiscoveryService['getProviders']>[number];
 
 /**
  * Tells `@Locked()` methods which engine serves them: records this module's engine for every
- * provider and controller instance of the application, preferring, when an application has more
- * than one lock module, the one the instance's own module can inject.
+ * provider and controller instance of the application (for request-scoped and transient ones,
+ * their class), preferring, when an application has more than one lock module, the one the
+ * instance's own module can inject.
  */
 @Injectable()
 export class LockExplorer implements OnModuleInit {
@@ -25,6 +26,8 @@ export class LockExplorer implements OnModuleInit {
       const host = wrapper.host;
       const visible = home !== undefined && host !== undefined && (host === home || host.imports.has(home));
       for (const instance of instancesOf(wrapper)) lockRegistry.register(instance, this.engine, visible);
+      // Request-scoped and transient instances are created after init, so their class stands for them.
+      if (typeof wrapper.metatype === 'function' && !wrapper.isDependencyTreeStatic()) lockRegistry.registerClass(wrapper.metatype, this.engine, visible);
     }
   }
 }

@@ -1,11 +1,10 @@
-import { UseInterceptors } from '@nestjs/common';
 import { InvalidLockArgumentError } from '../errors.js';
 import { copyMetadata } from './copy-metadata.js';
 import type { LockKeys } from './key-template.js';
 import { LOCKED_METADATA } from './lock.constants.js';
 import { Messages } from './lock.messages.js';
+import { lockedCallSlot } from './locked-call-slot.js';
 import { createLockedMethod } from './locked-method.js';
-import { LockedInterceptor } from './locked.interceptor.js';
 import { parseLockedArgs, type LockedOptions } from './locked.options.js';
 
 /**
@@ -20,12 +19,16 @@ import { parseLockedArgs, type LockedOptions } from './locked.options.js';
  *   of keys (`['account:{0}', 'account:{1}']`) locks all of them or none, in sorted order, so
  *   calls naming the same keys in opposite orders cannot deadlock.
  * - Busy for `waitMs`: rejects LockTimeoutError (409 Conflict over HTTP, with `Retry-After`), or,
- *   with `onBusy: 'skip'`, resolves `undefined` without running the method.
+ *   with `onBusy: 'skip'`, resolves `undefined` without running the method. A store that cannot
+ *   be reached is 503 over HTTP. A `LockedInterceptor` (subclass) registered for the route maps
+ *   these errors instead.
  * - Inside the method, `LockService.current()` is the held lock (its `signal` aborts if it is lost,
  *   its `fence` guards writes), and locked calls on the same key are re-entrant.
  *
  * The decorated method becomes async. Bad arguments throw InvalidLockArgumentError when the
- * class is defined.
+ * class is defined. On route handlers no interceptor is involved: the decorator adds a hidden
+ * parameter (after the real ones) through which Nest hands the wrapper the request; the method
+ * itself never sees it.
  *
  * @example
  * ```ts
@@ -50,13 +53,12 @@ export function Locked(...args: unknown[]): MethodDecorator {
     const original: unknown = descriptor?.value;
     if (typeof original !== 'function') throw new InvalidLockArgumentError(Messages.notAMethod(where));
     const options = parseLockedArgs(args, where);
-    const lockedMethod = createLockedMethod(original as (...args: unknown[]) => unknown, options, where);
+    const slot = lockedCallSlot(target, propertyKey, original);
+    const lockedMethod = createLockedMethod(original as (...args: unknown[]) => unknown, options, where, slot);
     copyMetadata(original, lockedMethod);
     const recorded: unknown = Reflect.getOwnMetadata(LOCKED_METADATA, lockedMethod);
     Reflect.defineMetadata(LOCKED_METADATA, [...(Array.isArray(recorded) ? recorded : []), options], lockedMethod);
     descriptor.value = lockedMethod as typeof descriptor.value;
-    // A second @Locked() on the same method finds the interceptor already there.
-    if (!Array.isArray(recorded)) UseInterceptors(LockedInterceptor)(target, propertyKey, descriptor);
     return descriptor;
   };
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Scope, type INestApplication, type INestApplicationContext } from '@nestjs/common';
+import { Controller, Get, Injectable, Param, Scope, type INestApplication, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import {
@@ -49,6 +49,17 @@ describe('@Locked() validates its arguments when the class is defined', () => {
     expect(define({ key: () => 'k' })).not.toThrow();
   });
 
+  it('gives a static method no hidden route parameter (nothing is recorded on Function)', async () => {
+    class Job {
+      @Locked('static-job')
+      static async run(): Promise<string> {
+        return 'ran';
+      }
+    }
+    expect(Reflect.getMetadata('__routeArguments__', Function, 'run')).toBeUndefined();
+    expect(Reflect.getMetadata('__routeArguments__', Job, 'run')).toBeUndefined();
+  });
+
   it('records its options as metadata on the method', () => {
     class Job {
       @Locked({ key: 'a', onBusy: 'skip' })
@@ -94,10 +105,10 @@ describe('which module a @Locked() method uses', () => {
     await Promise.all(opened.splice(0).map((app) => app.close()));
   });
 
-  async function start(init = true, extra: { controllers?: never[]; http?: boolean } = {}) {
+  async function start(init = true, extra: { controllers?: never[]; providers?: never[]; http?: boolean } = {}) {
     const moduleRef = await Test.createTestingModule({
       imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })],
-      providers: [Worker],
+      providers: [Worker, ...(extra.providers ?? [])],
       controllers: extra.controllers ?? [],
     }).compile();
     if (extra.http) {
@@ -148,6 +159,24 @@ describe('which module a @Locked() method uses', () => {
     await start();
     const events = collectEvents(app.get(LockService));
     await request(app.getHttpServer()).get('/scoped/9').expect(200, { key: 'scoped:9' });
+    expect(events.map((event) => event.type)).toEqual(['acquired', 'released']);
+  });
+
+  it('a request-scoped service that a handler calls uses the module serving the request', async () => {
+    @Injectable({ scope: Scope.REQUEST })
+    class ScopedWorker extends Worker {}
+    @Controller('work')
+    class WorkController {
+      constructor(private readonly worker: ScopedWorker) {}
+      @Get(':id')
+      work(@Param('id') id: string) {
+        return this.worker.work(id);
+      }
+    }
+    const app = (await start(true, { controllers: [WorkController as never], providers: [ScopedWorker as never], http: true })) as INestApplication;
+    await start();
+    const events = collectEvents(app.get(LockService));
+    await request(app.getHttpServer()).get('/work/4').expect(200, 'worked');
     expect(events.map((event) => event.type)).toEqual(['acquired', 'released']);
   });
 
