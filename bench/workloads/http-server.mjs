@@ -1,18 +1,41 @@
 // Workload 4, server side (a child process): a Nest app with two identical endpoints, one guarded
 // by @Locked (one fresh key per request id, memory or redis backend) and one not. Prints its port.
+// Three more endpoints break the cost of the lock down (bench/workloads/http-floor.mjs): `als`
+// only runs the handler inside an AsyncLocalStorage, `acquire` awaits acquire + release around it
+// (no async context), `floor` runs it in engine.withLock (what any lock that `current()` can see
+// costs at least). Each measurement runs in a fresh process, so one route's AsyncLocalStorage
+// does not slow the others.
 import 'reflect-metadata';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Controller, Get, Module, Param } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadPackage } from '../lib/package-under-test.mjs';
 
 export async function startHttpApp({ backend }) {
-  const { DistributedLockModule, Locked } = await loadPackage();
+  const { DistributedLockModule, Locked, LOCK_ENGINE } = await loadPackage();
+  let engine;
+  const storage = new AsyncLocalStorage();
+  const handler = (id) => ({ id });
   class ItemsController {
     plain(id) {
-      return { id };
+      return handler(id);
     }
     locked(id) {
-      return { id };
+      return handler(id);
+    }
+    async als(id) {
+      return storage.run(id, () => handler(id));
+    }
+    async acquire(id) {
+      const lock = await engine.acquire(`item:${id}`);
+      try {
+        return handler(id);
+      } finally {
+        await lock.release();
+      }
+    }
+    async floor(id) {
+      return engine.withLock(`item:${id}`, () => handler(id));
     }
   }
   // What `@Get('plain/:id') plain(@Param('id') id)` and `@Get('locked/:id') @Locked('item:{params.id}') locked(...)` compile to.
@@ -23,11 +46,13 @@ export async function startHttpApp({ backend }) {
   const param = (decorator) => (target, key) => decorator(target, key, 0);
   decorate('plain', [Get('plain/:id'), param(Param('id'))]);
   decorate('locked', [Get('locked/:id'), Locked('item:{params.id}'), param(Param('id'))]);
+  for (const name of ['als', 'acquire', 'floor']) decorate(name, [Get(`${name}/:id`), param(Param('id'))]);
   Reflect.decorate([Controller('items')], ItemsController);
 
   class AppModule {}
   Reflect.decorate([Module({ imports: [DistributedLockModule.forRoot({ backend })], controllers: [ItemsController] })], AppModule);
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
+  engine = app.get(LOCK_ENGINE);
   await app.listen(0, '127.0.0.1');
   return { port: app.getHttpServer().address().port, close: () => app.close() };
 }
