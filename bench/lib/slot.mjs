@@ -11,7 +11,8 @@ import { memory } from '../workloads/memory.mjs';
 import { startHttpApp } from '../workloads/http-server.mjs';
 
 const spec = JSON.parse(process.argv[2]);
-const emit = (value) => process.stdout.write(`RESULT ${JSON.stringify(value)}\n`);
+// Resolves once the line is handed to the pipe: a large result (hundreds of thousands of holds) must not be cut by the exit.
+const emit = (value) => new Promise((resolve) => process.stdout.write(`RESULT ${JSON.stringify(value)}\n`, resolve));
 
 function waitForGo() {
   process.stdout.write('READY\n');
@@ -50,7 +51,7 @@ async function main() {
       throw new Error(`unknown workload ${spec.workload}`);
   }
   await lock.close();
-  emit(result);
+  await emit(result);
 }
 
 main().then(

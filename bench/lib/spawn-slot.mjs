@@ -12,7 +12,8 @@ export function startSlot(spec, { timeoutMs = 180_000 } = {}) {
   const waiters = [];
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
     stdout += chunk;
-    for (const waiter of [...waiters]) waiter();
+    // Only a chunk that completes a line can complete the one awaited (a long result comes in many chunks).
+    if (chunk.includes('\n')) for (const waiter of [...waiters]) waiter();
   });
   child.stderr.setEncoding('utf8').on('data', (chunk) => (stderr += chunk.slice(-4000)));
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
