@@ -62,9 +62,10 @@ SELECT pg_notify($3, key_hash) FROM released`;
     try {
       await this.pool.query(postgresTableDdl(this.table));
     } catch (error) {
-      // Two instances creating it at once: the loser trips over the winner's catalog rows.
+      // Two instances creating it at once: the loser trips over the winner's catalog rows (the
+      // table, or its row type; which one depends on timing).
       const code = pgErrorCode(error);
-      if (code !== PG_ERROR.UNIQUE_VIOLATION && code !== PG_ERROR.DUPLICATE_TABLE) throw error;
+      if (code !== PG_ERROR.UNIQUE_VIOLATION && code !== PG_ERROR.DUPLICATE_TABLE && code !== PG_ERROR.DUPLICATE_OBJECT) throw error;
     }
   }
 

@@ -42,6 +42,8 @@ export interface PgDriver {
 export const PG_ERROR = {
   UNIQUE_VIOLATION: '23505',
   DUPLICATE_TABLE: '42P07',
+  /** `type "<table>" already exists`: the table's row type, when another session created the table a moment earlier. */
+  DUPLICATE_OBJECT: '42710',
 } as const;
 
 export function pgErrorCode(error: unknown): string | undefined {
