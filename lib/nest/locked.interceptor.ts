@@ -1,18 +1,14 @@
 import {
   HttpException,
-  Inject,
   Injectable,
-  Optional,
   type CallHandler,
   type ExecutionContext,
   type NestInterceptor,
 } from '@nestjs/common';
 import { catchError, throwError, type Observable } from 'rxjs';
-import { LockEngine } from '../engine/lock-engine.js';
 import { LockBackendError, LockTimeoutError } from '../errors.js';
 import { markIntercepted } from './intercepted-requests.js';
 import type { RequestParts } from './key-template.js';
-import { LOCK_ENGINE } from './lock.constants.js';
 import { conflictException, retryAfterSeconds, setResponseHeader, unavailableException } from './lock-http-errors.js';
 
 /**
@@ -29,9 +25,6 @@ import { conflictException, retryAfterSeconds, setResponseHeader, unavailableExc
  */
 @Injectable()
 export class LockedInterceptor implements NestInterceptor {
-  /** `engine`: the module's engine, when the module is visible where the interceptor is created (for subclasses). */
-  constructor(@Optional() @Inject(LOCK_ENGINE) protected readonly engine?: LockEngine) {}
-
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (context.getType() !== 'http') return next.handle();
     markIntercepted(context.switchToHttp().getRequest(), this.getRequest(context));

@@ -112,8 +112,10 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
     if (this.plain) {
-      this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, startedAt + this.request.leaseMs);
-      local?.noteHolderUntil(this.turn.validUntil);
+      const validUntil = startedAt + this.request.leaseMs;
+      // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
+      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil);
+      local?.noteHolderUntil(validUntil);
     }
     this.held = true;
     this.stopWaiting();
