@@ -2,19 +2,26 @@ export * from './errors.js';
 export { isMultiLock, type Lock, type MultiLock, type LockOptions } from './engine/lock.js';
 export type { LockMode } from './engine/lock-mode.js';
 export type { LockEvent, LockEventType } from './engine/lock-events.js';
-export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS } from './engine/lock-engine.js';
+export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS, DEFAULT_STORE_NAME } from './engine/lock-engine.js';
 export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Busy, BackendCapabilities } from './backends/lock-backend.js';
 export { MemoryBackend } from './backends/memory/memory.backend.js';
 export type * from './backends/backend-options.js';
 export { createLockBackend } from './backends/create-backend.js';
 export { DistributedLockModule } from './nest/distributed-lock.module.js';
-export type { DistributedLockModuleOptions } from './nest/distributed-lock.options.js';
-export { DISTRIBUTED_LOCK_MODULE_OPTIONS, type DistributedLockModuleAsyncOptions, type DistributedLockOptionsFactory } from './nest/distributed-lock.module-definition.js';
+export type { DistributedLockModuleOptions, DistributedLockModuleAsyncOptions, DistributedLockOptionsFactory } from './nest/distributed-lock.options.js';
+export {
+  DISTRIBUTED_LOCK_MODULE_OPTIONS,
+  InjectLockService,
+  getLockServiceToken,
+  getLockEngineToken,
+  getLockModuleOptionsToken,
+} from './nest/lock-store.tokens.js';
 export { LockService } from './nest/lock.service.js';
 export { Locked } from './nest/locked.decorator.js';
 export type { LockedOptions, OnBusy } from './nest/locked.options.js';
-export type { LockKey, LockKeys } from './nest/key-template.js';
+export type { LockKey, LockKeys, KeyParts } from './nest/key-template.js';
 export { LockedInterceptor } from './nest/locked.interceptor.js';
+export { LockErrorCode, LockGraphQLError, type LockErrorPayload } from './nest/lock-context-errors.js';
 export { LOCK_ENGINE, LOCKED_METADATA } from './nest/lock.constants.js';
 export { LockHealthIndicator, checkLockStore, type LockHealthStatus, type LockHealthResult, type LockHealthOptions } from './health/lock-health.indicator.js';
 export { subscribeLockMetrics, type LockMetricsOptions, type PrometheusRegistryLike } from './metrics/prometheus-metrics.js';

@@ -8,6 +8,8 @@ import { MAX_SLACK_MS, type WakeScheduler, type Wakeable } from './wake-schedule
 
 export interface LeaseOwner {
   readonly backendName: string;
+  /** The name of the engine's store (module), for events. */
+  readonly storeName: string;
   emit(event: LockEvent): void;
   /** The lease ended (released or lost): stop tracking it. */
   forget(lease: Lease): void;
@@ -94,6 +96,11 @@ export class Lease implements Wakeable {
     return this.state === 'lost';
   }
 
+  /** The holder released it (not lost: a lost lease's holder has yet to learn it). */
+  get isReleased(): boolean {
+    return this.state === 'released';
+  }
+
   /** Frees the lock in the store. Idempotent; rejects with LockLostError when it was lost first. */
   release(): Promise<void> {
     this.releasing ??= this.releaseOnce();
@@ -128,7 +135,7 @@ export class Lease implements Wakeable {
     const error = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
     this.owner.forget(this);
     this.endReason = error;
-    this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, fence: this.fence, heldMs: this.heldMs(), error });
+    this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs(), error });
     this.controller?.abort(error);
     this.claim.release().catch(() => undefined);
   }
@@ -155,7 +162,7 @@ export class Lease implements Wakeable {
     if (this.state !== 'held') return;
     this.state = 'released';
     this.owner.forget(this);
-    this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, fence: this.fence, heldMs: this.heldMs() });
+    this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs() });
     this.controller?.abort(this.reason());
   }
 
@@ -180,7 +187,7 @@ export class Lease implements Wakeable {
       validityMs = await this.claim.renew(this.leaseMs);
     } catch (error) {
       const backendError = toBackendError(this.owner.backendName, error);
-      this.owner.emit({ type: 'extend-failed', key: this.key, backend: this.owner.backendName, fence: this.fence, error: backendError });
+      this.owner.emit({ type: 'extend-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
       if (explicit) throw backendError;
       return;
     } finally {
@@ -193,7 +200,7 @@ export class Lease implements Wakeable {
       return;
     }
     this.setValidity(startedAt, validityMs);
-    this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, fence: this.fence, expiresAt: this.wallDeadline });
+    this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.wallDeadline });
   }
 
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */

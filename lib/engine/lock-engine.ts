@@ -8,15 +8,19 @@ import { Lease, type LeaseOwner } from './lease.js';
 import type { LockEvent } from './lock-events.js';
 import { LockHandle } from './lock-handle.js';
 import { isShared } from './lock-mode.js';
-import { assertKey, checkLeaseMs, checkWaitMs, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentScope, findHeldLease, runInScope, runInScopes } from './lock-scope.js';
+import { assertKey, checkLeaseMs, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
+import { currentLock, currentScope, findHeldLease, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
-import { newOwnerId } from './owner-id.js';
+import { defaultInstanceLabel, newOwnerId } from './owner-id.js';
 import { WakeScheduler } from './wake-scheduler.js';
 
 export interface LockEngineOptions {
+  /** The store's name in events, metrics and health results. Default `'default'`. */
+  name?: string;
+  /** Names this app instance to operators (holders, leaders). Default `hostname:pid`. */
+  instance?: string;
   /** Prepended to every key in the store. Default `'lock:'`. */
   keyPrefix?: string;
   /** Default lease. Default 30 000 ms. */
@@ -28,12 +32,28 @@ export interface LockEngineOptions {
 export const DEFAULT_KEY_PREFIX = 'lock:';
 export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_WAIT_MS = 10_000;
+export const DEFAULT_STORE_NAME = 'default';
+
+/** How long a call waits for a lock its own call chain seems to hold before a `self-wait` event says so. */
+export const SELF_WAIT_NOTICE_MS = 1_000;
+
+/** A lock `acquire()` handed out that no scope has entered yet: a nested call of the same chain would wait for it. */
+interface Unscoped {
+  readonly lease: Lease;
+  /** The call chain's scope when it was acquired. */
+  readonly scope: LockScope | undefined;
+  noticed: boolean;
+}
 
 /**
  * The store-independent lock logic: waiting, renewal, re-entrancy, events and shutdown.
  * `LockService` is a thin Nest wrapper around it; it can also be used without Nest.
  */
 export class LockEngine {
+  /** The store's name (`'default'` unless the module was given a `name`). */
+  readonly name: string;
+  /** This app instance's label (`hostname:pid` unless set). */
+  readonly instance: string;
   readonly keyPrefix: string;
   readonly leaseMs: number;
   readonly waitMs: number;
@@ -44,6 +64,8 @@ export class LockEngine {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   private readonly leaseOwner: LeaseOwner;
+  /** By store key: locks `acquire()` handed out that no scope entered (see `self-wait` events). */
+  private readonly unscoped = new Map<string, Unscoped>();
 
   /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
   readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
@@ -52,6 +74,8 @@ export class LockEngine {
     readonly backend: LockBackend,
     options: LockEngineOptions = {},
   ) {
+    this.name = checkLabel(options.name ?? DEFAULT_STORE_NAME, 'name');
+    this.instance = checkLabel(options.instance ?? defaultInstanceLabel(), 'instance');
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     if (typeof this.keyPrefix !== 'string') throw new InvalidLockArgumentError('keyPrefix must be a string');
     this.leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(options.leaseMs);
@@ -60,8 +84,12 @@ export class LockEngine {
     setMaxListeners(0, this.shutdown.signal);
     this.leaseOwner = {
       backendName: backend.name,
+      storeName: this.name,
       emit: (event) => this.emit(event),
-      forget: (lease) => this.leases.delete(lease),
+      forget: (lease) => {
+        this.leases.delete(lease);
+        if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
+      },
       scheduler: new WakeScheduler(),
     };
   }
@@ -72,6 +100,14 @@ export class LockEngine {
    * deadlock) within one `waitMs`, and resolves one `MultiLock` (see docs/multi-key-locks.md).
    */
   async acquire(key: string | readonly string[], options?: LockOptions): Promise<Lock> {
+    return this.handOut(await this.acquireScoped(key, options));
+  }
+
+  /**
+   * `acquire()` for a caller that runs the lock in a scope at once (`withLock`, `@Locked`): it is
+   * not handed out, so nothing waits for `run()` to enter it.
+   */
+  acquireScoped(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle> {
     // A string goes straight through: no list to build or sort on the common path.
     if (typeof key !== 'string') return this.acquireList(key, options, false);
     assertKey(key);
@@ -81,9 +117,9 @@ export class LockEngine {
   /** One attempt (per key, for a list); resolves `null` when the lock (any key of a list) is busy. */
   async tryAcquire(key: string | readonly string[], options?: LockOptions): Promise<Lock | null> {
     try {
-      if (typeof key !== 'string') return await this.acquireList(key, options, true);
+      if (typeof key !== 'string') return this.handOut(await this.acquireList(key, options, true));
       assertKey(key);
-      return await this.acquireResolved(key, { ...resolveLockOptions(options, this), waitMs: 0 });
+      return this.handOut(await this.acquireResolved(key, { ...resolveLockOptions(options, this), waitMs: 0 }));
     } catch (error) {
       if (error instanceof LockTimeoutError) return null;
       throw error;
@@ -102,20 +138,41 @@ export class LockEngine {
   /** Runs `fn` holding the lock (visible to `current()` and re-entrant inside it), then releases it. */
   async withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
-    const lock = await this.acquire(key, options);
+    const lock = await this.acquireScoped(key, options);
     return this.runHolding(lock, fn);
   }
 
-  /** Runs `fn` with `lock` as the current lock of its async context, and releases the lock after it. */
+  /**
+   * Runs `fn` with `lock` (from this engine's `acquire()`) as the current lock of its call chain,
+   * without releasing it: nested `withLock`, `@Locked` and `acquire` calls on its key inside `fn`
+   * are re-entrant. A lock from `acquire()` is not in any scope by itself (an async function cannot
+   * change the async context of its caller), so a nested call on the same key outside `run()` waits
+   * for it (a `self-wait` event says so after a second).
+   *
+   * ```ts
+   * await using lock = await locks.acquire('report');
+   * await locks.run(lock, () => this.build());   // build() may use withLock('report') again
+   * ```
+   */
+  run<T>(lock: Lock, fn: (lock: Lock) => T): T {
+    if (typeof fn !== 'function') throw new InvalidLockArgumentError('run needs a function to run');
+    const call = () => fn(lock);
+    if (lock instanceof LockHandle && lock.lease.owner === this.leaseOwner) {
+      this.enterScope(lock.lease);
+      return runInScope(lock.lease, lock, call);
+    }
+    if (lock instanceof MultiLockHandle && lock.leases.every((lease) => lease.owner === this.leaseOwner)) {
+      for (const lease of lock.leases) this.enterScope(lease);
+      return runInScopes(lock.leases, lock, call);
+    }
+    throw new InvalidLockArgumentError('run() takes a lock that this lock service acquired');
+  }
+
+  /** Runs `fn` with `lock` as the current lock of its call chain (see `run`), and releases the lock after it. */
   async runHolding<T>(lock: Lock, fn: (lock: Lock) => T | Promise<T>): Promise<T> {
-    const run = () => fn(lock);
     let result: T;
     try {
-      result = await (lock instanceof LockHandle
-        ? runInScope(lock.lease, lock, run)
-        : lock instanceof MultiLockHandle
-          ? runInScopes(lock.leases, lock, run)
-          : run());
+      result = await this.run(lock, fn);
     } catch (error) {
       await lock[Symbol.asyncDispose]().catch(() => undefined);
       throw error;
@@ -127,7 +184,7 @@ export class LockEngine {
 
   /** The innermost lock held by this async call chain (inside `withLock` or a `@Locked` method). */
   current(): Lock | undefined {
-    return currentScope()?.lock;
+    return currentLock();
   }
 
   /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
@@ -137,7 +194,7 @@ export class LockEngine {
   }
 
   /** A key list: all keys or none (multi-lock.ts). Anything else that is not a string is refused as a bad key. */
-  private acquireList(keys: readonly string[], options: LockOptions | undefined, oneAttempt: boolean): Promise<Lock> {
+  private acquireList(keys: readonly string[], options: LockOptions | undefined, oneAttempt: boolean): Promise<LockHandle | MultiLockHandle> {
     if (!Array.isArray(keys)) assertKey(keys);
     const resolved = resolveLockOptions(options, this);
     return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) => this.acquireResolved(key, partOptions));
@@ -178,13 +235,14 @@ export class LockEngine {
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
     this.leases.add(lease);
-    this.emit({ type: 'acquired', key, backend: this.backend.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
     return new LockHandle(lease, false, options.leaseMs);
   }
 
   private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
     const deadline = startedAt + options.waitMs;
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
       let result = await claim.tryAcquire().catch((error: unknown) => {
@@ -201,17 +259,51 @@ export class LockEngine {
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
         const waitedMs = Math.round(monotonicNow() - startedAt);
-        this.emit({ type: 'timeout', key, backend: this.backend.name, waitedMs });
+        this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
         throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs);
       }
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
       const holderTtlMs = result.holderTtlMs !== undefined && result.holderTtlMs >= 0 ? result.holderTtlMs + 1 : Infinity;
-      await claim.waitForChange(Math.min(remaining, holderTtlMs, MAX_TIMER_MS), stop);
+      let sleepMs = Math.min(remaining, holderTtlMs, MAX_TIMER_MS);
+      if (selfHeld === null) selfHeld = this.heldBySameChain(storeKey);
+      if (selfHeld && !selfHeld.noticed) sleepMs = Math.min(sleepMs, this.noticeSelfWait(key, selfHeld, startedAt));
+      await claim.waitForChange(sleepMs, stop);
       if (stop.aborted) break;
     }
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     throw options.signal?.reason;
+  }
+
+  /** Remembers a lock handed out to a caller outside any scope, for `self-wait` notices. */
+  private handOut<L extends LockHandle | MultiLockHandle>(lock: L): L {
+    const scope = currentScope();
+    for (const lease of lock instanceof LockHandle ? [lock.lease] : lock.leases) {
+      if (lease.isHeld) this.unscoped.set(lease.storeKey, { lease, scope, noticed: false });
+    }
+    return lock;
+  }
+
+  private enterScope(lease: Lease): void {
+    if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
+  }
+
+  /** A lock on `storeKey` that `acquire()` handed out in the scope the caller is in now: probably the caller's own. */
+  private heldBySameChain(storeKey: string): Unscoped | undefined {
+    if (this.unscoped.size === 0) return undefined;
+    const held = this.unscoped.get(storeKey);
+    return held && held.scope === currentScope() && held.lease.isHeld ? held : undefined;
+  }
+
+  /** Emits `self-wait` once the call has waited SELF_WAIT_NOTICE_MS for it; returns how long to sleep before looking again. */
+  private noticeSelfWait(key: string, held: Unscoped, startedAt: number): number {
+    const waitedMs = monotonicNow() - startedAt;
+    if (waitedMs < SELF_WAIT_NOTICE_MS) return SELF_WAIT_NOTICE_MS - waitedMs;
+    held.noticed = true;
+    if (this.unscoped.get(held.lease.storeKey) === held && held.lease.isHeld) {
+      this.emit({ type: 'self-wait', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(waitedMs) });
+    }
+    return Infinity;
   }
 
   /** Refuses a kind of lock the store does not implement, before anything reaches the store. */
@@ -248,6 +340,13 @@ export class LockEngine {
   private emit(event: LockEvent): void {
     if (this.eventSubject.observed) this.eventSubject.next(event);
   }
+}
+
+function checkLabel(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
+    throw new InvalidLockArgumentError(`${what} must be a non-empty string of at most 200 characters, got ${describeValue(value)}`);
+  }
+  return value;
 }
 
 /** The reason a holder's signal aborts with when the engine closes under it. */

@@ -4,6 +4,8 @@ interface EventBase {
   /** The key as the caller gave it, without the prefix. */
   readonly key: string;
   readonly backend: string;
+  /** The name of the store (the module's `name`; `'default'` for the unnamed one). */
+  readonly store: string;
 }
 
 /** Everything the engine reports, for logs and metrics. Subscribe through `LockService.events`. */
@@ -13,6 +15,12 @@ export type LockEvent =
   | (EventBase & { readonly type: 'extended'; readonly fence: number | undefined; readonly expiresAt: number })
   | (EventBase & { readonly type: 'extend-failed'; readonly fence: number | undefined; readonly error: Error })
   | (EventBase & { readonly type: 'lost'; readonly fence: number | undefined; readonly heldMs: number; readonly error: Error })
-  | (EventBase & { readonly type: 'timeout'; readonly waitedMs: number });
+  | (EventBase & { readonly type: 'timeout'; readonly waitedMs: number })
+  /**
+   * A call has waited a while for a lock that this same call chain seems to hold: taken with
+   * `acquire()` in the same scope and never entered with `run()`. It will wait until `waitMs`:
+   * nested calls are re-entrant only inside `withLock`, `@Locked` or `run(lock, fn)`.
+   */
+  | (EventBase & { readonly type: 'self-wait'; readonly waitedMs: number });
 
 export type LockEventType = LockEvent['type'];

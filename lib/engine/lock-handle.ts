@@ -33,8 +33,16 @@ export class LockHandle implements Lock {
     return this.lease.expiresAt;
   }
 
+  /** This handle was released (a re-entrant one: its own use ended, the lease may still be held). */
+  get isReleased(): boolean {
+    return this.released || this.lease.isReleased;
+  }
+
   async release(): Promise<void> {
-    if (!this.reentrant) return this.lease.release();
+    if (!this.reentrant) {
+      this.released = true;
+      return this.lease.release();
+    }
     if (this.released) return;
     this.released = true;
     if (this.lease.isLost) throw this.lease.signal.reason as LockLostError;

@@ -2,35 +2,68 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lease, LeaseOwner } from './lease.js';
 import type { Lock } from './lock.js';
 
-/** The locks an async call chain holds, innermost first. Immutable: each `withLock` pushes a new scope. */
+/** A lock handle that can tell whether its holder released it (`LockHandle`, `MultiLockHandle`). */
+export interface ScopedLock extends Lock {
+  readonly isReleased: boolean;
+}
+
+/**
+ * One frame of an async call chain, innermost first: a lock it holds, or a mark another layer keeps
+ * with this part of the chain (the Nest layer keeps the handler call it serves there). Immutable:
+ * each `withLock` or mark pushes a new frame. One AsyncLocalStorage for both, because every store
+ * the process has is copied onto every promise it creates.
+ */
 export interface LockScope {
-  readonly lease: Lease;
-  readonly lock: Lock;
+  readonly lease?: Lease;
+  readonly lock?: ScopedLock;
+  readonly mark?: object;
   readonly parent: LockScope | undefined;
 }
 
 const storage = new AsyncLocalStorage<LockScope>();
 
-export function currentScope(): LockScope | undefined {
-  return storage.getStore();
-}
-
-export function runInScope<T>(lease: Lease, lock: Lock, fn: () => T): T {
+export function runInScope<T>(lease: Lease, lock: ScopedLock, fn: () => T): T {
   return storage.run({ lease, lock, parent: storage.getStore() }, fn);
 }
 
 /** Like `runInScope` for a lock on several keys: every part's lease is in scope (re-entrant), and `lock` is the current lock. */
-export function runInScopes<T>(leases: readonly Lease[], lock: Lock, fn: () => T): T {
+export function runInScopes<T>(leases: readonly Lease[], lock: ScopedLock, fn: () => T): T {
   let scope = storage.getStore();
   for (const lease of leases) scope = { lease, lock, parent: scope };
   return storage.run(scope!, fn);
+}
+
+/** Runs `fn` with `mark` kept in its call chain, for `findMark` to find from anywhere inside. */
+export function runMarked<T>(mark: object, fn: () => T): T {
+  return storage.run({ mark, parent: storage.getStore() }, fn);
+}
+
+/** The innermost mark of this call chain that is a `type`, if any. */
+export function findMark<M extends object>(type: abstract new (...args: never[]) => M): M | undefined {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.mark instanceof type) return scope.mark;
+  }
+  return undefined;
+}
+
+/** The innermost lock of this call chain that its holder has not released (a lost one still counts: its signal says so). */
+export function currentLock(): Lock | undefined {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.lock && !scope.lock.isReleased) return scope.lock;
+  }
+  return undefined;
+}
+
+/** The frames of this call chain, as an identity: the same object for code in the same scope. */
+export function currentScope(): LockScope | undefined {
+  return storage.getStore();
 }
 
 /** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */
 export function findHeldLease(storeKey: string, semaphore: boolean, owner: LeaseOwner): Lease | undefined {
   for (let scope = storage.getStore(); scope; scope = scope.parent) {
     const { lease } = scope;
-    if (lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld) return lease;
+    if (lease && lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld) return lease;
   }
   return undefined;
 }

@@ -39,6 +39,11 @@ export class MultiLockHandle implements MultiLock {
     return earliest;
   }
 
+  /** `release()` was called. */
+  get isReleased(): boolean {
+    return this.releasing !== undefined;
+  }
+
   /** @internal Every part's lease, for the async-context scope (re-entrancy). */
   get leases(): Lease[] {
     return this.parts.map((part) => part.lease);

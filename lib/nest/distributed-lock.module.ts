@@ -1,12 +1,7 @@
-import { Inject, Module, type BeforeApplicationShutdown, type DynamicModule } from '@nestjs/common';
-import { DiscoveryModule } from '@nestjs/core';
-import { LockEngine } from '../engine/lock-engine.js';
-import { ConfigurableModuleClass, type OPTIONS_TYPE } from './distributed-lock.module-definition.js';
-import { LOCK_ENGINE } from './lock.constants.js';
-import { lockEngineProvider } from './lock-engine.provider.js';
-import { LockExplorer } from './lock.explorer.js';
-import { lockRegistry } from './lock.registry.js';
-import { LockService } from './lock.service.js';
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from './distributed-lock.options.js';
+import { getLockModuleOptionsToken } from './lock-store.tokens.js';
+import { asyncOptionsProviders, lockStoreModule, storeNameOf } from './lock-store.providers.js';
 
 /**
  * Distributed locks for a Nest application: provides `LockService` and makes `@Locked()` work.
@@ -14,29 +9,24 @@ import { LockService } from './lock.service.js';
  * ```ts
  * DistributedLockModule.forRoot({ backend: { type: 'redis', url: 'redis://localhost:6379' } })
  * DistributedLockModule.forRootAsync({ inject: [ConfigService], useFactory: (config) => ({ backend: ... }) })
+ * // a second, named store: @InjectLockService('critical'), @Locked({ key, store: 'critical' })
+ * DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'etcd', hosts: '...' } })
  * ```
  * Global unless `isGlobal: false`. Options are validated at bootstrap (InvalidLockArgumentError).
  * On shutdown it stops renewals, releases the locks still held and closes the clients it created.
  */
-@Module({
-  imports: [DiscoveryModule],
-  providers: [lockEngineProvider, LockService, LockExplorer],
-  exports: [LockService, LOCK_ENGINE],
-})
-export class DistributedLockModule extends ConfigurableModuleClass implements BeforeApplicationShutdown {
-  constructor(@Inject(LOCK_ENGINE) private readonly engine: LockEngine) {
-    super();
-  }
-
-  /** Registers the module with these options; they are validated when the application boots. */
-  static override forRoot(options: typeof OPTIONS_TYPE): DynamicModule {
+@Module({})
+export class DistributedLockModule {
+  /** Registers a store with these options; they are validated when the application boots. */
+  static forRoot(options: DistributedLockModuleOptions): DynamicModule {
+    const name = storeNameOf(options?.name);
     // Missing options (from JavaScript) fail at bootstrap like any other bad option, not here with a TypeError.
-    return super.forRoot(options ?? ({} as typeof OPTIONS_TYPE));
+    return lockStoreModule(DistributedLockModule, name, options?.isGlobal, [{ provide: getLockModuleOptionsToken(name), useValue: options }]);
   }
 
-  /** Before other modules' `onApplicationShutdown` closes shared clients, so releases still reach the store. */
-  async beforeApplicationShutdown(): Promise<void> {
-    lockRegistry.stop(this.engine);
-    await this.engine.close();
+  /** Registers a store whose options come from a factory, a class of yours, or an existing provider. */
+  static forRootAsync(options: DistributedLockModuleAsyncOptions): DynamicModule {
+    const name = storeNameOf(options?.name);
+    return lockStoreModule(DistributedLockModule, name, options?.isGlobal, asyncOptionsProviders(name, options ?? {}), options?.imports);
   }
 }

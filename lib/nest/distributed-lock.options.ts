@@ -1,7 +1,16 @@
+import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
 import type { BackendConfig } from '../backends/backend-options.js';
 
 /** Options of `DistributedLockModule.forRoot()`, or what a `forRootAsync()` factory returns. */
 export interface DistributedLockModuleOptions {
+  /**
+   * Names this store, for an application that uses several (say Redis for request locks and etcd
+   * for the few that must never be wrong): inject it with `@InjectLockService(name)`, lock in it
+   * with `@Locked({ key, store: name })`. Events, metrics and health results carry it. Omitted: the
+   * default store, whose `LockService` is injected by its class. With `forRootAsync()`, give it in
+   * the argument, not in what the factory returns (the providers need it before the factory runs).
+   */
+  name?: string;
   /**
    * The lock store: `{ type: 'memory' }`, `{ type: 'redis', url }`, ... or your own object
    * implementing `LockBackend`. Clients the module creates from a `type` it also closes on
@@ -9,6 +18,8 @@ export interface DistributedLockModuleOptions {
    * locks on shutdown but never calls its `close()`, so several apps may share it.
    */
   backend: BackendConfig;
+  /** Names this app instance to operators (lock holders, leaders). Default `hostname:pid`. */
+  instance?: string;
   /** Prepended to every key in the store. Default `'lock:'`. */
   keyPrefix?: string;
   /** Lease length in ms, renewed automatically while the holder runs. Default 30 000. */
@@ -24,4 +35,24 @@ export interface DistributedLockModuleOptions {
    * `forRootAsync()` only: an options factory's value comes too late to change it.
    */
   isGlobal?: boolean;
+}
+
+/** A class for `forRootAsync({ useClass })` / `useExisting`: Nest calls its `create()`. */
+export interface DistributedLockOptionsFactory {
+  create(): DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
+}
+
+/**
+ * Argument of `DistributedLockModule.forRootAsync()`: `imports`, `inject` and one of `useFactory`,
+ * `useClass` (a {@link DistributedLockOptionsFactory}) or `useExisting`; plus `name` and `isGlobal`
+ * (default `true`).
+ */
+export interface DistributedLockModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** The store's name (see `DistributedLockModuleOptions.name`). */
+  name?: string;
+  isGlobal?: boolean;
+  useFactory?: (...args: any[]) => DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
+  inject?: FactoryProvider['inject'];
+  useClass?: Type<DistributedLockOptionsFactory>;
+  useExisting?: Type<DistributedLockOptionsFactory>;
 }

@@ -2,12 +2,17 @@ import { assertKey, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import { Messages } from './lock.messages.js';
 
-/** The parts of an HTTP request a key template may name (Express and Fastify requests both have them). */
-export interface RequestParts {
+/**
+ * The parts of a handler call a key template may name: an HTTP request's `params`, `query`, `body`
+ * and `headers`; a microservice or WebSocket message's `data` (its payload); a GraphQL call's `args`.
+ */
+export interface KeyParts {
   readonly params?: unknown;
   readonly query?: unknown;
   readonly body?: unknown;
   readonly headers?: unknown;
+  readonly data?: unknown;
+  readonly args?: unknown;
 }
 
 /** A `@Locked()` key: a template such as `'order:{0.id}'`, or a function of the method's arguments. */
@@ -16,21 +21,21 @@ export type LockKey = string | ((...args: any[]) => string);
 /** What `@Locked()` takes as its key: one key, or a list of them for a lock on all those keys (a `MultiLock`). */
 export type LockKeys = LockKey | readonly LockKey[];
 
-const REQUEST_PARTS = ['params', 'query', 'body', 'headers'] as const;
-type RequestPart = (typeof REQUEST_PARTS)[number];
+const CONTEXT_PARTS = ['params', 'query', 'body', 'headers', 'data', 'args'] as const;
+type ContextPart = (typeof CONTEXT_PARTS)[number];
 
 /** `{1.id}`: argument 1, then its `id`; `{params.sku}`: the HTTP request's `params.sku`. */
 interface Placeholder {
   readonly name: string;
-  readonly source: number | RequestPart;
+  readonly source: number | ContextPart;
   readonly path: readonly string[];
 }
 
-/** Builds a key (or, from a key list, the keys) from a call: `this`, the arguments, and the HTTP request when the method is its route handler. */
+/** Builds a key (or, from a key list, the keys) from a call: `this`, the arguments, and the handler call's parts when Nest called the method as a handler. */
 export interface KeyResolver<K extends string | string[] = string | string[]> {
-  (self: unknown, args: readonly unknown[], request: RequestParts | undefined): K;
-  /** The template names parts of the HTTP request. */
-  readonly usesRequest: boolean;
+  (self: unknown, args: readonly unknown[], parts: KeyParts | undefined): K;
+  /** The template names parts of the handler call (request, message, GraphQL args), which only a handler call has. */
+  readonly usesContext: boolean;
 }
 
 /**
@@ -50,7 +55,7 @@ function compileKeyList(keys: readonly unknown[], where: string): KeyResolver<st
     }
     return compileOne(key, where);
   });
-  return resolver(resolvers.some((one) => one.usesRequest), (self, args, request) => resolvers.map((one) => one(self, args, request)));
+  return resolver(resolvers.some((one) => one.usesContext), (self, args, parts) => resolvers.map((one) => one(self, args, parts)));
 }
 
 function compileOne(key: unknown, where: string): KeyResolver<string> {
@@ -62,16 +67,16 @@ function compileOne(key: unknown, where: string): KeyResolver<string> {
     checkKey(literal, where);
     return resolver(false, () => literal);
   }
-  const usesRequest = parts.some((part) => typeof part !== 'string' && typeof part.source === 'string');
-  return resolver(usesRequest, (_self, args, request) => {
+  const usesContext = parts.some((part) => typeof part !== 'string' && typeof part.source === 'string');
+  return resolver(usesContext, (_self, args, context) => {
     let result = '';
-    for (const part of parts) result += typeof part === 'string' ? part : interpolate(part, args, request, key, where);
+    for (const part of parts) result += typeof part === 'string' ? part : interpolate(part, args, context, key, where);
     return result;
   });
 }
 
-function resolver<K extends string | string[]>(usesRequest: boolean, fn: (self: unknown, args: readonly unknown[], request: RequestParts | undefined) => K): KeyResolver<K> {
-  return Object.assign(fn, { usesRequest });
+function resolver<K extends string | string[]>(usesContext: boolean, fn: (self: unknown, args: readonly unknown[], parts: KeyParts | undefined) => K): KeyResolver<K> {
+  return Object.assign(fn, { usesContext });
 }
 
 function parseTemplate(template: string, where: string): (string | Placeholder)[] {
@@ -104,18 +109,21 @@ function parsePlaceholder(name: string, template: string, where: string): Placeh
   const [root, ...path] = name.split('.');
   if (path.some((segment) => segment === '') || root === '') throw syntax(template, where, `{${name}} has an empty name or path segment`);
   if (/^\d+$/.test(root)) return { name, source: Number(root), path };
-  if (!(REQUEST_PARTS as readonly string[]).includes(root)) {
-    throw syntax(template, where, `{${name}} is neither an argument ({0}, {1.id}) nor a part of the HTTP request (${REQUEST_PARTS.map((p) => `{${p}.x}`).join(', ')})`);
+  if (!(CONTEXT_PARTS as readonly string[]).includes(root)) {
+    throw syntax(template, where, `{${name}} is neither an argument ({0}, {1.id}) nor a part of a handler call (${CONTEXT_PARTS.map((p) => `{${p}.x}`).join(', ')})`);
   }
   if (path.length === 0) throw syntax(template, where, `{${name}} names the whole ${root}; name a field, e.g. {${root}.id}`);
   // Node lower-cases incoming header names.
-  return { name, source: root as RequestPart, path: root === 'headers' ? [path[0].toLowerCase(), ...path.slice(1)] : path };
+  return { name, source: root as ContextPart, path: root === 'headers' ? [path[0].toLowerCase(), ...path.slice(1)] : path };
 }
 
-function interpolate(placeholder: Placeholder, args: readonly unknown[], request: RequestParts | undefined, template: string, where: string): string {
+function interpolate(placeholder: Placeholder, args: readonly unknown[], context: KeyParts | undefined, template: string, where: string): string {
   const { source, name } = placeholder;
-  if (typeof source === 'string' && !request) throw new InvalidLockArgumentError(Messages.templateNoRequest(where, template, name));
-  let value: unknown = typeof source === 'number' ? args[source] : request![source];
+  if (typeof source === 'string') {
+    if (!context) throw new InvalidLockArgumentError(Messages.templateNoHandlerCall(where, template, name));
+    if (!(source in context)) throw new InvalidLockArgumentError(Messages.templateNoPart(where, template, name, Object.keys(context)));
+  }
+  let value: unknown = typeof source === 'number' ? args[source] : context![source];
   for (const segment of placeholder.path) {
     if (value === null || value === undefined) break;
     value = (value as Record<string, unknown>)[segment];

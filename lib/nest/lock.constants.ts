@@ -1,6 +1,7 @@
 /**
- * Injection token of the module's `LockEngine` (the store-independent lock logic that `LockService`
- * wraps). Inject it for health checks (`engine.backend.ping?.()`) or to use the engine directly.
+ * Injection token of the default store's `LockEngine` (the store-independent lock logic that
+ * `LockService` wraps). Inject it for health checks or to use the engine directly; a named store's
+ * engine is `getLockEngineToken(name)`.
  */
 export const LOCK_ENGINE = 'DISTRIBUTED_LOCK_ENGINE';
 

@@ -1,14 +1,23 @@
 /** Every error and log text of the Nest layer, in one place. */
 export const Messages = {
   moduleOptionsNotObject: (got: string) => `DistributedLockModule options must be an object with a "backend", got ${got}`,
+  storeName: (got: string) => `DistributedLockModule: name must be a non-empty string of at most 200 characters, got ${got}`,
+  storeNameMismatch: (name: string, got: string) =>
+    `DistributedLockModule: the options factory returned name ${got} for the store registered as "${name}"; give the name in forRootAsync({ name }) only`,
+  asyncOptionsSource: () => 'DistributedLockModule.forRootAsync() needs one of useFactory, useClass or useExisting',
+  duplicateStore: (name: string) =>
+    `Two global DistributedLockModule stores are named "${name}"; give each forRoot() its own name (the unnamed one is "default")`,
+  selfWait: (key: string, waitedMs: number) =>
+    `A call has waited ${waitedMs} ms for lock "${key}", which its own call chain seems to hold (from acquire(), not entered with run()): it waits until waitMs runs out. Run nested calls inside withLock(), @Locked() or locks.run(lock, fn) to make them re-entrant`,
   lockLost: (key: string, fence: number | undefined, reason: string) =>
     `Lock "${key}" (fence ${fence ?? 'n/a'}) was lost while held: ${reason}`,
 
   notAMethod: (where: string) => `@Locked() can only decorate methods; ${where} is not a method`,
   lockedArgs: (where: string) =>
-    `@Locked() on ${where} takes (key, leaseMs?, waitMs?) or ({ key, leaseMs?, waitMs?, onBusy?, mode?, fair?, permits? }), not an options object followed by more arguments`,
-  lockedUnknownOption: (where: string, name: string) =>
-    `@Locked() on ${where}: unknown option "${name}" (expected key, leaseMs, waitMs, onBusy, mode, fair, permits)`,
+    `@Locked() on ${where} takes (key, leaseMs?, waitMs?) or ({ key, leaseMs?, waitMs?, onBusy?, mode?, fair?, permits?, store? }), not an options object followed by more arguments`,
+  lockedUnknownOption: (where: string, name: string, known: readonly string[]) =>
+    `@Locked() on ${where}: unknown option "${name}" (expected ${known.join(', ')})`,
+  lockedStore: (where: string, got: string) => `@Locked() on ${where}: store must be a non-empty string (a DistributedLockModule name), got ${got}`,
   lockedOnBusy: (where: string, got: string) => `@Locked() on ${where}: onBusy must be 'throw' or 'skip', got ${got}`,
   lockedOption: (where: string, message: string) => `@Locked() on ${where}: ${message}`,
 
@@ -25,15 +34,23 @@ export const Messages = {
     `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, which is ${got} in this call`,
   templateNotScalar: (where: string, template: string, name: string, got: string) =>
     `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, which is ${got}; only strings, numbers, bigints and booleans can be part of a key`,
-  templateNoRequest: (where: string, template: string, name: string) =>
-    `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, a part of the HTTP request, but ${where} was not called as an HTTP route handler`,
+  templateNoHandlerCall: (where: string, template: string, name: string) =>
+    `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, a part of a handler call, but ${where} is not the handler Nest is calling (only the handler sees its request or message; name the key by the method's arguments, e.g. {0})`,
+  templateNoPart: (where: string, template: string, name: string, parts: readonly string[]) =>
+    `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, but this handler call has ${parts.map((part) => `{${part}.x}`).join(', ')} (HTTP: params, query, body, headers; microservice and WebSocket messages: data; GraphQL: args)`,
+  ranUnguarded: (where: string, template: string) =>
+    `@Locked() on ${where} was called directly, not by Nest as a handler: its key ${template} names parts of a request or message, which a direct call does not have, so it ran WITHOUT the lock (as interceptors, guards and pipes do not run on a direct call). Nest's own calls lock it. Logged once per method`,
+  streamFromMethod: (where: string) =>
+    `@Locked() on ${where} (not a handler Nest called) returned an Observable or stream: its lock was released when the method returned, before the stream ran. Return a promise, or put @Locked() on the handler that returns the stream. Logged once per method`,
   keyFunctionResult: (where: string, got: string) =>
     `@Locked() on ${where}: the key function must return a non-empty string, got ${got}`,
 
-  noModule: (where: string) =>
-    `@Locked() on ${where}: no DistributedLockModule is running. Import DistributedLockModule.forRoot(...) (or forRootAsync) in the application module`,
-  ambiguousModule: (where: string) =>
-    `@Locked() on ${where}: several DistributedLockModule instances are running and this object is not a provider or controller of any of them; call the method on the instance Nest created`,
-  ambiguousProvider: (where: string) =>
-    `@Locked() on ${where}: more than one DistributedLockModule is visible from this provider's module; import only one`,
+  noModule: (where: string, store: string) =>
+    store === 'default'
+      ? `@Locked() on ${where}: no DistributedLockModule is running. Import DistributedLockModule.forRoot(...) (or forRootAsync) in the application module (in a unit test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`
+      : `@Locked() on ${where}: no DistributedLockModule named "${store}" is running. Import DistributedLockModule.forRoot({ name: '${store}', ... })`,
+  ambiguousModule: (where: string, store: string) =>
+    `@Locked() on ${where}: several DistributedLockModule stores named "${store}" are running and this object is not a provider or controller of any of them; call the method on the instance Nest created`,
+  ambiguousProvider: (where: string, store: string) =>
+    `@Locked() on ${where}: more than one DistributedLockModule store named "${store}" is visible from this provider's module; import only one`,
 } as const;

@@ -6,7 +6,10 @@ import type { Lock, LockOptions } from '../engine/lock.js';
 import { LOCK_ENGINE } from './lock.constants.js';
 import { Messages } from './lock.messages.js';
 
-/** Distributed locks for code that does not fit `@Locked()`. Injectable wherever the module is visible. */
+/**
+ * Distributed locks for code that does not fit `@Locked()`. Injectable wherever the module is
+ * visible; a named store's with `@InjectLockService(name)`.
+ */
 @Injectable()
 export class LockService {
   private readonly logger = new Logger('DistributedLock');
@@ -22,7 +25,13 @@ export class LockService {
     this.events = engine.events;
     this.events.subscribe((event) => {
       if (event.type === 'lost') this.logger.warn(Messages.lockLost(event.key, event.fence, event.error.message));
+      else if (event.type === 'self-wait') this.logger.warn(Messages.selfWait(event.key, event.waitedMs));
     });
+  }
+
+  /** The store's name: `'default'`, or the `name` given to `forRoot()`. */
+  get name(): string {
+    return this.engine.name;
   }
 
   /**
@@ -68,7 +77,26 @@ export class LockService {
     return this.engine.withLock(key, fn, options);
   }
 
-  /** The innermost lock held by this async call chain (inside `withLock` or a `@Locked()` method), if any. */
+  /**
+   * Runs `fn` with `lock` (from `acquire()`) as the current lock of its call chain, without
+   * releasing it: nested `withLock()`, `@Locked()` and `acquire()` calls on its key inside are
+   * re-entrant. Needed because an async function cannot change its caller's async context: after
+   * `await locks.acquire('k')`, a nested call on `'k'` in the same function outside `run()` waits
+   * for the lock it already holds (a `self-wait` warning says so after a second).
+   *
+   * ```ts
+   * await using lock = await locks.acquire('report');
+   * await locks.run(lock, () => this.build()); // build() may lock 'report' again
+   * ```
+   */
+  run<T>(lock: Lock, fn: (lock: Lock) => T): T {
+    return this.engine.run(lock, fn);
+  }
+
+  /**
+   * The innermost lock this async call chain holds (inside `withLock`, `run`, or a `@Locked()`
+   * method or handler, streams included), if any; never one its holder has released.
+   */
   current(): Lock | undefined {
     return this.engine.current();
   }

@@ -1,58 +1,91 @@
-import { LockBackendError, LockTimeoutError } from '../errors.js';
+import { Logger } from '@nestjs/common';
+import { isObservable } from 'rxjs';
+import { LockTimeoutError } from '../errors.js';
+import type { LockEngine } from '../engine/lock-engine.js';
 import type { Lock, LockOptions } from '../engine/lock.js';
-import { interceptedParts } from './intercepted-requests.js';
-import { compileLockKey, type RequestParts } from './key-template.js';
+import { HandlerCall } from './handler-call.js';
+import { compileLockKey } from './key-template.js';
+import { Messages } from './lock.messages.js';
 import { lockRegistry } from './lock.registry.js';
-import { toHttpError } from './lock-http-errors.js';
-import { LockedCall } from './locked-call.js';
-import type { LockedCallSlot } from './locked-call-slot.js';
-import type { LockedOptions } from './locked.options.js';
+import type { CheckedLockedOptions } from './locked.options.js';
 
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 
+const logger = new Logger('DistributedLock');
+
 /**
- * Wraps `original` so that each call acquires the lock once (for a key list: every key, all or
- * none), runs the method holding it (visible to `LockService.current()`, re-entrant for nested
- * calls) and releases it, even when it throws.
+ * Wraps `original` so that each call holds the lock (for a key list: every key, all or none),
+ * visible to `LockService.current()` and re-entrant for nested calls, taken once per call.
  *
- * Called by Nest as a route handler, it finds the request in `slot` (for `{params.x}` templates)
- * and answers lock errors as HTTP errors itself, unless a `LockedInterceptor` handles the request.
- * The wrapper is always async.
+ * - Called by Nest as a handler (through the `LockedInterceptor` `@Locked()` attaches): the key may
+ *   name the call's request or message; the lock is left to the interceptor, which releases it when
+ *   the response is complete (streams included).
+ * - Called any other way (a service method, a cron job, a unit test calling a controller): the lock
+ *   is released when the method settles. A key naming request parts cannot be built then. A
+ *   controller method called directly outside any handler call (a unit test, an override calling
+ *   `super`) runs without the lock, as it would without any interceptor, and a warning says so;
+ *   anywhere else (a provider's method, or any method called within another handler's call) it is
+ *   an InvalidLockArgumentError.
+ *
+ * The wrapper is always async, and keeps the method's name and `length`.
  */
-export function createLockedMethod(original: Method, options: Readonly<LockedOptions>, where: string, slot: LockedCallSlot): Method {
+export function createLockedMethod(original: Method, options: CheckedLockedOptions, where: string, name: string | symbol): Method {
   const resolveKey = compileLockKey(options.key, where);
-  const { leaseMs, waitMs, mode, fair, permits } = options;
+  const { leaseMs, waitMs, mode, fair, permits, store } = options;
   const lockOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits };
   const skipWhenBusy = options.onBusy === 'skip';
+  let warnedUnguarded = false;
+  let warnedStream = false;
 
-  async function run(self: unknown, args: unknown[], call: LockedCall | undefined): Promise<unknown> {
+  /** Resolves `undefined` when busy and `onBusy: 'skip'`. */
+  async function acquire(engine: LockEngine, key: string | string[]): Promise<Lock | undefined> {
     try {
-      const engine = lockRegistry.engineFor(self, where);
-      const key = resolveKey(self, args, call && resolveKey.usesRequest ? (interceptedParts(call.request) ?? call.request) : undefined);
-      let lock: Lock;
-      try {
-        lock = await engine.acquire(key, lockOptions);
-      } catch (error) {
-        if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
-        throw error;
-      }
-      return await engine.runHolding(lock, () => original.apply(self, args));
+      return await engine.acquireScoped(key, lockOptions);
     } catch (error) {
-      throw call ? httpError(error, call) : error;
+      if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+      throw error;
     }
   }
 
+  async function runForHandler(self: unknown, args: unknown[], call: HandlerCall): Promise<unknown> {
+    const engine = lockRegistry.engineFor(self, where, store);
+    const lock = await acquire(engine, resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined));
+    if (!lock) return undefined;
+    // The call ended already (torn down while pipes ran): the lock covers the method's own run.
+    if (!call.keep(lock)) return engine.runHolding(lock, () => original.apply(self, args));
+    return engine.run(lock, () => original.apply(self, args));
+  }
+
+  async function runAlone(self: unknown, args: unknown[]): Promise<unknown> {
+    if (resolveKey.usesContext && !HandlerCall.current() && !lockRegistry.isProvider(self)) {
+      if (!warnedUnguarded) logger.warn(Messages.ranUnguarded(where, describeKey(options.key)));
+      warnedUnguarded = true;
+      return original.apply(self, args);
+    }
+    const engine = lockRegistry.engineFor(self, where, store);
+    const lock = await acquire(engine, resolveKey(self, args, undefined));
+    if (!lock) return undefined;
+    const result = await engine.runHolding(lock, () => original.apply(self, args));
+    if (!warnedStream && isStream(result)) {
+      warnedStream = true;
+      logger.warn(Messages.streamFromMethod(where));
+    }
+    return result;
+  }
+
   const lockedMethod = function (this: unknown, ...args: unknown[]): Promise<unknown> {
-    const call = args[slot.index];
-    if (!(call instanceof LockedCall)) return run(this, args, undefined);
-    return run(this, slot.argsFor(call, args), call.http ? call : undefined);
+    const call = HandlerCall.current();
+    return call?.isHandler(this, name, options) ? call.track(runForHandler(this, args, call)) : runAlone(this, args);
   };
   Object.defineProperty(lockedMethod, 'name', { value: original.name });
+  Object.defineProperty(lockedMethod, 'length', { value: original.length });
   return lockedMethod;
 }
 
-/** A lock error of a route handler as the client should see it; a `LockedInterceptor` handling the request maps it instead. */
-function httpError(error: unknown, call: LockedCall): unknown {
-  if (!(error instanceof LockTimeoutError || error instanceof LockBackendError)) return error;
-  return interceptedParts(call.request) ? error : toHttpError(error, call.response);
+function isStream(value: unknown): boolean {
+  return isObservable(value) || (typeof value === 'object' && value !== null && typeof (value as { pipe?: unknown }).pipe === 'function' && typeof (value as { on?: unknown }).on === 'function');
+}
+
+function describeKey(key: unknown): string {
+  return Array.isArray(key) ? JSON.stringify(key) : typeof key === 'string' ? JSON.stringify(key) : 'function';
 }

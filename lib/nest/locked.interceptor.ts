@@ -1,58 +1,129 @@
-import {
-  HttpException,
-  Injectable,
-  type CallHandler,
-  type ExecutionContext,
-  type NestInterceptor,
-} from '@nestjs/common';
-import { catchError, throwError, type Observable } from 'rxjs';
+import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Observable, type Subscriber } from 'rxjs';
 import { LockBackendError, LockTimeoutError } from '../errors.js';
-import { markIntercepted } from './intercepted-requests.js';
-import type { RequestParts } from './key-template.js';
+import { HandlerCall } from './handler-call.js';
+import type { KeyParts } from './key-template.js';
+import { LockGraphQLError, lockErrorPayload, rpcException, wsException } from './lock-context-errors.js';
 import { conflictException, retryAfterSeconds, setResponseHeader, unavailableException } from './lock-http-errors.js';
 
+/** Calls a LockedInterceptor already serves: one registered globally serves them, the one `@Locked()` attached steps aside. */
+const served = new WeakSet<ExecutionContext>();
+
 /**
- * Maps lock errors of HTTP handlers: LockTimeoutError → 409 Conflict (with `Retry-After` when the
- * holder's remaining lease is known), LockBackendError → 503 Service Unavailable. Other contexts
- * (rpc, ws, graphql) are passed through unchanged. It acquires nothing.
+ * The interceptor `@Locked()` attaches to every method it decorates, for the calls Nest makes of
+ * it as a route, microservice, WebSocket or GraphQL handler. It keeps the locks the handler's
+ * `@Locked()` takes until the response is complete (an Observable or SSE stream ended, a streamed
+ * body sent), with the handler and everything it calls seeing them as `LockService.current()`; it
+ * gives key templates the call's parts (`{params.x}`, `{data.x}`, `{args.x}`); and it answers lock
+ * errors in the context's own terms: HTTP 409 (+ `Retry-After`) / 503; an `RpcException`, a
+ * `WsException` or a GraphQL error whose code is `LOCK_BUSY` / `LOCK_STORE_UNAVAILABLE`.
  *
- * `@Locked()` route handlers give these same answers without it (the decorator maps its errors
- * itself, with no interceptor on the request path). Register it, with `APP_INTERCEPTOR` or
- * `@UseInterceptors()`, to map the lock errors of handlers that call `LockService` directly; or
- * subclass it and override the protected hooks to change the answers: on requests it handles,
- * `@Locked()` handlers leave their lock errors to it, and take the request parts their key
- * templates name from `getRequest()`.
+ * To change the answers, subclass it and override the protected hooks, then register the subclass
+ * with `APP_INTERCEPTOR` (or `@UseInterceptors()` on a controller): running first, it serves the
+ * `@Locked()` handlers it covers, and also maps the lock errors of handlers that call `LockService`
+ * directly. The one `@Locked()` attached then does nothing.
  */
 @Injectable()
 export class LockedInterceptor implements NestInterceptor {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
-    if (context.getType() !== 'http') return next.handle();
-    markIntercepted(context.switchToHttp().getRequest(), this.getRequest(context));
-    return next.handle().pipe(catchError((error: unknown) => throwError(() => this.mapError(error, context))));
+    if (served.has(context)) return next.handle();
+    served.add(context);
+    const call = new HandlerCall(context, (of) => this.getKeyParts(of));
+    const response = context.getType() === 'http' ? context.switchToHttp().getResponse<unknown>() : undefined;
+    return new Observable((subscriber) => {
+      let ended = false;
+      const inner = call.run(() =>
+        next.handle().subscribe({
+          next: (value) => {
+            if (response !== undefined) call.noteEmitted(value, response);
+            subscriber.next(value);
+          },
+          error: (error: unknown) => {
+            ended = true;
+            const fail = () => this.fail(subscriber, error, context);
+            call.end().then(fail, fail);
+          },
+          complete: () => {
+            ended = true;
+            if (call.streaming) {
+              subscriber.complete();
+              call.end().catch(() => undefined);
+              return;
+            }
+            call.end().then(
+              () => subscriber.complete(),
+              (error: unknown) => this.fail(subscriber, error, context),
+            );
+          },
+        }),
+      );
+      // Torn down early (a timeout interceptor, a client that left): released once the method settled, so no other call gets in while it runs.
+      return () => {
+        inner.unsubscribe();
+        if (!ended) call.end().catch(() => undefined);
+      };
+    });
   }
 
-  /** The request whose `params`, `query`, `body` and `headers` key templates may name. */
-  protected getRequest(context: ExecutionContext): RequestParts {
-    return context.switchToHttp().getRequest<RequestParts>();
+  /**
+   * The parts of the call key templates may name: an HTTP request's `params`, `query`, `body` and
+   * `headers`; a microservice or WebSocket message's payload as `data`; GraphQL arguments as `args`.
+   */
+  protected getKeyParts(context: ExecutionContext): KeyParts {
+    switch (context.getType<string>()) {
+      case 'http':
+        return this.getRequest(context);
+      case 'rpc':
+        return { data: context.switchToRpc().getData() };
+      case 'ws':
+        return { data: context.switchToWs().getData() };
+      case 'graphql':
+        return { args: context.getArgByIndex(1) };
+      default:
+        return {};
+    }
   }
 
-  /** Turns a lock error into what the client sees; other errors are returned unchanged. */
+  /** The HTTP request parts key templates may name (Express and Fastify requests both have them). */
+  protected getRequest(context: ExecutionContext): KeyParts {
+    const { params, query, body, headers } = context.switchToHttp().getRequest<KeyParts>();
+    return { params, query, body, headers };
+  }
+
+  /** Turns a lock error into what the caller sees, in the context's terms; other errors are returned unchanged. */
   protected mapError(error: unknown, context: ExecutionContext): unknown {
     if (error instanceof LockTimeoutError) return this.busyException(error, context);
     if (error instanceof LockBackendError) return this.unavailableException(error, context);
     return error;
   }
 
-  /** 409 Conflict naming the key; sets `Retry-After` when the holder's remaining lease is known. */
-  protected busyException(error: LockTimeoutError, context: ExecutionContext): HttpException {
+  /** HTTP: 409 Conflict naming the key, with `Retry-After` when the holder's remaining lease is known. Elsewhere: code `LOCK_BUSY`. */
+  protected busyException(error: LockTimeoutError, context: ExecutionContext): unknown {
+    if (context.getType() !== 'http') return this.contextException(error, context);
     const retryAfter = this.retryAfterSeconds(error);
     if (retryAfter !== undefined) this.setHeader(context, 'Retry-After', String(retryAfter));
     return conflictException(error, retryAfter);
   }
 
-  /** 503 Service Unavailable; the store's own message (which may name hosts) is kept out of the body, in `cause`. */
-  protected unavailableException(error: LockBackendError, _context: ExecutionContext): HttpException {
+  /** HTTP: 503 Service Unavailable (the store's own message, which may name hosts, stays in `cause`). Elsewhere: code `LOCK_STORE_UNAVAILABLE`. */
+  protected unavailableException(error: LockBackendError, context: ExecutionContext): unknown {
+    if (context.getType() !== 'http') return this.contextException(error, context);
     return unavailableException(error);
+  }
+
+  /** An `RpcException` or `WsException` whose error is `{ status, code, message, key?, retryAfterMs? }`, or a GraphQL error with those `extensions`. */
+  protected contextException(error: LockTimeoutError | LockBackendError, context: ExecutionContext): unknown {
+    const payload = lockErrorPayload(error);
+    switch (context.getType<string>()) {
+      case 'rpc':
+        return rpcException(payload, error);
+      case 'ws':
+        return wsException(payload, error);
+      case 'graphql':
+        return new LockGraphQLError(payload, { cause: error });
+      default:
+        return error;
+    }
   }
 
   /** Whole seconds, rounded up, at least 1; undefined when the store did not say. */
@@ -63,5 +134,17 @@ export class LockedInterceptor implements NestInterceptor {
   /** Sets a response header on Express (`setHeader`) or Fastify (`header`). */
   protected setHeader(context: ExecutionContext, name: string, value: string): void {
     setResponseHeader(context.switchToHttp().getResponse(), name, value);
+  }
+
+  /** Errors the subscriber with the mapped error (the hooks may answer with a promise of it). */
+  private fail(subscriber: Subscriber<unknown>, error: unknown, context: ExecutionContext): void {
+    let mapped: unknown;
+    try {
+      mapped = this.mapError(error, context);
+    } catch (mappingError) {
+      mapped = mappingError;
+    }
+    if (mapped instanceof Promise) mapped.then((value) => subscriber.error(value), (reason: unknown) => subscriber.error(reason));
+    else subscriber.error(mapped);
   }
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
 import type { LockMode } from '../engine/lock-mode.js';
 import { checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
@@ -35,27 +36,33 @@ export interface LockedOptions {
   fair?: boolean;
   /** Makes the key a counting semaphore: at most `permits` calls run at once (see `LockService.semaphore`). */
   permits?: number;
+  /** The lock store: the `name` of a `DistributedLockModule.forRoot({ name })`. Default: the unnamed store. */
+  store?: string;
 }
 
-const OPTION_NAMES = new Set(['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits']);
+/** `LockedOptions` once checked: the store is always named. */
+export type CheckedLockedOptions = Readonly<LockedOptions & { store: string }>;
+
+const OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store'];
 
 /** Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class definition. */
-export function parseLockedArgs(args: readonly unknown[], where: string): Readonly<LockedOptions> {
+export function parseLockedArgs(args: readonly unknown[], where: string): CheckedLockedOptions {
   const [first, leaseMs, waitMs] = args;
   if (typeof first !== 'object' || first === null || Array.isArray(first)) return checkOptions({ key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number }, where);
   if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
   for (const name of Object.keys(first)) {
-    if (!OPTION_NAMES.has(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name));
+    if (!OPTION_NAMES.includes(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name, OPTION_NAMES));
   }
   return checkOptions(first as LockedOptions, where);
 }
 
-function checkOptions(options: LockedOptions, where: string): Readonly<LockedOptions> {
-  const { key, leaseMs, waitMs, onBusy, mode, fair, permits } = options;
+function checkOptions(options: LockedOptions, where: string): CheckedLockedOptions {
+  const { key, leaseMs, waitMs, onBusy, mode, fair, permits, store } = options;
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new InvalidLockArgumentError(Messages.lockedOnBusy(where, describe(onBusy)));
   }
   if (permits !== undefined && Array.isArray(key)) throw new InvalidLockArgumentError(Messages.lockedPermitsWithKeyList(where));
+  if (store !== undefined && (typeof store !== 'string' || store.length === 0)) throw new InvalidLockArgumentError(Messages.lockedStore(where, describe(store)));
   try {
     return Object.freeze({
       key: Array.isArray(key) ? Object.freeze([...key]) : key,
@@ -65,6 +72,7 @@ function checkOptions(options: LockedOptions, where: string): Readonly<LockedOpt
       mode: mode === undefined ? undefined : checkMode(mode),
       fair: fair === undefined ? undefined : checkFair(fair),
       permits: permits === undefined ? undefined : checkPermits(permits),
+      store: store ?? DEFAULT_STORE_NAME,
     });
   } catch (error) {
     throw new InvalidLockArgumentError(Messages.lockedOption(where, (error as Error).message));

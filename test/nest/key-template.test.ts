@@ -35,8 +35,15 @@ describe('key templates', () => {
     expect(resolve('inv:{params.sku}:{query.warehouse}:{body.order.id}:{headers.X-Tenant}', [], request)).toBe('inv:A1:north:3:t1');
   });
 
-  it('request parts outside an HTTP route handler are an error that says so', () => {
-    expect(() => resolve('inv:{params.sku}', ['A1'])).toThrow(/not called as an HTTP route handler/);
+  it('parts of a handler call outside one are an error that says so', () => {
+    expect(() => resolve('inv:{params.sku}', ['A1'])).toThrow(/not the handler Nest is calling/);
+  });
+
+  it('a part the call does not have is an error naming the parts it has', () => {
+    expect(() => compileLockKey('order:{data.id}', 'T.m')(undefined, [], { params: {}, query: {}, body: {}, headers: {} })).toThrow(
+      /\{data\.id\}, but this handler call has \{params\.x\}, \{query\.x\}, \{body\.x\}, \{headers\.x\}/,
+    );
+    expect(compileLockKey('order:{data.id}:{args.x}', 'T.m')(undefined, [], { data: { id: 7 }, args: { x: 'y' } })).toBe('order:7:y');
   });
 
   it('{{ and }} are literal braces', () => {

@@ -1,0 +1,107 @@
+import { StreamableFile, type ExecutionContext } from '@nestjs/common';
+import { finished, Stream } from 'node:stream';
+import type { Lock } from '../engine/lock.js';
+import { findMark, runMarked } from '../engine/lock-scope.js';
+import type { KeyParts } from './key-template.js';
+import { LOCKED_METADATA } from './lock.constants.js';
+
+/**
+ * @internal One call of a handler by Nest, as a `LockedInterceptor` serves it. The handler's
+ * `@Locked()` wrappers take their locks when Nest calls it (after guards, interceptors and pipes;
+ * their keys may name the call's request or message) and leave them here. The interceptor releases
+ * them once the response is complete: the handler's method has settled, what it returned has ended
+ * (an Observable completed, errored or was unsubscribed), and a streamed HTTP body has been sent.
+ */
+export class HandlerCall {
+  private readonly locks: Lock[] = [];
+  /** Runs of the handler's method not settled yet: nothing is released before they are. */
+  private readonly running = new Set<Promise<unknown>>();
+  private parts: KeyParts | undefined;
+  private sent: Promise<void> | undefined;
+  private ending: Promise<void> | undefined;
+  /** Locks are no longer kept: the call ended, or was torn down before the handler ran. */
+  private closed = false;
+
+  constructor(
+    readonly context: ExecutionContext,
+    private readonly readParts: (context: ExecutionContext) => KeyParts,
+  ) {}
+
+  /** The call the current code runs in, if Nest is calling a handler through a `LockedInterceptor`. */
+  static current(): HandlerCall | undefined {
+    return findMark(HandlerCall);
+  }
+
+  /** Runs `fn` (which calls the handler) with this call findable from the handler and everything it calls. */
+  run<T>(fn: () => T): T {
+    return runMarked(this, fn);
+  }
+
+  /** The request or message parts key templates name (`{params.x}`, `{data.x}`, `{args.x}`), read once. */
+  keyParts(): KeyParts {
+    return (this.parts ??= this.readParts(this.context));
+  }
+
+  /**
+   * Whether the `@Locked()` method `name` (with these options), called on `self`, is the handler of
+   * this call: the method itself, or the one it overrides, called through `super`.
+   */
+  isHandler(self: unknown, name: string | symbol, options: object): boolean {
+    if (!(self instanceof this.context.getClass())) return false;
+    const handler = this.context.getHandler();
+    if (handler.name === name) return true;
+    const recorded: unknown = Reflect.getMetadata(LOCKED_METADATA, handler);
+    return Array.isArray(recorded) && recorded.includes(options);
+  }
+
+  /** Tracks a run of the handler's method: the locks are not released before it settled. */
+  track<T>(run: Promise<T>): Promise<T> {
+    this.running.add(run);
+    const forget = () => void this.running.delete(run);
+    run.then(forget, forget);
+    return run;
+  }
+
+  /** Keeps `lock` until the response is complete; false when the call has ended (the caller releases it itself). */
+  keep(lock: Lock): boolean {
+    if (this.closed) return false;
+    this.locks.push(lock);
+    return true;
+  }
+
+  /** What the handler emitted is a body Nest streams after the call: the locks wait for this HTTP response to be over too. */
+  noteEmitted(value: unknown, response: unknown): void {
+    if (this.sent || !isStreamedBody(value)) return;
+    const raw = (response as { raw?: unknown } | undefined)?.raw ?? response;
+    if (raw instanceof Stream) this.sent = new Promise((resolve) => finished(raw as unknown as NodeJS.WritableStream, () => resolve()));
+  }
+
+  /** A streamed body is still being sent: the interceptor completes now and releases later. */
+  get streaming(): boolean {
+    return this.sent !== undefined;
+  }
+
+  /** Releases the kept locks, last taken first, once the method's runs settled and the body was sent. Rejects with the first release failure. */
+  end(): Promise<void> {
+    this.ending ??= this.endOnce();
+    return this.ending;
+  }
+
+  private async endOnce(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    this.closed = true;
+    if (this.sent) await this.sent;
+    let failure: unknown;
+    for (let i = this.locks.length - 1; i >= 0; i--) {
+      await this.locks[i]![Symbol.asyncDispose]().catch((error: unknown) => (failure ??= error));
+    }
+    if (failure !== undefined) throw failure;
+  }
+}
+
+/** A body Nest sends after the handler's Observable completed: a `StreamableFile`, a stream or async iterable, a web `Response`. */
+function isStreamedBody(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (value instanceof StreamableFile || value instanceof Response) return true;
+  return typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' && typeof (value as PromiseLike<unknown>).then !== 'function';
+}

@@ -1,0 +1,48 @@
+import type { DynamicModule, Provider } from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import type { LockEngine } from '../engine/lock-engine.js';
+import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
+import { InvalidLockArgumentError } from '../errors.js';
+import { describe } from '../engine/lock-options.js';
+import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
+import { LockExplorer } from './lock.explorer.js';
+import { Messages } from './lock.messages.js';
+import { LockService } from './lock.service.js';
+import { createLockStore, type LockStore } from './lock-store.js';
+import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
+
+/** The store name `forRoot()` / `forRootAsync()` was given; checked at the call, since the providers' tokens derive from it. */
+export function storeNameOf(name: unknown): string {
+  if (name === undefined) return DEFAULT_STORE_NAME;
+  if (typeof name !== 'string' || name.length === 0 || name.length > 200) throw new InvalidLockArgumentError(Messages.storeName(describe(name)));
+  return name;
+}
+
+/** The dynamic module of one store: its options provider(s), the store, its engine, its `LockService` and its explorer. */
+export function lockStoreModule(module: DynamicModule['module'], name: string, isGlobal: boolean | undefined, options: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
+  const storeToken = getLockStoreToken(name);
+  const providers: Provider[] = [
+    ...options,
+    { provide: storeToken, useFactory: (value: DistributedLockModuleOptions) => createLockStore(name, value), inject: [getLockModuleOptionsToken(name)] },
+    { provide: getLockEngineToken(name), useFactory: (store: LockStore) => store.engine, inject: [storeToken] },
+    { provide: getLockServiceToken(name), useFactory: (engine: LockEngine) => new LockService(engine), inject: [getLockEngineToken(name)] },
+    { provide: `${storeToken}:explorer`, useFactory: (discovery: DiscoveryService, store: LockStore) => new LockExplorer(discovery, store), inject: [DiscoveryService, storeToken] },
+  ];
+  return {
+    module,
+    global: isGlobal !== false,
+    imports: [DiscoveryModule, ...imports],
+    providers,
+    exports: [getLockServiceToken(name), getLockEngineToken(name)],
+  };
+}
+
+/** The providers that make the options of `forRootAsync()`: a factory, a class of yours, or an existing provider. */
+export function asyncOptionsProviders(name: string, options: DistributedLockModuleAsyncOptions): Provider[] {
+  const token = getLockModuleOptionsToken(name);
+  if (options.useFactory) return [{ provide: token, useFactory: options.useFactory, inject: options.inject ?? [] }];
+  const factoryClass = options.useClass ?? options.useExisting;
+  if (!factoryClass) throw new InvalidLockArgumentError(Messages.asyncOptionsSource());
+  const fromFactory: Provider = { provide: token, useFactory: (factory: DistributedLockOptionsFactory) => factory.create(), inject: [factoryClass] };
+  return options.useClass ? [{ provide: factoryClass, useClass: factoryClass }, fromFactory] : [fromFactory];
+}

@@ -1,0 +1,58 @@
+import type { BeforeApplicationShutdown } from '@nestjs/common';
+import { createLockBackend, isLockBackend } from '../backends/create-backend.js';
+import type { LockBackend } from '../backends/lock-backend.js';
+import { LockEngine } from '../engine/lock-engine.js';
+import { describe } from '../engine/lock-options.js';
+import { InvalidLockArgumentError } from '../errors.js';
+import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
+import { Messages } from './lock.messages.js';
+import { lockRegistry } from './lock.registry.js';
+
+/**
+ * @internal One lock store of an application (one `forRoot()`): its name and engine. It tells
+ * `@Locked()` methods that it runs, and on shutdown, before other modules' `onApplicationShutdown`
+ * closes shared clients, releases its held locks and closes what it created.
+ */
+export class LockStore implements BeforeApplicationShutdown {
+  constructor(
+    readonly name: string,
+    readonly engine: LockEngine,
+  ) {
+    lockRegistry.start(name, engine);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    lockRegistry.stop(this.name, this.engine);
+    await this.engine.close();
+  }
+}
+
+/**
+ * Builds the store from its module options, at bootstrap: bad options make the application fail to
+ * start with InvalidLockArgumentError instead of failing on the first lock.
+ */
+export async function createLockStore(name: string, options: DistributedLockModuleOptions): Promise<LockStore> {
+  if (typeof options !== 'object' || options === null) {
+    throw new InvalidLockArgumentError(Messages.moduleOptionsNotObject(describe(options)));
+  }
+  const { backend: config, keyPrefix, leaseMs, waitMs, instance } = options;
+  if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
+  const backend = isLockBackend(config) ? borrowed(config) : await createLockBackend(config);
+  try {
+    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs }));
+  } catch (error) {
+    await backend.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A backend object the user passed in stays theirs (it may be shared): used, never closed. */
+function borrowed(backend: LockBackend): LockBackend {
+  return {
+    name: backend.name,
+    capabilities: backend.capabilities,
+    claim: (request) => backend.claim(request),
+    ping: backend.ping && (() => backend.ping!()),
+    close: async () => undefined,
+  };
+}
