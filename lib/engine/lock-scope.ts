@@ -1,22 +1,25 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lease, LeaseOwner } from './lease.js';
+import { LockHandle } from './lock-handle.js';
 import type { Lock } from './lock.js';
+import type { MultiLockHandle } from './multi-lock-handle.js';
 
-/** A lock handle that can tell whether its holder released it (`LockHandle`, `MultiLockHandle`). */
-export interface ScopedLock extends Lock {
-  readonly isReleased: boolean;
-}
+/** A lock handle of the engine: it can tell whether its holder released it. */
+export type ScopedLock = LockHandle | MultiLockHandle;
 
 /**
  * One frame of an async call chain, innermost first: a lock it holds, or a mark another layer keeps
- * with this part of the chain (the Nest layer keeps the handler call it serves there). Immutable:
- * each `withLock` or mark pushes a new frame. One AsyncLocalStorage for both, because every store
- * the process has is copied onto every promise it creates.
+ * with this part of the chain (the Nest layer keeps the handler call it serves there), with the
+ * locks the mark's owner keeps for all the code under it (a handler's locks, held until its
+ * response is complete, for the handler and for the stream it returned). Frames are immutable (each
+ * `withLock` or mark pushes one); `kept` is the mark owner's own list. One AsyncLocalStorage for
+ * both, because every store the process has is copied onto every promise it creates.
  */
 export interface LockScope {
   readonly lease?: Lease;
   readonly lock?: ScopedLock;
   readonly mark?: object;
+  readonly kept?: readonly ScopedLock[];
   readonly parent: LockScope | undefined;
 }
 
@@ -33,9 +36,9 @@ export function runInScopes<T>(leases: readonly Lease[], lock: ScopedLock, fn: (
   return storage.run(scope!, fn);
 }
 
-/** Runs `fn` with `mark` kept in its call chain, for `findMark` to find from anywhere inside. */
-export function runMarked<T>(mark: object, fn: () => T): T {
-  return storage.run({ mark, parent: storage.getStore() }, fn);
+/** Runs `fn` with `mark` kept in its call chain, for `findMark` to find from anywhere inside; the locks in `kept` count as that code's own. */
+export function runMarked<T>(mark: object, kept: readonly ScopedLock[], fn: () => T): T {
+  return storage.run({ mark, kept, parent: storage.getStore() }, fn);
 }
 
 /** The innermost mark of this call chain that is a `type`, if any. */
@@ -50,6 +53,9 @@ export function findMark<M extends object>(type: abstract new (...args: never[])
 export function currentLock(): Lock | undefined {
   for (let scope = storage.getStore(); scope; scope = scope.parent) {
     if (scope.lock && !scope.lock.isReleased) return scope.lock;
+    for (let i = (scope.kept?.length ?? 0) - 1; i >= 0; i--) {
+      if (!scope.kept![i]!.isReleased) return scope.kept![i];
+    }
   }
   return undefined;
 }
@@ -61,9 +67,13 @@ export function currentScope(): LockScope | undefined {
 
 /** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */
 export function findHeldLease(storeKey: string, semaphore: boolean, owner: LeaseOwner): Lease | undefined {
+  const matches = (lease: Lease) => lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld;
   for (let scope = storage.getStore(); scope; scope = scope.parent) {
-    const { lease } = scope;
-    if (lease && lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld) return lease;
+    if (scope.lease && matches(scope.lease)) return scope.lease;
+    for (const lock of scope.kept ?? []) {
+      const found = lock instanceof LockHandle ? (matches(lock.lease) ? lock.lease : undefined) : lock.leases.find(matches);
+      if (found) return found;
+    }
   }
   return undefined;
 }

@@ -1,7 +1,6 @@
 import { StreamableFile, type ExecutionContext } from '@nestjs/common';
 import { finished, Stream } from 'node:stream';
-import type { Lock } from '../engine/lock.js';
-import { findMark, runMarked } from '../engine/lock-scope.js';
+import { findMark, runMarked, type ScopedLock } from '../engine/lock-scope.js';
 import type { KeyParts } from './key-template.js';
 import { LOCKED_METADATA } from './lock.constants.js';
 
@@ -13,7 +12,8 @@ import { LOCKED_METADATA } from './lock.constants.js';
  * (an Observable completed, errored or was unsubscribed), and a streamed HTTP body has been sent.
  */
 export class HandlerCall {
-  private readonly locks: Lock[] = [];
+  /** The locks of the handler, kept for all the code of the call (the handler, the stream it returned): current and re-entrant there. */
+  private readonly locks: ScopedLock[] = [];
   /** Runs of the handler's method not settled yet: nothing is released before they are. */
   private readonly running = new Set<Promise<unknown>>();
   private parts: KeyParts | undefined;
@@ -34,7 +34,7 @@ export class HandlerCall {
 
   /** Runs `fn` (which calls the handler) with this call findable from the handler and everything it calls. */
   run<T>(fn: () => T): T {
-    return runMarked(this, fn);
+    return runMarked(this, this.locks, fn);
   }
 
   /** The request or message parts key templates name (`{params.x}`, `{data.x}`, `{args.x}`), read once. */
@@ -63,7 +63,7 @@ export class HandlerCall {
   }
 
   /** Keeps `lock` until the response is complete; false when the call has ended (the caller releases it itself). */
-  keep(lock: Lock): boolean {
+  keep(lock: ScopedLock): boolean {
     if (this.closed) return false;
     this.locks.push(lock);
     return true;

@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import { isObservable } from 'rxjs';
 import { LockTimeoutError } from '../errors.js';
 import type { LockEngine } from '../engine/lock-engine.js';
-import type { Lock, LockOptions } from '../engine/lock.js';
+import type { LockOptions } from '../engine/lock.js';
+import type { ScopedLock } from '../engine/lock-scope.js';
 import { HandlerCall } from './handler-call.js';
 import { compileLockKey } from './key-template.js';
 import { Messages } from './lock.messages.js';
@@ -38,7 +39,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
   let warnedStream = false;
 
   /** Resolves `undefined` when busy and `onBusy: 'skip'`. */
-  async function acquire(engine: LockEngine, key: string | string[]): Promise<Lock | undefined> {
+  async function acquire(engine: LockEngine, key: string | string[]): Promise<ScopedLock | undefined> {
     try {
       return await engine.acquireScoped(key, lockOptions);
     } catch (error) {
@@ -51,9 +52,10 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     const engine = lockRegistry.engineFor(self, where, store);
     const lock = await acquire(engine, resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined));
     if (!lock) return undefined;
+    // Kept by the call: current and re-entrant for the handler and the stream it returns, released when the response is complete.
+    if (call.keep(lock)) return original.apply(self, args);
     // The call ended already (torn down while pipes ran): the lock covers the method's own run.
-    if (!call.keep(lock)) return engine.runHolding(lock, () => original.apply(self, args));
-    return engine.run(lock, () => original.apply(self, args));
+    return engine.runHolding(lock, () => original.apply(self, args));
   }
 
   async function runAlone(self: unknown, args: unknown[]): Promise<unknown> {

@@ -46,3 +46,14 @@ export function collectEvents(locks: LockService): LockEvent[] {
 
 /** One turn of the event loop: lets a non-atomic read-modify-write interleave with other calls. */
 export const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/** Resolves the next event of the service that matches, for a test to wait on instead of sleeping. */
+export function nextEvent(locks: LockService, matches: (event: LockEvent) => boolean): Promise<LockEvent> {
+  return new Promise((resolve) => {
+    const subscription = locks.events.subscribe((event) => {
+      if (!matches(event)) return;
+      subscription.unsubscribe();
+      resolve(event);
+    });
+  });
+}
