@@ -1,11 +1,14 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
-import { LOCK_ENGINE } from '../nest/lock.constants.js';
+import { getLockEngineToken } from '../nest/lock-store.tokens.js';
 
 /** The status of one check, in the shape `@nestjs/terminus` expects (`HealthIndicatorResult`). */
 export interface LockHealthStatus {
   status: 'up' | 'down';
   backend: string;
+  /** The store's name: `'default'`, or the module's `name`. */
+  store: string;
   /** Round-trip time of the ping, when it answered. */
   latencyMs?: number;
   /** Why the store is down, when it is. */
@@ -19,12 +22,15 @@ export type LockHealthResult<Key extends string = string> = Record<Key, LockHeal
 export interface LockHealthOptions {
   /** A ping slower than this counts as down. Default 2 000 ms. */
   timeoutMs?: number;
+  /** The store to check: the `name` of a `DistributedLockModule.forRoot({ name })`. Default: the unnamed store. */
+  store?: string;
 }
 
 const DEFAULT_TIMEOUT_MS = 2_000;
 
 /**
- * A `@nestjs/terminus` health indicator for the lock store: it pings the configured backend.
+ * A `@nestjs/terminus` health indicator for a lock store: it pings the store's backend (the
+ * default store, or `{ store: name }`).
  * `@nestjs/terminus` stays an optional peer: this class needs nothing from it at run time and
  * returns the plain result object terminus (10.1+) reads, `down` included (nothing is thrown).
  *
@@ -32,23 +38,30 @@ const DEFAULT_TIMEOUT_MS = 2_000;
  * @Module({ imports: [TerminusModule], controllers: [HealthController], providers: [LockHealthIndicator] })
  * // in the controller:
  * @Get('health') @HealthCheck()
- * check() { return this.health.check([() => this.locks.isHealthy('locks')]); }
+ * check() { return this.health.check([() => this.locks.isHealthy('locks'), () => this.locks.isHealthy('critical-locks', { store: 'critical' })]); }
  * ```
  */
 @Injectable()
 export class LockHealthIndicator {
-  constructor(@Inject(LOCK_ENGINE) private readonly engine: LockEngine) {}
+  constructor(private readonly moduleRef: ModuleRef) {}
 
   /** Pings the lock store; resolves `{ [key]: { status: 'up' | 'down', ... } }` and never rejects. */
   async isHealthy<const Key extends string = 'lock'>(key: Key = 'lock' as Key, options: LockHealthOptions = {}): Promise<LockHealthResult<Key>> {
-    return { [key]: await checkLockStore(this.engine, options) } as LockHealthResult<Key>;
+    let engine: LockEngine;
+    try {
+      engine = this.moduleRef.get<LockEngine>(getLockEngineToken(options.store), { strict: false });
+    } catch (error) {
+      const message = `no lock store named "${options.store}": ${error instanceof Error ? error.message : String(error)}`;
+      return { [key]: { status: 'down', backend: 'unknown', store: options.store ?? 'default', message } } as LockHealthResult<Key>;
+    }
+    return { [key]: await checkLockStore(engine, options) } as LockHealthResult<Key>;
   }
 }
 
 /** The check behind {@link LockHealthIndicator}, usable without Nest. Never rejects. */
-export async function checkLockStore(engine: Pick<LockEngine, 'backend'>, options: LockHealthOptions = {}): Promise<LockHealthStatus> {
-  const backend = engine.backend;
-  if (typeof backend.ping !== 'function') return { status: 'up', backend: backend.name, pinged: false };
+export async function checkLockStore(engine: Pick<LockEngine, 'backend' | 'name'>, options: Pick<LockHealthOptions, 'timeoutMs'> = {}): Promise<LockHealthStatus> {
+  const { backend, name: store } = engine;
+  if (typeof backend.ping !== 'function') return { status: 'up', backend: backend.name, store, pinged: false };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const startedAt = performance.now();
   let timer: NodeJS.Timeout | undefined;
@@ -57,9 +70,9 @@ export async function checkLockStore(engine: Pick<LockEngine, 'backend'>, option
   });
   try {
     await Promise.race([backend.ping(), timeout]);
-    return { status: 'up', backend: backend.name, latencyMs: Math.round(performance.now() - startedAt), pinged: true };
+    return { status: 'up', backend: backend.name, store, latencyMs: Math.round(performance.now() - startedAt), pinged: true };
   } catch (error) {
-    return { status: 'down', backend: backend.name, message: error instanceof Error ? error.message : String(error), pinged: true };
+    return { status: 'down', backend: backend.name, store, message: error instanceof Error ? error.message : String(error), pinged: true };
   } finally {
     clearTimeout(timer);
   }

@@ -14,6 +14,7 @@ export const LOCK_TRACE_ATTRIBUTES = {
   key: 'lock.key',
   fence: 'lock.fence',
   backend: 'lock.backend',
+  store: 'lock.store',
   mode: 'lock.mode',
   waitedMs: 'lock.waited_ms',
   heldMs: 'lock.held_ms',
@@ -51,7 +52,7 @@ export async function subscribeLockTracing(events: LockEventSource<LockEvent>, o
 
 /** The attributes of one lock event (key, fence, backend and what the event carries). */
 export function lockEventAttributes(event: LockEvent): Record<string, string | number> {
-  const attributes: Record<string, string | number> = { [LOCK_TRACE_ATTRIBUTES.key]: event.key, [LOCK_TRACE_ATTRIBUTES.backend]: event.backend };
+  const attributes: Record<string, string | number> = { [LOCK_TRACE_ATTRIBUTES.key]: event.key, [LOCK_TRACE_ATTRIBUTES.backend]: event.backend, [LOCK_TRACE_ATTRIBUTES.store]: event.store };
   if ('fence' in event && event.fence !== undefined) attributes[LOCK_TRACE_ATTRIBUTES.fence] = event.fence;
   if ('mode' in event) attributes[LOCK_TRACE_ATTRIBUTES.mode] = event.mode;
   if ('waitedMs' in event) attributes[LOCK_TRACE_ATTRIBUTES.waitedMs] = event.waitedMs;

@@ -20,10 +20,11 @@ const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 
 
 /**
  * Feeds lock events to prom-client metrics in `registry`:
- * counters `<prefix>acquired_total{backend,mode}`, `<prefix>timeouts_total{backend}`,
- * `<prefix>lost_total{backend}`, `<prefix>extend_failures_total{backend}`, and histograms
- * `<prefix>wait_seconds{backend,outcome=acquired|timeout}` and
- * `<prefix>hold_seconds{backend,outcome=released|lost}`. Keys are not labels (unbounded cardinality).
+ * counters `<prefix>acquired_total{backend,mode,store}`, `<prefix>timeouts_total{backend,store}`,
+ * `<prefix>lost_total{backend,store}`, `<prefix>extend_failures_total{backend,store}`, and histograms
+ * `<prefix>wait_seconds{backend,outcome=acquired|timeout,store}` and
+ * `<prefix>hold_seconds{backend,outcome=released|lost,store}` (`store`: the module's `name`, `'default'`
+ * for the unnamed one). Keys are not labels (unbounded cardinality).
  * Metrics already in the registry under these names are reused, so two modules can share them.
  * `prom-client` is an optional peer, imported on the first call.
  *
@@ -44,35 +45,36 @@ export async function subscribeLockMetrics(
     (registry.getSingleMetric(prefix + name) as PromClient.Counter | undefined) ?? new client.Counter({ name: prefix + name, help, labelNames, registers });
   const histogram = (name: string, help: string) =>
     (registry.getSingleMetric(prefix + name) as PromClient.Histogram | undefined) ??
-    new client.Histogram({ name: prefix + name, help, labelNames: ['backend', 'outcome'], buckets, registers });
+    new client.Histogram({ name: prefix + name, help, labelNames: ['backend', 'outcome', 'store'], buckets, registers });
 
-  const acquired = counter('acquired_total', 'Locks acquired', ['backend', 'mode']);
-  const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', ['backend']);
-  const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend']);
-  const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend']);
+  const acquired = counter('acquired_total', 'Locks acquired', ['backend', 'mode', 'store']);
+  const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', ['backend', 'store']);
+  const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend', 'store']);
+  const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend', 'store']);
   const wait = histogram('wait_seconds', 'Time spent waiting for a lock');
   const hold = histogram('hold_seconds', 'Time a lock was held');
 
   return events.subscribe((event) => {
+    const { backend, store } = event;
     try {
       switch (event.type) {
         case 'acquired':
-          acquired.inc({ backend: event.backend, mode: event.mode });
-          wait.observe({ backend: event.backend, outcome: 'acquired' }, event.waitedMs / 1000);
+          acquired.inc({ backend, mode: event.mode, store });
+          wait.observe({ backend, outcome: 'acquired', store }, event.waitedMs / 1000);
           break;
         case 'timeout':
-          timeouts.inc({ backend: event.backend });
-          wait.observe({ backend: event.backend, outcome: 'timeout' }, event.waitedMs / 1000);
+          timeouts.inc({ backend, store });
+          wait.observe({ backend, outcome: 'timeout', store }, event.waitedMs / 1000);
           break;
         case 'lost':
-          lost.inc({ backend: event.backend });
-          hold.observe({ backend: event.backend, outcome: 'lost' }, event.heldMs / 1000);
+          lost.inc({ backend, store });
+          hold.observe({ backend, outcome: 'lost', store }, event.heldMs / 1000);
           break;
         case 'extend-failed':
-          extendFailures.inc({ backend: event.backend });
+          extendFailures.inc({ backend, store });
           break;
         case 'released':
-          hold.observe({ backend: event.backend, outcome: 'released' }, event.heldMs / 1000);
+          hold.observe({ backend, outcome: 'released', store }, event.heldMs / 1000);
           break;
       }
     } catch {

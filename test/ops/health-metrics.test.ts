@@ -86,7 +86,7 @@ describe('LockHealthIndicator with @nestjs/terminus', () => {
 
   it('a backend without ping() is reported up without a round trip', async () => {
     const backend: LockBackend = { name: 'noping', claim: (r) => new MemoryBackend().claim(r), close: async () => undefined };
-    expect(await checkLockStore(new LockEngine(backend))).toEqual({ status: 'up', backend: 'noping', pinged: false });
+    expect(await checkLockStore(new LockEngine(backend))).toEqual({ status: 'up', backend: 'noping', store: 'default', pinged: false });
   });
 });
 
@@ -101,12 +101,12 @@ describe('subscribeLockMetrics (prom-client)', () => {
     const read = await engine.acquire('r', { mode: 'read' });
     await read.release();
     const text = await registry.metrics();
-    expect(text).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="exclusive"\} 1/);
-    expect(text).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="read"\} 1/);
-    expect(text).toMatch(/distributed_lock_timeouts_total\{backend="memory"\} 1/);
-    expect(text).toMatch(/distributed_lock_wait_seconds_count\{backend="memory",outcome="acquired"\} 2/);
-    expect(text).toMatch(/distributed_lock_wait_seconds_count\{backend="memory",outcome="timeout"\} 1/);
-    expect(text).toMatch(/distributed_lock_hold_seconds_count\{backend="memory",outcome="released"\} 2/);
+    expect(text).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="exclusive",store="default"\} 1/);
+    expect(text).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="read",store="default"\} 1/);
+    expect(text).toMatch(/distributed_lock_timeouts_total\{backend="memory",store="default"\} 1/);
+    expect(text).toMatch(/distributed_lock_wait_seconds_count\{backend="memory",outcome="acquired",store="default"\} 2/);
+    expect(text).toMatch(/distributed_lock_wait_seconds_count\{backend="memory",outcome="timeout",store="default"\} 1/);
+    expect(text).toMatch(/distributed_lock_hold_seconds_count\{backend="memory",outcome="released",store="default"\} 2/);
     subscription.unsubscribe();
     await engine.close();
   });
@@ -123,7 +123,7 @@ describe('subscribeLockMetrics (prom-client)', () => {
     while (performance.now() < until);
     await expect(lock.extend()).rejects.toThrow(/lost/);
     const text = await registry.metrics();
-    expect(text).toMatch(/distributed_lock_lost_total\{backend="memory"\} 2/); // two subscriptions, one loss each
+    expect(text).toMatch(/distributed_lock_lost_total\{backend="memory",store="default"\} 2/); // two subscriptions, one loss each
     await engine.close();
   });
 
@@ -146,7 +146,7 @@ describe('subscribeLockMetrics (prom-client)', () => {
     await expect(lock.extend()).rejects.toThrow(/ECONNRESET/);
     down = false;
     await lock.release();
-    expect(await registry.metrics()).toMatch(/app_lock_extend_failures_total\{backend="flaky"\} 1/);
+    expect(await registry.metrics()).toMatch(/app_lock_extend_failures_total\{backend="flaky",store="default"\} 1/);
     await engine.close();
   });
 });
@@ -169,7 +169,7 @@ describe('subscribeLockTracing (OpenTelemetry)', () => {
     subscription.unsubscribe();
     await engine.close();
     expect(spans.map((s) => s.name)).toEqual(['lock.acquired', 'lock.timeout', 'lock.released']);
-    expect(spans[0].attributes).toMatchObject({ 'lock.key': 'orders:1', 'lock.fence': lock.fence, 'lock.backend': 'memory', 'lock.mode': 'exclusive' });
+    expect(spans[0].attributes).toMatchObject({ 'lock.key': 'orders:1', 'lock.fence': lock.fence, 'lock.backend': 'memory', 'lock.store': 'default', 'lock.mode': 'exclusive' });
     expect(spans[2].attributes).toMatchObject({ 'lock.key': 'orders:1', 'lock.fence': lock.fence });
     expect(spans[1].status?.code).toBe(2); // SpanStatusCode.ERROR
     expect(spans.every((s) => s.ended)).toBe(true);
@@ -185,6 +185,6 @@ describe('LockService.events feeds the adapters inside Nest', () => {
     const locks = app.get(LockService);
     await subscribeLockMetrics(locks.events, registry);
     await locks.withLock('job', () => undefined);
-    expect(await registry.metrics()).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="exclusive"\} 1/);
+    expect(await registry.metrics()).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="exclusive",store="default"\} 1/);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
+import { AsyncResource } from 'node:async_hooks';
 import { InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, type LockEvent } from '../../lib/index.js';
 import { ScriptedBackend } from '../support/scripted-backend.js';
 
@@ -95,5 +96,62 @@ describe('Lock handles, withLock and the engine lifecycle', () => {
     expect(() => new LockEngine(backend, { leaseMs: 0 })).toThrow(InvalidLockArgumentError);
     expect(() => new LockEngine(backend, { waitMs: -1 })).toThrow(InvalidLockArgumentError);
     expect(() => new LockEngine(backend, { keyPrefix: 5 as never })).toThrow(InvalidLockArgumentError);
+  });
+});
+
+describe('the lock of a call chain: current(), run() and waiting for oneself', () => {
+  it('current() never returns a released lock, even to code of the scope that runs after the release', async () => {
+    const engine = new LockEngine(new MemoryBackend());
+    let probe: () => unknown = () => 'unset';
+    await engine.withLock('outer', async () => {
+      await engine.withLock('inner', () => {
+        probe = AsyncResource.bind(() => engine.current()?.key);
+      });
+      expect(probe()).toBe('outer');
+    });
+    expect(probe()).toBeUndefined();
+    await engine.close();
+  });
+
+  it('run(lock, fn) makes a lock from acquire() current and re-entrant inside fn, without releasing it', async () => {
+    const engine = new LockEngine(new MemoryBackend(), { waitMs: 100 });
+    await using lock = await engine.acquire('report');
+    const nested = await engine.run(lock, () => engine.withLock('report', (inner) => [engine.current() === inner, inner.fence]));
+    expect(nested).toEqual([true, lock.fence]);
+    expect(lock.signal.aborted).toBe(false);
+    expect(await engine.tryAcquire('report')).toBeNull();
+    await engine.close();
+  });
+
+  it('run() refuses a lock of another lock service', async () => {
+    const engine = new LockEngine(new MemoryBackend());
+    const other = new LockEngine(new MemoryBackend());
+    const lock = await other.acquire('k');
+    expect(() => engine.run(lock, () => undefined)).toThrow(InvalidLockArgumentError);
+    await Promise.all([engine.close(), other.close()]);
+  });
+
+  it('a nested call on a key its own chain holds from acquire() is told about (self-wait), then times out', async () => {
+    const engine = new LockEngine(new MemoryBackend(), { waitMs: 1_300 });
+    const events: LockEvent[] = [];
+    engine.events.subscribe((event) => events.push(event));
+    const lock = await engine.acquire('report');
+    await expect(engine.withLock('report', () => undefined)).rejects.toThrow(/busy/);
+    expect(events.map((event) => event.type)).toEqual(['acquired', 'self-wait', 'timeout']);
+    expect(events[1]).toMatchObject({ key: 'report', store: 'default', backend: 'memory' });
+    await lock.release();
+    await engine.close();
+  });
+
+  it('another call chain waiting briefly for the same key is not a self-wait', async () => {
+    const engine = new LockEngine(new MemoryBackend(), { waitMs: 5_000 });
+    const events: LockEvent[] = [];
+    engine.events.subscribe((event) => events.push(event));
+    const holder = await engine.acquire('k');
+    const waiter = engine.withLock('k', () => 'got it');
+    setTimeout(() => void holder.release(), 20);
+    await expect(waiter).resolves.toBe('got it');
+    expect(events.some((event) => event.type === 'self-wait')).toBe(false);
+    await engine.close();
   });
 });
