@@ -5,27 +5,39 @@ import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
 import { MemoryStockStore } from './inventory/memory-stock.store.js';
 import { RedisStockStore } from './inventory/redis-stock.store.js';
-import { STOCK_STORE, type StockStore } from './inventory/stock.store.js';
+import { PRICE_STORE, STOCK_STORE, type StockStore } from './inventory/stock.store.js';
+import { PricingController } from './pricing/pricing.controller.js';
 import { SAMPLE_CONFIG } from './sample-config.token.js';
+import { WarehouseConsumer } from './warehouse/warehouse.consumer.js';
 
 @Module({})
 export class AppModule implements OnApplicationShutdown {
-  constructor(@Inject(STOCK_STORE) private readonly stock: StockStore) {}
+  constructor(
+    @Inject(STOCK_STORE) private readonly stock: StockStore,
+    @Inject(PRICE_STORE) private readonly prices: StockStore,
+  ) {}
 
   static register(config: SampleConfig): DynamicModule {
+    const fencedStore = (namespace: string) => (config.redisUrl ? new RedisStockStore(config.redisUrl, namespace) : new MemoryStockStore());
     return {
       module: AppModule,
-      imports: [DistributedLockModule.forRoot({ backend: config.backend, keyPrefix: 'sample:lock:' })],
-      controllers: [InventoryController],
+      imports: [
+        // Request locks (sales, deliveries, stocktakes).
+        DistributedLockModule.forRoot({ backend: config.backend, keyPrefix: 'sample:lock:' }),
+        // A second store for the few locks that must never be wrong (prices): etcd or PostgreSQL in production.
+        DistributedLockModule.forRoot({ name: 'critical', backend: config.backend, keyPrefix: 'sample:critical:' }),
+      ],
+      controllers: [InventoryController, PricingController, WarehouseConsumer],
       providers: [
         InventoryService,
         { provide: SAMPLE_CONFIG, useValue: config },
-        { provide: STOCK_STORE, useFactory: () => (config.redisUrl ? new RedisStockStore(config.redisUrl) : new MemoryStockStore()) },
+        { provide: STOCK_STORE, useFactory: () => fencedStore('sample:stock:') },
+        { provide: PRICE_STORE, useFactory: () => fencedStore('sample:price:') },
       ],
     };
   }
 
-  onApplicationShutdown(): Promise<void> {
-    return this.stock.close();
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all([this.stock.close(), this.prices.close()]);
   }
 }

@@ -7,13 +7,16 @@ export interface SampleConfig {
   readonly redisUrl?: string;
   /** Simulated work between reading and writing the stock (a payment call, say), in ms. */
   readonly workMs: number;
+  /** The TCP port of the warehouse microservice (delivery messages); none when unset. */
+  readonly warehousePort?: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const workMs = Number(env.WORK_MS ?? 2);
+  const warehousePort = env.WAREHOUSE_PORT ? Number(env.WAREHOUSE_PORT) : undefined;
   if (env.LOCK_BACKEND === 'redis' || env.REDIS_URL) {
     const url = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-    return { backend: { type: 'redis', url }, redisUrl: url, workMs };
+    return { backend: { type: 'redis', url }, redisUrl: url, workMs, warehousePort };
   }
-  return { backend: { type: 'memory' }, workMs };
+  return { backend: { type: 'memory' }, workMs, warehousePort };
 }

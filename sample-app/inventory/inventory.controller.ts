@@ -1,4 +1,5 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Sse, type MessageEvent } from '@nestjs/common';
+import type { Observable } from 'rxjs';
 import { Locked } from '../../lib/index.js';
 import { InventoryService, type SaleResult } from './inventory.service.js';
 
@@ -23,6 +24,13 @@ export class InventoryController {
   @Locked({ key: 'inventory:{params.sku}', leaseMs: 5_000, waitMs: 5_000 })
   sell(@Param('sku') sku: string): Promise<SaleResult> {
     return this.inventory.sellOne(sku);
+  }
+
+  /** A stocktake as server-sent events; the SKU's lock is held until the stream ends (or the client leaves). */
+  @Sse(':sku/stocktake')
+  @Locked({ key: 'inventory:{params.sku}', leaseMs: 5_000, waitMs: 5_000 })
+  stocktake(@Param('sku') sku: string): Observable<MessageEvent> {
+    return this.inventory.stocktake(sku);
   }
 
   /** The same sale with no lock, to show the oversell. */

@@ -12,11 +12,14 @@ if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'stock', ARGV[2]) end
 return {tonumber(redis.call('HGET', KEYS[1], 'stock') or '0'), fence}
 `;
 
-/** Stock in Redis, shared by every instance of the app. */
+/** Stock (or another fenced number per SKU, under another `namespace`) in Redis, shared by every instance of the app. */
 export class RedisStockStore implements StockStore {
   private readonly redis: Redis;
 
-  constructor(url: string) {
+  constructor(
+    url: string,
+    private readonly namespace = 'sample:stock:',
+  ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2 });
   }
 
@@ -48,6 +51,6 @@ export class RedisStockStore implements StockStore {
   }
 
   private key(sku: string): string {
-    return `sample:stock:${sku}`;
+    return `${this.namespace}${sku}`;
   }
 }

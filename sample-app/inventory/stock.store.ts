@@ -1,6 +1,8 @@
 import { ConflictException } from '@nestjs/common';
 
 export const STOCK_STORE = Symbol('STOCK_STORE');
+/** Prices: a fenced number per SKU too, written under locks of the second ('critical') lock store. */
+export const PRICE_STORE = Symbol('PRICE_STORE');
 
 /**
  * Where the stock lives. Fenced reads and writes carry the lock's fence: the store remembers the

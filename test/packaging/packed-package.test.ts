@@ -156,7 +156,7 @@ afterAll(() => {
 describe('packed package', () => {
   it('ships ESM and CJS builds with declarations per condition, and no sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
-    for (const file of ['package.json', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
+    for (const file of ['package.json', 'LICENSE', 'README.md', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
       expect(paths).toContain(file);
     }
     expect(paths.filter((p) => !/^(dist\/|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([]);
