@@ -19,13 +19,22 @@ export function summarise(workload, results) {
     const medians = Object.fromEntries(fields.map((field) => [field, round(median(rounds.map((r) => r[field])), 4)]));
     contenders[name] = { median: medians, rounds: rounds.map((r) => roundAll(r)) };
   }
+  // The cost per request over a baseline (workload 4: the unguarded endpoint), from the median throughputs.
+  if (workload.baseline && contenders[workload.baseline]) {
+    const baseline = contenders[workload.baseline].median[workload.metric];
+    for (const name of names) contenders[name].median.usPerRequestOverBaseline = round(1e6 / contenders[name].median[workload.metric] - 1e6 / baseline, 1);
+  }
   const ours = oursIn(names);
   const ratios = {};
   if (ours) {
     const metricOf = (name) => results[name].map((r) => r[workload.metric]);
     for (const name of names) if (name !== ours) ratios[name] = round(pairedRatio(metricOf(ours), metricOf(name)), 3);
   }
-  return { id: workload.id, title: workload.title, metric: workload.metric, unit: workload.unit, higherIsBetter: workload.higherIsBetter, ours, contenders, ratios };
+  // Further ratios the workload asks for (workload 4: @Locked on redis ÷ the hand-written interceptor on redis).
+  const pairs = (workload.pairs ?? [])
+    .filter(([a, b]) => results[a] && results[b])
+    .map(([a, b]) => ({ of: a, to: b, ratio: round(pairedRatio(results[a].map((r) => r[workload.metric]), results[b].map((r) => r[workload.metric])), 3) }));
+  return { id: workload.id, title: workload.title, metric: workload.metric, unit: workload.unit, higherIsBetter: workload.higherIsBetter, ours, contenders, ratios, pairs };
 }
 
 function roundAll(value) {
@@ -45,6 +54,7 @@ const COLUMNS = {
   overlaps: ['overlaps', 0],
   requestsPerSec: ['req/s', 0],
   p99Ms: ['p99 ms', 2],
+  usPerRequestOverBaseline: ['µs/request over unguarded', 1],
   redisCommandsPerSec: ['redis cmd/s', 0],
   cpuMsPerSec: ['CPU ms/s', 1],
   timersWhileHolding: ['timers', 0],
@@ -75,6 +85,8 @@ export function markdownTable(report) {
       lines.push(`| ${name === workload.ours ? `**${label}**` : label} | ${fields.map((f) => format(median[f], COLUMNS[f][1])).join(' | ')} | ${ratio == null ? '' : `${ratio.toFixed(2)}x`} |`);
     }
     lines.push('');
+    const labelOf = (name) => report.contenders[name]?.label ?? name;
+    for (const pair of workload.pairs ?? []) lines.push(`${labelOf(pair.of)} ÷ ${labelOf(pair.to)}: ${pair.ratio.toFixed(2)}x`, '');
   }
   return lines.join('\n');
 }

@@ -13,6 +13,7 @@ const ROUTES = {
   als: 'runs the handler in an AsyncLocalStorage (turns on async hooks, Node < 24)',
   acquire: 'awaits engine.acquire + release around the handler, no async context',
   floor: 'engine.withLock around the handler: the least a lock visible to current() costs',
+  handwritten: 'engine.withLock around next.handle() in an interceptor on the route',
   locked: "@Locked('item:{params.id}')",
 };
 

@@ -1,5 +1,7 @@
-// Workload 4, server side (a child process): a Nest app with two identical endpoints, one guarded
-// by @Locked (one fresh key per request id, memory or redis backend) and one not. Prints its port.
+// Workload 4, server side (a child process): a Nest app with identical endpoints: `locked` guarded
+// by @Locked (one fresh key per request id, memory or redis backend), `handwritten` guarded by the
+// minimal interceptor a user would write by hand (engine.withLock around next.handle(), which
+// releases when the handler's Observable completes), and `plain` with no lock. Prints its port.
 // Three more endpoints break the cost of the lock down (bench/workloads/http-floor.mjs): `als`
 // only runs the handler inside an AsyncLocalStorage, `acquire` awaits acquire + release around it
 // (no async context), `floor` runs it in engine.withLock (what any lock that `current()` can see
@@ -7,8 +9,9 @@
 // does not slow the others.
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Controller, Get, Module, Param } from '@nestjs/common';
+import { Controller, Get, Injectable, Module, Param, UseInterceptors } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { from, lastValueFrom } from 'rxjs';
 import { loadPackage } from '../lib/package-under-test.mjs';
 
 export async function startHttpApp({ backend }) {
@@ -16,11 +19,21 @@ export async function startHttpApp({ backend }) {
   let engine;
   const storage = new AsyncLocalStorage();
   const handler = (id) => ({ id });
+  class HandWrittenLockInterceptor {
+    intercept(context, next) {
+      const { id } = context.switchToHttp().getRequest().params;
+      return from(engine.withLock(`item:${id}`, () => lastValueFrom(next.handle())));
+    }
+  }
+  Reflect.decorate([Injectable()], HandWrittenLockInterceptor);
   class ItemsController {
     plain(id) {
       return handler(id);
     }
     locked(id) {
+      return handler(id);
+    }
+    handwritten(id) {
       return handler(id);
     }
     async als(id) {
@@ -46,6 +59,7 @@ export async function startHttpApp({ backend }) {
   const param = (decorator) => (target, key) => decorator(target, key, 0);
   decorate('plain', [Get('plain/:id'), param(Param('id'))]);
   decorate('locked', [Get('locked/:id'), Locked('item:{params.id}'), param(Param('id'))]);
+  decorate('handwritten', [Get('handwritten/:id'), UseInterceptors(HandWrittenLockInterceptor), param(Param('id'))]);
   for (const name of ['als', 'acquire', 'floor']) decorate(name, [Get(`${name}/:id`), param(Param('id'))]);
   Reflect.decorate([Controller('items')], ItemsController);
 
