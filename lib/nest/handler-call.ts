@@ -15,7 +15,9 @@ export class HandlerCall {
   /** The locks of the handler, kept for all the code of the call (the handler, the stream it returned): current and re-entrant there. */
   private readonly locks: ScopedLock[] = [];
   /** Runs of the handler's method not settled yet: nothing is released before they are. */
-  private readonly running = new Set<Promise<unknown>>();
+  private running = 0;
+  /** Resolves when `running` drops to 0, for an `end()` that came first (a timeout interceptor, a client that left). */
+  private settled: { promise: Promise<void>; resolve: () => void } | undefined;
   private parts: KeyParts | undefined;
   private sent: Promise<void> | undefined;
   private ending: Promise<void> | undefined;
@@ -54,12 +56,14 @@ export class HandlerCall {
     return Array.isArray(recorded) && recorded.includes(options);
   }
 
-  /** Tracks a run of the handler's method: the locks are not released before it settled. */
-  track<T>(run: Promise<T>): Promise<T> {
-    this.running.add(run);
-    const forget = () => void this.running.delete(run);
-    run.then(forget, forget);
-    return run;
+  /** Runs the handler's method (`run`): the locks are not released before it settled. */
+  async track<T>(run: () => Promise<T>): Promise<T> {
+    this.running++;
+    try {
+      return await run();
+    } finally {
+      if (--this.running === 0) this.settled?.resolve();
+    }
   }
 
   /** Keeps `lock` until the response is complete; false when the call has ended (the caller releases it itself). */
@@ -88,7 +92,12 @@ export class HandlerCall {
   }
 
   private async endOnce(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    if (this.running > 0) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => (resolve = done));
+      this.settled = { promise, resolve };
+      await promise;
+    }
     this.closed = true;
     if (this.sent) await this.sent;
     let failure: unknown;

@@ -77,7 +77,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
 
   const lockedMethod = function (this: unknown, ...args: unknown[]): Promise<unknown> {
     const call = HandlerCall.current();
-    return call?.isHandler(this, name, options) ? call.track(runForHandler(this, args, call)) : runAlone(this, args);
+    return call?.isHandler(this, name, options) ? call.track(() => runForHandler(this, args, call)) : runAlone(this, args);
   };
   Object.defineProperty(lockedMethod, 'name', { value: original.name });
   Object.defineProperty(lockedMethod, 'length', { value: original.length });
