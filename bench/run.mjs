@@ -94,7 +94,8 @@ async function measureHttp(workload, name) {
   const slot = startSlot({ workload: 'http', backend });
   try {
     const port = Number(await slot.line('PORT'));
-    return await httpLoad({ port, route: contender.route, seconds: workload.seconds });
+    const serverCpu = { start: () => slot.child.stdin.write('mark\n'), stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)) };
+    return await httpLoad({ port, route: contender.route, seconds: workload.seconds, serverCpu });
   } finally {
     slot.child.stdin.end();
     await slot.exited;

@@ -33,7 +33,10 @@ export function summarise(workload, results) {
   // Further ratios the workload asks for (workload 4: @Locked on redis ÷ the hand-written interceptor on redis).
   const pairs = (workload.pairs ?? [])
     .filter(([a, b]) => results[a] && results[b])
-    .map(([a, b]) => ({ of: a, to: b, ratio: round(pairedRatio(results[a].map((r) => r[workload.metric]), results[b].map((r) => r[workload.metric])), 3) }));
+    .map(([a, b]) => {
+      const ratioOf = (field) => round(pairedRatio(results[a].map((r) => r[field]), results[b].map((r) => r[field])), 3);
+      return { of: a, to: b, ratio: ratioOf(workload.metric), ...(results[a][0]?.serverCpuUsPerRequest === undefined ? {} : { cpuRatio: ratioOf('serverCpuUsPerRequest') }) };
+    });
   return { id: workload.id, title: workload.title, metric: workload.metric, unit: workload.unit, higherIsBetter: workload.higherIsBetter, ours, contenders, ratios, pairs };
 }
 
@@ -55,6 +58,7 @@ const COLUMNS = {
   requestsPerSec: ['req/s', 0],
   p99Ms: ['p99 ms', 2],
   usPerRequestOverBaseline: ['µs/request over unguarded', 1],
+  serverCpuUsPerRequest: ['server CPU µs/request', 1],
   redisCommandsPerSec: ['redis cmd/s', 0],
   cpuMsPerSec: ['CPU ms/s', 1],
   timersWhileHolding: ['timers', 0],
@@ -86,7 +90,10 @@ export function markdownTable(report) {
     }
     lines.push('');
     const labelOf = (name) => report.contenders[name]?.label ?? name;
-    for (const pair of workload.pairs ?? []) lines.push(`${labelOf(pair.of)} ÷ ${labelOf(pair.to)}: ${pair.ratio.toFixed(2)}x`, '');
+    for (const pair of workload.pairs ?? []) {
+      const cpu = pair.cpuRatio === undefined ? '' : `, server CPU per request ${pair.cpuRatio.toFixed(2)}x`;
+      lines.push(`${labelOf(pair.of)} ÷ ${labelOf(pair.to)}: ${workload.unit} ${pair.ratio.toFixed(2)}x${cpu}`, '');
+    }
   }
   return lines.join('\n');
 }

@@ -24,9 +24,16 @@ async function main() {
   if (spec.workload === 'http') {
     const app = await startHttpApp(spec);
     process.stdout.write(`PORT ${app.port}\n`);
-    // Runs until the runner closes stdin.
-    process.stdin.resume();
-    await new Promise((resolve) => process.stdin.once('end', resolve));
+    // Runs until the runner closes stdin; `mark` starts counting this process's CPU time, `cpu` prints it (µs).
+    const lines = createInterface({ input: process.stdin });
+    let mark = process.cpuUsage();
+    lines.on('line', (line) => {
+      if (line === 'mark') mark = process.cpuUsage();
+      if (line !== 'cpu') return;
+      const used = process.cpuUsage(mark);
+      process.stdout.write(`CPU ${used.user + used.system}\n`);
+    });
+    await new Promise((resolve) => lines.once('close', resolve));
     await app.close();
     return;
   }

@@ -22,15 +22,18 @@ const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const names = Object.keys(ROUTES);
 const results = Object.fromEntries(names.map((name) => [name, []]));
+const cpu = Object.fromEntries(names.map((name) => [name, []]));
 
 for (let round = 0; round < rounds; round++) {
   for (const name of names.map((_, i) => names[(i + round) % names.length])) {
     const slot = startSlot({ workload: 'http', backend: { type: 'memory' } });
     try {
       const port = Number(await slot.line('PORT'));
-      const { requestsPerSec } = await httpLoad({ port, route: name, seconds });
+      const serverCpu = { start: () => slot.child.stdin.write('mark\n'), stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)) };
+      const { requestsPerSec, serverCpuUsPerRequest } = await httpLoad({ port, route: name, seconds, serverCpu });
       results[name].push(requestsPerSec);
-      process.stderr.write(`  round ${round + 1} ${name.padEnd(8)} ${requestsPerSec.toFixed(0)} req/s\n`);
+      cpu[name].push(serverCpuUsPerRequest);
+      process.stderr.write(`  round ${round + 1} ${name.padEnd(8)} ${requestsPerSec.toFixed(0)} req/s, ${serverCpuUsPerRequest.toFixed(1)} server CPU µs/request\n`);
     } finally {
       slot.child.stdin.end();
       await slot.exited;
@@ -39,5 +42,5 @@ for (let round = 0; round < rounds; round++) {
 }
 for (const name of names) {
   const ratio = pairedRatio(results[name], results.plain);
-  console.log(`${name.padEnd(8)} ${median(results[name]).toFixed(0).padStart(6)} req/s  ${ratio.toFixed(3)}x plain  ${ROUTES[name]}`);
+  console.log(`${name.padEnd(11)} ${median(results[name]).toFixed(0).padStart(6)} req/s  ${ratio.toFixed(3)}x plain  ${median(cpu[name]).toFixed(1).padStart(6)} CPU µs/req  ${ROUTES[name]}`);
 }

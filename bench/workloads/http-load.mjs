@@ -14,11 +14,13 @@ function get(agent, port, path) {
   });
 }
 
-export async function httpLoad({ port, route, seconds, connections = 32 }) {
+/** `serverCpu` (optional): `{ start(), stop() }` around the timed part, `stop()` resolving the server's CPU µs. */
+export async function httpLoad({ port, route, seconds, connections = 32, serverCpu }) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   let next = 0;
   for (let i = 0; i < 200; i++) await get(agent, port, `/items/${route}/warm${i}`);
   const latencies = [];
+  serverCpu?.start();
   const startedAt = nowMs();
   const until = startedAt + seconds * 1000;
   await Promise.all(
@@ -31,7 +33,10 @@ export async function httpLoad({ port, route, seconds, connections = 32 }) {
     }),
   );
   const elapsed = (nowMs() - startedAt) / 1000;
+  const cpuUs = await serverCpu?.stop();
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  return { requests: latencies.length, requestsPerSec: latencies.length / elapsed, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) };
+  const result = { requests: latencies.length, requestsPerSec: latencies.length / elapsed, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) };
+  // CPU the server spent per request: less sensitive than throughput to what else runs on the machine.
+  return cpuUs === undefined ? result : { ...result, serverCpuUsPerRequest: cpuUs / latencies.length };
 }

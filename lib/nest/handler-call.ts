@@ -56,14 +56,13 @@ export class HandlerCall {
     return Array.isArray(recorded) && recorded.includes(options);
   }
 
-  /** Runs the handler's method (`run`): the locks are not released before it settled. */
-  async track<T>(run: () => Promise<T>): Promise<T> {
+  /** A run of the handler's method starts: the locks are not released before its `exit()` (it settled). */
+  enter(): void {
     this.running++;
-    try {
-      return await run();
-    } finally {
-      if (--this.running === 0) this.settled?.resolve();
-    }
+  }
+
+  exit(): void {
+    if (--this.running === 0) this.settled?.resolve();
   }
 
   /** Keeps `lock` until the response is complete; false when the call has ended (the caller releases it itself). */

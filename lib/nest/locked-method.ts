@@ -48,14 +48,25 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     }
   }
 
+  /** One async step for the whole handler run (this is every request's path): acquire, keep, run, settle. */
   async function runForHandler(self: unknown, args: unknown[], call: HandlerCall): Promise<unknown> {
-    const engine = lockRegistry.engineFor(self, where, store);
-    const lock = await acquire(engine, resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined));
-    if (!lock) return undefined;
-    // Kept by the call: current and re-entrant for the handler and the stream it returns, released when the response is complete.
-    if (call.keep(lock)) return original.apply(self, args);
-    // The call ended already (torn down while pipes ran): the lock covers the method's own run.
-    return engine.runHolding(lock, () => original.apply(self, args));
+    call.enter();
+    try {
+      const engine = lockRegistry.engineFor(self, where, store);
+      let lock: ScopedLock;
+      try {
+        lock = await engine.acquireScoped(resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined), lockOptions);
+      } catch (error) {
+        if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+        throw error;
+      }
+      // Kept by the call: current and re-entrant for the handler and the stream it returns, released when the response is complete.
+      if (call.keep(lock)) return await original.apply(self, args);
+      // The call ended already (torn down while pipes ran): the lock covers the method's own run.
+      return await engine.runHolding(lock, () => original.apply(self, args));
+    } finally {
+      call.exit();
+    }
   }
 
   async function runAlone(self: unknown, args: unknown[]): Promise<unknown> {
@@ -77,7 +88,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
 
   const lockedMethod = function (this: unknown, ...args: unknown[]): Promise<unknown> {
     const call = HandlerCall.current();
-    return call?.isHandler(this, name, options) ? call.track(() => runForHandler(this, args, call)) : runAlone(this, args);
+    return call?.isHandler(this, name, options) ? runForHandler(this, args, call) : runAlone(this, args);
   };
   Object.defineProperty(lockedMethod, 'name', { value: original.name });
   Object.defineProperty(lockedMethod, 'length', { value: original.length });
