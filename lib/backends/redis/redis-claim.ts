@@ -9,7 +9,7 @@ import type { RedisClient } from './redis-client.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ReleaseListener } from './release-listener.js';
 import { RELEASED_MESSAGE, releaseLockHeard } from './release.js';
-import { renewLock } from './renew.js';
+import { renewFencedLock } from './renew.js';
 import { leaveQueue, queueEntryOf, queuePolicyOf } from './wait-queue.js';
 
 /** @internal What the claims of one backend share. */
@@ -19,6 +19,8 @@ export interface RedisClaimContext {
   readonly heartbeat: QueueHeartbeat;
   /** Registers a command in flight, so that closing the backend can let it settle first. */
   readonly track: <T>(command: Promise<T>) => Promise<T>;
+  /** How long a key's fence counter outlives its last lease (the `idleKeyTtlMs` option). */
+  readonly idleKeyTtlMs: number;
 }
 
 /**
@@ -59,7 +61,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     this.keys = redisLockKeys(request.key);
     this.entry = queueEntryOf(request);
     const policy = queuePolicyOf(request);
-    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy };
+    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy, idleKeyTtlMs: context.idleKeyTtlMs };
     this.reader = request.mode === 'read';
     this.plain = policy === 'found';
     this.waiter = new ReleaseWaiter(this.plain ? this : undefined);
@@ -133,10 +135,10 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    const { client, track } = this.context;
-    if (this.reader) return (await track(renewReadLock(client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
+    const { client, track, idleKeyTtlMs } = this.context;
+    if (this.reader) return (await track(renewReadLock(client, this.keys, this.request.owner, leaseMs, idleKeyTtlMs))) ? leaseMs : false;
     const turn = this.turn;
-    const extend = () => track(renewLock(client, this.keys, turn?.storeOwner ?? this.request.owner, leaseMs));
+    const extend = () => track(renewFencedLock(client, this.keys, turn?.storeOwner ?? this.request.owner, leaseMs, idleKeyTtlMs));
     return (await (turn ? turn.renew(leaseMs, extend) : extend())) ? leaseMs : false;
   }
 

@@ -1,6 +1,7 @@
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
+import type { RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import type { ReleaseListener } from './release-listener.js';
 import { redisSemaphoreKeys, type RedisSemaphoreKeys } from './semaphore-keys.js';
@@ -21,13 +22,17 @@ export class RedisSemaphoreClaim implements LockClaim {
   /** Monotonic time by which the first permit lapses, from this claim's latest busy answer. */
   private firstExpiry: number | undefined;
 
+  private readonly client: RedisClient;
+  private readonly listener: ReleaseListener;
+  /** Registers a command in flight, so that closing the backend can let it settle first. */
+  private readonly track: <T>(command: Promise<T>) => Promise<T>;
+  private readonly idleKeyTtlMs: number;
+
   constructor(
-    private readonly client: RedisClient,
-    private readonly listener: ReleaseListener,
+    context: RedisClaimContext,
     private readonly request: ClaimRequest,
-    /** Registers a command in flight, so that closing the backend can let it settle first. */
-    private readonly track: <T>(command: Promise<T>) => Promise<T> = (command) => command,
   ) {
+    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -44,7 +49,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     }
     let reply;
     try {
-      reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs));
+      reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs, this.idleKeyTtlMs));
     } catch (error) {
       this.maybeHeld = true;
       throw error;
@@ -69,7 +74,7 @@ export class RedisSemaphoreClaim implements LockClaim {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    return (await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
+    return (await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, this.idleKeyTtlMs))) ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisSemaphoreKeys } from './semaphore-keys.js';
 import { LUA_NOW } from './lua-clock.js';
+import { LUA_KEEP_FENCE, LUA_NEXT_FENCES } from './lua-fence.js';
 import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
 // Every script judges expiries by Redis's clock (LUA_NOW), whatever the callers' clocks say.
@@ -10,29 +11,38 @@ const KEEP_SET = `
 if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
 `;
 
-// KEYS: permits, fence counter. ARGV: owner, permits, lease ms.
+// KEYS: permits, fence counter. ARGV: owner, permits, lease ms, idle ms (how long the fence counter
+// outlives the lease, see lua-fence.ts).
 // Drops lapsed permits; then, with fewer than `permits` left (or this owner's already there: a reply lost
 // and the command resent), records the owner's expiry: {1, fence}. Full → {0, ms until the first permit lapses}.
 const ACQUIRE = luaScript(`${LUA_NOW}
-local lease = tonumber(ARGV[3])
+${LUA_NEXT_FENCES}
+${LUA_KEEP_FENCE}
+local lease, idle = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if mine or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
   ${KEEP_SET}
-  if mine then return {1, tonumber(redis.call('GET', KEYS[2]) or '0')} end
-  return {1, redis.call('INCR', KEYS[2])}
+  if mine then
+    keep_fence(KEYS[2], lease + idle)
+    return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
+  end
+  return {1, (next_fences(KEYS[2], 1, lease, idle))}
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, tonumber(first[2]) - now}
 `);
 
-// KEYS: permits. ARGV: owner, lease ms. Extends the owner's permit only while it has not lapsed.
+// KEYS: permits, fence counter. ARGV: owner, lease ms, idle ms. Extends the owner's permit only while
+// it has not lapsed, and keeps the fence counter for at least the idle time after the new lease.
 const RENEW = luaScript(`${LUA_NOW}
+${LUA_KEEP_FENCE}
 local lease = tonumber(ARGV[2])
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0') <= now then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
 ${KEEP_SET}
+keep_fence(KEYS[2], lease + tonumber(ARGV[3]))
 return 1
 `);
 
@@ -51,15 +61,15 @@ return 0
 export type SemaphoreReply = { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs: number };
 
 /** @internal One attempt to take a permit for `owner`. */
-export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, permits: number, leaseMs: number): Promise<SemaphoreReply> {
-  const reply = (await runScript(client, ACQUIRE, [keys.permits, keys.fence], [owner, permits, leaseMs])) as [number, number];
+export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, permits: number, leaseMs: number, idleKeyTtlMs: number): Promise<SemaphoreReply> {
+  const reply = (await runScript(client, ACQUIRE, [keys.permits, keys.fence], [owner, permits, leaseMs, idleKeyTtlMs])) as [number, number];
   const [taken, value] = reply.map(Number);
   return taken === 1 ? { acquired: true, fence: value! } : { acquired: false, holderTtlMs: value! };
 }
 
 /** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). */
-export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number): Promise<boolean> {
-  return Number(await runScriptBatched(client, RENEW, [keys.permits], [owner, leaseMs])) === 1;
+export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number, idleKeyTtlMs: number): Promise<boolean> {
+  return Number(await runScriptBatched(client, RENEW, [keys.permits, keys.fence], [owner, leaseMs, idleKeyTtlMs])) === 1;
 }
 
 /** @internal Whether the owner still held a valid permit (which is now free). */

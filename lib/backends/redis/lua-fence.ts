@@ -1,0 +1,43 @@
+/**
+ * @internal Lua helpers for a key's fence counter, which expires once the key has been idle.
+ *
+ * A fresh counter starts at Redis's clock in µs (`TIME`), and every acquisition takes
+ * `max(counter + 1, now in µs)`, so fences stay strictly increasing after the counter expired (or
+ * was lost in a failover): the clock has passed every fence handed out before. The counter can run
+ * ahead of the clock (a local turn reserves 64 fences at once), so its TTL is the idle time, plus
+ * the lease, plus how far it is ahead: it cannot expire before the clock has passed its value by
+ * the idle time. So fences hold as long as Redis's clock never steps back by more than the idle
+ * time. µs since 1970 (~1.8e15) are exact in Lua's doubles and in JS numbers.
+ *
+ * Scripts that use them must call `redis.replicate_commands()` before their first write (Redis
+ * 3.2-4: writes after TIME need effects replication; the default since 5): see LUA_EFFECTS.
+ */
+
+/** @internal First line of a script that reads Redis's clock after (or before) writing. */
+export const LUA_EFFECTS = `if redis.replicate_commands then redis.replicate_commands() end`;
+
+/**
+ * @internal Defines `next_fences(key, count, lease, idle)`: reserves `count` fences on the counter
+ * `key` for a holder whose lease is `lease` ms, keeps the counter for `idle` ms after that lease
+ * (plus how far it runs ahead of the clock) and returns the first and the last reserved fence.
+ * `string.format('%.0f')` writes all digits (Lua's tostring keeps 14).
+ */
+export const LUA_NEXT_FENCES = `
+local function next_fences(key, count, lease, idle)
+  local time = redis.call('TIME')
+  local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
+  local last = math.max((tonumber(redis.call('GET', key)) or 0) + count, now_us + count - 1)
+  redis.call('SET', key, string.format('%.0f', last), 'PX', idle + lease + math.ceil((last - now_us) / 1000))
+  return last - count + 1, last
+end
+`;
+
+/**
+ * @internal Defines `keep_fence(key, ttl)`: makes the counter `key` live at least `ttl` ms more
+ * (a held lease plus the idle time), never shortening it. A missing counter stays missing.
+ */
+export const LUA_KEEP_FENCE = `
+local function keep_fence(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+`;
