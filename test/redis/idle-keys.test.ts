@@ -87,10 +87,10 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
     ['a fair lock', { fair: true }],
   ])('keeps the fence counter of %s held (and renewed) for longer than idleKeyTtlMs', async (_kind, options) => {
     const name = key('held');
-    const lock = await engine.acquire(name, { ...options, leaseMs: 300 });
-    // Ten idle times, renewed every lease/3: without renewals keeping it, the counter would go after idle + lease.
-    const heldUntil = Date.now() + 10 * IDLE_MS;
-    await waitUntil('ten idle times to pass', () => Date.now() >= heldUntil, 5_000, 25);
+    const lock = await engine.acquire(name, { ...options, leaseMs: 1_000 });
+    // Twice idle + lease, renewed every lease/3: without renewals keeping it, the counter would go after idle + lease.
+    const heldUntil = Date.now() + 2 * (IDLE_MS + 1_000);
+    await waitUntil('idle + lease to pass twice', () => Date.now() >= heldUntil, 5_000, 25);
     expect(lock.signal.aborted).toBe(false);
     expect(await redis.exists(fenceKey(name))).toBe(1);
     expect(Number(await redis.get(fenceKey(name)))).toBe(lock.fence);
@@ -100,9 +100,9 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
   it('keeps the fence counter of a semaphore permit held (and renewed) for longer than idleKeyTtlMs, and lets it expire after', async () => {
     const name = key('permit');
     const counterKey = redisSemaphoreKeys(`lock:${name}`).fence;
-    const permit = await engine.semaphore(name, 2, { leaseMs: 300 });
-    const heldUntil = Date.now() + 10 * IDLE_MS;
-    await waitUntil('ten idle times to pass', () => Date.now() >= heldUntil, 5_000, 25);
+    const permit = await engine.semaphore(name, 2, { leaseMs: 1_000 });
+    const heldUntil = Date.now() + 2 * (IDLE_MS + 1_000);
+    await waitUntil('idle + lease to pass twice', () => Date.now() >= heldUntil, 5_000, 25);
     expect(permit.signal.aborted).toBe(false);
     expect(Number(await redis.get(counterKey))).toBe(permit.fence);
     await permit.release();

@@ -64,6 +64,17 @@ describe('redis backend scripts', () => {
     expect(Number(server.cli('GET', '{lock:ttl}:fence'))).toBe(lock.fence);
   });
 
+  it('renews a lock held for less than half the idle time with GET and PEXPIRE of the lock key alone, not its fence counter', async () => {
+    const lock = await engine.acquire('renew-only', { leaseMs: 10_000 });
+    server.cli('CONFIG', 'RESETSTAT');
+    await lock.extend(20_000);
+    const calls = commandCalls(server);
+    expect(calls).toMatchObject({ evalsha: 1, get: 1, pexpire: 1 });
+    expect(calls.pttl).toBeUndefined();
+    expect(Number(server.cli('PTTL', '{lock:renew-only}'))).toBeGreaterThan(18_000);
+    await lock.release();
+  });
+
   it('reports the holder\'s remaining lease to a busy caller (LockTimeoutError.retryAfterMs)', async () => {
     const lock = await engine.acquire('busy', { leaseMs: 10_000 });
     const error = (await engine.acquire('busy', { waitMs: 0 }).catch((e: unknown) => e)) as LockTimeoutError;

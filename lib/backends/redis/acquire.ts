@@ -1,6 +1,6 @@
 import type { LockMode } from '../../engine/lock-mode.js';
 import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
-import { LUA_EFFECTS, LUA_KEEP_FENCE, LUA_NEXT_FENCES } from './lua-fence.js';
+import { LUA_EFFECTS, luaKeepFence, luaReserveFences } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { luaScript, runScript } from './run-script.js';
@@ -21,17 +21,16 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 // at the end of the queue (plain: only when readers hold the key or others queue), or refreshes
 // the place it has.
 const ACQUIRE = luaScript(`${LUA_EFFECTS}
-${LUA_NEXT_FENCES}
-${LUA_KEEP_FENCE}
 local owner, lease, kind, idle = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[5])
 if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   if redis.call('SET', KEYS[1], owner, 'NX', 'PX', lease) then
-    local first, last = next_fences(KEYS[2], tonumber(ARGV[4]), lease, idle)
+    local count = tonumber(ARGV[4])
+    ${luaReserveFences('KEYS[2]', 'count', 'lease', 'idle')}
     return {1, first, last}
   end
   if redis.call('GET', KEYS[1]) == owner then
     redis.call('PEXPIRE', KEYS[1], lease)
-    keep_fence(KEYS[2], lease + idle)
+    ${luaKeepFence('KEYS[2]', 'lease + idle')}
     return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
   end
   return {0, redis.call('PTTL', KEYS[1]), 0, 1}
@@ -47,13 +46,13 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local holder = redis.call('GET', KEYS[1])
 if writer and holder == owner then
   redis.call('PEXPIRE', KEYS[1], lease)
-  keep_fence(KEYS[2], lease + idle)
+  ${luaKeepFence('KEYS[2]', 'lease + idle')}
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 if not writer and redis.call('ZSCORE', KEYS[3], owner) then
   redis.call('ZADD', KEYS[3], now + lease, owner)
   ${luaKeepReaders('KEYS[3]')}
-  keep_fence(KEYS[2], lease + idle)
+  ${luaKeepFence('KEYS[2]', 'lease + idle')}
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 local rank = redis.call('ZRANK', KEYS[4], entry)
@@ -76,7 +75,8 @@ if free then
     redis.call('ZREM', KEYS[4], entry)
     redis.call('ZREM', KEYS[5], entry)
   end
-  return {1, (next_fences(KEYS[2], 1, lease, idle))}
+  ${luaReserveFences('KEYS[2]', '1', 'lease', 'idle')}
+  return {1, first}
 end
 local queued = rank ~= false
 if not queued and (kind ~= 'x' or redis.call('EXISTS', KEYS[3], KEYS[4]) > 0) then

@@ -1,5 +1,5 @@
 /**
- * @internal Lua helpers for a key's fence counter, which expires once the key has been idle.
+ * @internal Lua for a key's fence counter, which expires once the key has been idle.
  *
  * A fresh counter starts at Redis's clock in µs (`TIME`), and every acquisition takes
  * `max(counter + 1, now in µs)`, so fences stay strictly increasing after the counter expired (or
@@ -7,37 +7,39 @@
  * ahead of the clock (a local turn reserves 64 fences at once), so its TTL is the idle time, plus
  * the lease, plus how far it is ahead: it cannot expire before the clock has passed its value by
  * the idle time. So fences hold as long as Redis's clock never steps back by more than the idle
- * time. µs since 1970 (~1.8e15) are exact in Lua's doubles and in JS numbers.
+ * time. µs since 1970 (~1.8e15) are exact in Lua's doubles and in JS numbers, and redis.call writes
+ * such a number with all its digits (`%.17g`).
  *
- * Scripts that use them must call `redis.replicate_commands()` before their first write (Redis
- * 3.2-4: writes after TIME need effects replication; the default since 5): see LUA_EFFECTS.
+ * Inlined rather than Lua functions: a function statement creates a closure on every run of the
+ * script, which the acquire fast path would pay for. Scripts that use them must call
+ * `redis.replicate_commands()` before their first write (Redis 3.2-4: writes after TIME need effects
+ * replication; the default since 5): see LUA_EFFECTS.
  */
 
 /** @internal First line of a script that reads Redis's clock after (or before) writing. */
 export const LUA_EFFECTS = `if redis.replicate_commands then redis.replicate_commands() end`;
 
 /**
- * @internal Defines `next_fences(key, count, lease, idle)`: reserves `count` fences on the counter
- * `key` for a holder whose lease is `lease` ms, keeps the counter for `idle` ms after that lease
- * (plus how far it runs ahead of the clock) and returns the first and the last reserved fence.
- * `string.format('%.0f')` writes all digits (Lua's tostring keeps 14).
+ * @internal Lua statements that reserve `count` fences on the counter `key` for a holder whose lease
+ * is `lease` ms, keep the counter for `idle` ms after that lease (plus how far it runs ahead of the
+ * clock), and set the locals `first` and `last`, the first and the last reserved fence. The
+ * arguments are Lua expressions (numbers).
  */
-export const LUA_NEXT_FENCES = `
-local function next_fences(key, count, lease, idle)
-  local time = redis.call('TIME')
-  local now_us = tonumber(time[1]) * 1000000 + tonumber(time[2])
-  local last = math.max((tonumber(redis.call('GET', key)) or 0) + count, now_us + count - 1)
-  redis.call('SET', key, string.format('%.0f', last), 'PX', idle + lease + math.ceil((last - now_us) / 1000))
-  return last - count + 1, last
-end
-`;
+export function luaReserveFences(key: string, count: string, lease: string, idle: string): string {
+  return `
+local time = redis.call('TIME')
+local now_us = time[1] * 1000000 + time[2]
+local last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, now_us + ${count} - 1)
+local first = last - ${count} + 1
+redis.call('SET', ${key}, last, 'PX', ${idle} + ${lease} + math.ceil((last - now_us) / 1000))`;
+}
 
 /**
- * @internal Defines `keep_fence(key, ttl)`: makes the counter `key` live at least `ttl` ms more
- * (a held lease plus the idle time), never shortening it. A missing counter stays missing.
+ * @internal A Lua statement that makes the counter `key` live at least `ttl` ms more (a held lease
+ * plus the idle time), never shortening it. A missing counter stays missing. `ttl`: a Lua expression.
  */
-export const LUA_KEEP_FENCE = `
-local function keep_fence(key, ttl)
-  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
-end
-`;
+export function luaKeepFence(key: string, ttl: string): string {
+  return `
+local fence_ttl = ${ttl}
+if redis.call('PTTL', ${key}) < fence_ttl then redis.call('PEXPIRE', ${key}, fence_ttl) end`;
+}

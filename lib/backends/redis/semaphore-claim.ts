@@ -1,6 +1,7 @@
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
+import { FenceUpkeep } from './fence-upkeep.js';
 import type { RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import type { ReleaseListener } from './release-listener.js';
@@ -21,6 +22,8 @@ export class RedisSemaphoreClaim implements LockClaim {
   private maybeHeld = false;
   /** Monotonic time by which the first permit lapses, from this claim's latest busy answer. */
   private firstExpiry: number | undefined;
+  /** While held: when renewals must keep the fence counter alive too. */
+  private fenceUpkeep: FenceUpkeep | undefined;
 
   private readonly client: RedisClient;
   private readonly listener: ReleaseListener;
@@ -47,6 +50,7 @@ export class RedisSemaphoreClaim implements LockClaim {
       const holderTtlMs = local?.queuedAheadTtl();
       if (holderTtlMs !== undefined) return { acquired: false, holderTtlMs };
     }
+    const startedAt = monotonicNow();
     let reply;
     try {
       reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs, this.idleKeyTtlMs));
@@ -60,6 +64,7 @@ export class RedisSemaphoreClaim implements LockClaim {
       return reply;
     }
     this.held = true;
+    this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
     return { acquired: true, fence: reply.fence, validityMs: this.request.leaseMs };
   }
@@ -74,7 +79,12 @@ export class RedisSemaphoreClaim implements LockClaim {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    return (await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, this.idleKeyTtlMs))) ? leaseMs : false;
+    const upkeep = this.fenceUpkeep;
+    const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
+    const startedAt = monotonicNow();
+    const extended = await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+    if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
+    return extended ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {

@@ -1,7 +1,7 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisSemaphoreKeys } from './semaphore-keys.js';
 import { LUA_NOW } from './lua-clock.js';
-import { LUA_KEEP_FENCE, LUA_NEXT_FENCES } from './lua-fence.js';
+import { luaKeepFence, luaReserveFences } from './lua-fence.js';
 import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
 // Every script judges expiries by Redis's clock (LUA_NOW), whatever the callers' clocks say.
@@ -16,8 +16,6 @@ if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease
 // Drops lapsed permits; then, with fewer than `permits` left (or this owner's already there: a reply lost
 // and the command resent), records the owner's expiry: {1, fence}. Full → {0, ms until the first permit lapses}.
 const ACQUIRE = luaScript(`${LUA_NOW}
-${LUA_NEXT_FENCES}
-${LUA_KEEP_FENCE}
 local lease, idle = tonumber(ARGV[3]), tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -25,24 +23,24 @@ if mine or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
   ${KEEP_SET}
   if mine then
-    keep_fence(KEYS[2], lease + idle)
+    ${luaKeepFence('KEYS[2]', 'lease + idle')}
     return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
   end
-  return {1, (next_fences(KEYS[2], 1, lease, idle))}
+  ${luaReserveFences('KEYS[2]', '1', 'lease', 'idle')}
+  return {1, first}
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, tonumber(first[2]) - now}
 `);
 
-// KEYS: permits, fence counter. ARGV: owner, lease ms, idle ms. Extends the owner's permit only while
-// it has not lapsed, and keeps the fence counter for at least the idle time after the new lease.
+// KEYS: permits[, fence counter]. ARGV: owner, lease ms[, idle ms]. Extends the owner's permit only
+// while it has not lapsed; with a fence counter, keeps it for at least the idle time after the new lease.
 const RENEW = luaScript(`${LUA_NOW}
-${LUA_KEEP_FENCE}
 local lease = tonumber(ARGV[2])
 if tonumber(redis.call('ZSCORE', KEYS[1], ARGV[1]) or '0') <= now then return 0 end
 redis.call('ZADD', KEYS[1], 'XX', now + lease, ARGV[1])
 ${KEEP_SET}
-keep_fence(KEYS[2], lease + tonumber(ARGV[3]))
+if KEYS[2] then ${luaKeepFence('KEYS[2]', 'lease + tonumber(ARGV[3])')} end
 return 1
 `);
 
@@ -67,9 +65,13 @@ export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKey
   return taken === 1 ? { acquired: true, fence: value! } : { acquired: false, holderTtlMs: value! };
 }
 
-/** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). */
-export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number, idleKeyTtlMs: number): Promise<boolean> {
-  return Number(await runScriptBatched(client, RENEW, [keys.permits, keys.fence], [owner, leaseMs, idleKeyTtlMs])) === 1;
+/** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). With `fenceIdleMs`, also keeps the fence counter (see FenceUpkeep). */
+export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number, fenceIdleMs?: number): Promise<boolean> {
+  const reply =
+    fenceIdleMs === undefined
+      ? runScriptBatched(client, RENEW, [keys.permits], [owner, leaseMs])
+      : runScriptBatched(client, RENEW, [keys.permits, keys.fence], [owner, leaseMs, fenceIdleMs]);
+  return Number(await reply) === 1;
 }
 
 /** @internal Whether the owner still held a valid permit (which is now free). */
