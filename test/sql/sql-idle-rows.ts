@@ -66,8 +66,9 @@ export function describeSqlIdleRows(target: SqlTarget): void {
 
     it('keeps the row of a lock held (and renewed) for longer than idleKeyTtlMs', async () => {
       const { engine, backend } = await newEngine();
-      const held = await engine.acquire('held', { leaseMs: 300 });
-      const until = Date.now() + 8 * IDLE_MS;
+      const held = await engine.acquire('held', { leaseMs: 1_000 });
+      // Twice lease + idle: a row whose lease were not renewed would be swept within that.
+      const until = Date.now() + 2 * (1_000 + IDLE_MS);
       while (Date.now() < until) {
         await backend.sweeper.sweep();
         expect(await row('held')).toBeDefined();
