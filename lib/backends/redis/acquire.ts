@@ -23,7 +23,7 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 const ACQUIRE = luaScript(`${LUA_EFFECTS}
 local owner, lease, kind, idle = ARGV[1], tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[5])
 if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
-  if redis.call('SET', KEYS[1], owner, 'NX', 'PX', lease) then
+  if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then
     local count = tonumber(ARGV[4])
     ${luaReserveFences('KEYS[2]', 'count', 'lease', 'idle')}
     return {1, first, last}

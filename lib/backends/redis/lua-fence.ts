@@ -26,12 +26,16 @@ export const LUA_EFFECTS = `if redis.replicate_commands then redis.replicate_com
  * arguments are Lua expressions (numbers).
  */
 export function luaReserveFences(key: string, count: string, lease: string, idle: string): string {
+  // A fresh counter (the common case for per-entity keys) is one SET NX; a live one is read first.
   return `
 local time = redis.call('TIME')
 local now_us = time[1] * 1000000 + time[2]
-local last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, now_us + ${count} - 1)
-local first = last - ${count} + 1
-redis.call('SET', ${key}, last, 'PX', ${idle} + ${lease} + math.ceil((last - now_us) / 1000))`;
+local last = now_us + ${count} - 1
+if not redis.call('SET', ${key}, last, 'PX', ${idle} + ${lease} + math.ceil((${count} - 1) / 1000), 'NX') then
+  last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, last)
+  redis.call('SET', ${key}, last, 'PX', ${idle} + ${lease} + math.ceil((last - now_us) / 1000))
+end
+local first = last - ${count} + 1`;
 }
 
 /**
