@@ -1,7 +1,10 @@
 import { monotonicNow } from '../../engine/clock.js';
 import type { FenceUpkeep } from './fence-upkeep.js';
 
-/** @internal Fences a plain acquisition reserves when other claims of this process already wait for the key. */
+/**
+ * @internal Fences a plain acquisition reserves when other claims of this process already wait for the key.
+ * Below 1 000: the fence counter's TTL leaves 1 ms for fences reserved ahead of the clock (counterTtlMs).
+ */
 export const TURN_FENCES = 64;
 
 /**

@@ -20,20 +20,29 @@
 export const LUA_EFFECTS = `if redis.replicate_commands then redis.replicate_commands() end`;
 
 /**
- * @internal Lua statements that reserve `count` fences on the counter `key` for a holder whose lease
- * is `lease` ms, keep the counter for `idle` ms after that lease (plus how far it runs ahead of the
- * clock), and set the locals `first` and `last`, the first and the last reserved fence. The
- * arguments are Lua expressions (numbers).
+ * @internal The TTL, in ms, of a fence counter at the clock for a holder with `leaseMs`: the lease, the
+ * idle time, and 1 ms for the fences a local turn reserves ahead of the clock (TURN_FENCES, < 1 000 µs),
+ * so a fresh counter needs no arithmetic in the script.
  */
-export function luaReserveFences(key: string, count: string, lease: string, idle: string): string {
+export function counterTtlMs(idleKeyTtlMs: number, leaseMs: number): number {
+  return idleKeyTtlMs + leaseMs + 1;
+}
+
+/**
+ * @internal Lua statements that reserve `count` fences on the counter `key`, keep the counter for
+ * `ttl` ms (counterTtlMs) plus how far it runs ahead of the clock, and set the locals `first` and
+ * `last`, the first and the last reserved fence. The arguments are Lua expressions; `count` is
+ * below 1 000.
+ */
+export function luaReserveFences(key: string, count: string, ttl: string): string {
   // A fresh counter (the common case for per-entity keys) is one SET NX; a live one is read first.
   return `
 local time = redis.call('TIME')
 local now_us = time[1] * 1000000 + time[2]
 local last = now_us + ${count} - 1
-if not redis.call('SET', ${key}, last, 'PX', ${idle} + ${lease} + math.ceil((${count} - 1) / 1000), 'NX') then
+if not redis.call('SET', ${key}, last, 'PX', ${ttl}, 'NX') then
   last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, last)
-  redis.call('SET', ${key}, last, 'PX', ${idle} + ${lease} + math.ceil((last - now_us) / 1000))
+  redis.call('SET', ${key}, last, 'PX', ${ttl} + math.ceil((last - now_us) / 1000))
 end
 local first = last - ${count} + 1`;
 }
@@ -44,6 +53,6 @@ local first = last - ${count} + 1`;
  */
 export function luaKeepFence(key: string, ttl: string): string {
   return `
-local fence_ttl = ${ttl}
+local fence_ttl = tonumber(${ttl})
 if redis.call('PTTL', ${key}) < fence_ttl then redis.call('PEXPIRE', ${key}, fence_ttl) end`;
 }

@@ -1,7 +1,7 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisSemaphoreKeys } from './semaphore-keys.js';
 import { LUA_NOW } from './lua-clock.js';
-import { luaKeepFence, luaReserveFences } from './lua-fence.js';
+import { counterTtlMs, luaKeepFence, luaReserveFences } from './lua-fence.js';
 import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
 // Every script judges expiries by Redis's clock (LUA_NOW), whatever the callers' clocks say.
@@ -11,22 +11,22 @@ const KEEP_SET = `
 if redis.call('PTTL', KEYS[1]) < lease then redis.call('PEXPIRE', KEYS[1], lease) end
 `;
 
-// KEYS: permits, fence counter. ARGV: owner, permits, lease ms, idle ms (how long the fence counter
-// outlives the lease, see lua-fence.ts).
+// KEYS: permits, fence counter. ARGV: owner, permits, lease ms, the fence counter's TTL (counterTtlMs,
+// see lua-fence.ts).
 // Drops lapsed permits; then, with fewer than `permits` left (or this owner's already there: a reply lost
 // and the command resent), records the owner's expiry: {1, fence}. Full → {0, ms until the first permit lapses}.
 const ACQUIRE = luaScript(`${LUA_NOW}
-local lease, idle = tonumber(ARGV[3]), tonumber(ARGV[4])
+local lease = tonumber(ARGV[3])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local mine = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if mine or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then
   redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
   ${KEEP_SET}
   if mine then
-    ${luaKeepFence('KEYS[2]', 'lease + idle')}
+    ${luaKeepFence('KEYS[2]', 'ARGV[4]')}
     return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
   end
-  ${luaReserveFences('KEYS[2]', '1', 'lease', 'idle')}
+  ${luaReserveFences('KEYS[2]', '1', 'ARGV[4]')}
   return {1, first}
 end
 local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -60,7 +60,7 @@ export type SemaphoreReply = { readonly acquired: true; readonly fence: number }
 
 /** @internal One attempt to take a permit for `owner`. */
 export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, permits: number, leaseMs: number, idleKeyTtlMs: number): Promise<SemaphoreReply> {
-  const reply = (await runScript(client, ACQUIRE, [keys.permits, keys.fence], [owner, permits, leaseMs, idleKeyTtlMs])) as [number, number];
+  const reply = (await runScript(client, ACQUIRE, [keys.permits, keys.fence], [owner, permits, leaseMs, counterTtlMs(idleKeyTtlMs, leaseMs)])) as [number, number];
   const [taken, value] = reply.map(Number);
   return taken === 1 ? { acquired: true, fence: value! } : { acquired: false, holderTtlMs: value! };
 }
