@@ -97,6 +97,18 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
     await lock.release();
   });
 
+  it('never shortens the counter of a long read lease when a short one joins, nor of a long permit', async () => {
+    const name = key('shared');
+    const long = await engine.acquire(name, { mode: 'read', leaseMs: 60_000 });
+    const short = await engine.acquire(name, { mode: 'read', leaseMs: 200 });
+    expect(await redis.pttl(fenceKey(name))).toBeGreaterThan(59_000);
+    const counterKey = redisSemaphoreKeys(`lock:${name}`).fence;
+    const longPermit = await engine.semaphore(name, 2, { leaseMs: 60_000 });
+    const shortPermit = await engine.semaphore(name, 2, { leaseMs: 200 });
+    expect(await redis.pttl(counterKey)).toBeGreaterThan(59_000);
+    await Promise.all([short.release(), long.release(), shortPermit.release(), longPermit.release()]);
+  });
+
   it('keeps the fence counter of a semaphore permit held (and renewed) for longer than idleKeyTtlMs, and lets it expire after', async () => {
     const name = key('permit');
     const counterKey = redisSemaphoreKeys(`lock:${name}`).fence;

@@ -31,8 +31,9 @@ export function counterTtlMs(idleKeyTtlMs: number, leaseMs: number): number {
 /**
  * @internal Lua statements that reserve `count` fences on the counter `key`, keep the counter for
  * `ttl` ms (counterTtlMs) plus how far it runs ahead of the clock, and set the locals `first` and
- * `last`, the first and the last reserved fence. The arguments are Lua expressions; `count` is
- * below 1 000.
+ * `last`, the first and the last reserved fence. A live counter's TTL is never lowered: readers and
+ * permits share it, and one with a short lease must not shorten it under another with a long one.
+ * The arguments are Lua expressions; `count` is below 1 000.
  */
 export function luaReserveFences(key: string, count: string, ttl: string): string {
   // A fresh counter (the common case for per-entity keys) is one SET NX; a live one is read first.
@@ -42,7 +43,8 @@ local now_us = time[1] * 1000000 + time[2]
 local last = now_us + ${count} - 1
 if not redis.call('SET', ${key}, last, 'PX', ${ttl}, 'NX') then
   last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, last)
-  redis.call('SET', ${key}, last, 'PX', ${ttl} + math.ceil((last - now_us) / 1000))
+  local counter_ttl = math.max(${ttl} + math.ceil((last - now_us) / 1000), redis.call('PTTL', ${key}))
+  redis.call('SET', ${key}, last, 'PX', counter_ttl)
 end
 local first = last - ${count} + 1`;
 }
