@@ -16,8 +16,12 @@ const PROCESSES = 4;
 const CONCURRENCY = 32;
 /** Keys, rows or nodes the store may keep beyond what it held before (a root node, a lease). */
 export const FOOTPRINT_SLACK = 5;
-/** The workers' lease: short, since a key's footprint may last its lease plus the idle time. */
-export const FOOTPRINT_LEASE_MS = 1_000;
+/**
+ * The workers' lease: short, since a Redis key's footprint lasts its lease plus the idle time, but
+ * long enough for a machine busy with other test files (a lease lapsing before its release would
+ * fail the worker).
+ */
+export const FOOTPRINT_LEASE_MS = 5_000;
 
 /** What the workers lock: see footprint-worker.mjs. */
 export type LockKind = 'plain' | 'read' | 'fair' | 'semaphore';
@@ -103,6 +107,6 @@ export function describeFootprint(store: FootprintStore): void {
       } finally {
         await survivor.close();
       }
-    }, 300_000);
+    }, 600_000);
   });
 }

@@ -27,6 +27,6 @@ describeFootprint({
     return Number((rows as { n: number }[])[0]!.n);
   },
   keepsUntilIdle: true,
-  // Lease + idle time, then sweeps of at most 10,000 rows each, every idle time.
+  // The idle time after each release, then sweeps of at most 10,000 rows each, every idle time.
   settleMs: 60_000,
 });

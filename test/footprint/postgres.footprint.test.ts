@@ -14,6 +14,7 @@ describeFootprint({
   async start() {
     server = await PostgresServer.start();
     admin = new pg.Pool({ connectionString: server.connectionString, max: 1 });
+    admin.on('error', () => undefined); // an idle connection dies with the server
   },
   async stop() {
     await admin?.end();
@@ -26,6 +27,6 @@ describeFootprint({
     return Number((await admin.query('SELECT count(*) AS n FROM distributed_locks')).rows[0].n);
   },
   keepsUntilIdle: true,
-  // Lease + idle time, then sweeps of at most 10,000 rows each, every idle time.
+  // The idle time after each release, then sweeps of at most 10,000 rows each, every idle time.
   settleMs: 60_000,
 });

@@ -22,6 +22,6 @@ describeFootprint({
   options: () => ({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE_MS }),
   count: () => admin.dbsize(),
   keepsUntilIdle: true,
-  // Lease + idle time, then Redis's active expiry (which goes on while a quarter of its sample is expired).
+  // Lease (5 s) + idle time, then Redis's active expiry (which goes on while a quarter of its sample is expired).
   settleMs: 30_000,
 });
