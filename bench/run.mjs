@@ -67,9 +67,24 @@ try {
 
 async function measure(workload, name) {
   const base = { contender: name, url: redis.url };
+  if (workload.kind === 'slot' && workload.countKeys) return withKeysLeft(() => runSlot({ ...base, ...workload.spec }));
   if (workload.kind === 'slot') return runSlot({ ...base, ...(workload.specFor ? workload.specFor(name) : workload.spec) });
   if (workload.kind === 'http') return measureHttp(workload, name);
   return measureContended(workload, name, base);
+}
+
+/** Runs a slot and adds the keys it left in Redis (`keysLeft`), and how many of them never expire (`keysWithoutTtl`). */
+async function withKeysLeft(runSlotOnce) {
+  const before = keyspace(redis.cli('INFO', 'keyspace'));
+  const result = await runSlotOnce();
+  const after = keyspace(redis.cli('INFO', 'keyspace'));
+  return { ...result, keysLeft: after.keys - before.keys, keysWithoutTtl: after.keys - after.expires - (before.keys - before.expires) };
+}
+
+/** `keys` and `expires` (keys with a TTL) of db 0, from INFO keyspace. */
+function keyspace(info) {
+  const match = /db0:keys=(\d+),expires=(\d+)/.exec(info);
+  return match ? { keys: Number(match[1]), expires: Number(match[2]) } : { keys: 0, expires: 0 };
 }
 
 /** Starts every process of the slot, waits until all are connected and warm, then starts them together. */

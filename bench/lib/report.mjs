@@ -48,7 +48,10 @@ function roundAll(value) {
 }
 
 const COLUMNS = {
+  ops: ['acquisitions', 0],
   opsPerSec: ['ops/s', 0],
+  keysLeft: ['keys left in redis', 0],
+  keysWithoutTtl: ['of them never expiring', 0],
   acqPerSec: ['acq/s', 0],
   handoffP50Ms: ['hand-off p50 ms', 3],
   handoffP99Ms: ['hand-off p99 ms', 3],

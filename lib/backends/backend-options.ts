@@ -14,6 +14,14 @@ export interface RedisBackendOptions {
   url?: string;
   /** An ioredis `Redis` or `Cluster` client of yours; the module leaves it open. */
   client?: unknown;
+  /**
+   * How long a key's fence counter and side keys stay in Redis after the key's last lease ended
+   * (released or lapsed): then they expire, so locking ever new keys does not fill the store. A
+   * key locked again later gets a larger fence anyway (fences follow Redis's clock, see
+   * docs/backends/redis.md, Footprint). Also how far back Redis's clock may step without
+   * breaking that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
+   */
+  idleKeyTtlMs?: number;
 }
 
 /** Redlock over N independent Redis masters (not replicas of one another). No fencing tokens. */
@@ -91,6 +99,14 @@ export interface PostgresBackendOptions {
   pool?: unknown;
   /** Lease table name. Default `'distributed_locks'`. */
   table?: string;
+  /**
+   * How long the row of a key stays after the key's last lease ended (released or lapsed): then a
+   * bounded periodic sweep deletes it, so locking ever new keys does not grow the table. A key
+   * locked again later gets a larger fence anyway (fences follow the database clock, see
+   * docs/backends/sql.md, Footprint). Also how far back that clock may step without breaking
+   * that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
+   */
+  idleKeyTtlMs?: number;
 }
 
 export interface MysqlBackendOptions {
@@ -100,6 +116,14 @@ export interface MysqlBackendOptions {
   pool?: unknown;
   /** Lease table name. Default `'distributed_locks'`. */
   table?: string;
+  /**
+   * How long the row of a key stays after the key's last lease ended (released or lapsed): then a
+   * bounded periodic sweep deletes it, so locking ever new keys does not grow the table. A key
+   * locked again later gets a larger fence anyway (fences follow the database clock, see
+   * docs/backends/sql.md, Footprint). Also how far back that clock may step without breaking
+   * that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
+   */
+  idleKeyTtlMs?: number;
 }
 
 export type BackendOptions =

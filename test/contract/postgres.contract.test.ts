@@ -1,4 +1,5 @@
 import { afterAll, beforeAll } from '@jest/globals';
+import { describeSqlIdleRows } from '../sql/sql-idle-rows.js';
 import { describeSqlMultiProcess } from '../sql/sql-multiprocess.js';
 import { describeSqlOutages } from '../sql/sql-outages.js';
 import { describeSqlScenarios } from '../sql/sql-scenarios.js';
@@ -14,4 +15,5 @@ afterAll(() => target.stop(), 60_000);
 describeBackendContract(target);
 describeSqlScenarios(target);
 describeSqlMultiProcess(target);
+describeSqlIdleRows(target);
 describeSqlOutages(target);

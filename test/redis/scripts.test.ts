@@ -50,7 +50,7 @@ describe('redis backend scripts', () => {
     expect(commandCalls(server).eval).toBeUndefined();
   });
 
-  it('keeps the fence counter without a TTL while the lock key carries the lease', async () => {
+  it('keeps the fence counter for the lease plus the idle time (a day by default) while the lock key carries the lease', async () => {
     const lock = await engine.acquire('ttl', { leaseMs: 10_000 });
     const lockTtl = Number(server.cli('PTTL', '{lock:ttl}'));
     expect(lockTtl).toBeGreaterThan(8_000);
@@ -58,8 +58,21 @@ describe('redis backend scripts', () => {
     expect(server.cli('GET', '{lock:ttl}')).toMatch(/:/); // the owner id
     await lock.release();
     expect(server.cli('EXISTS', '{lock:ttl}')).toBe('0');
-    expect(server.cli('PTTL', '{lock:ttl}:fence')).toBe('-1');
+    const fenceTtl = Number(server.cli('PTTL', '{lock:ttl}:fence'));
+    expect(fenceTtl).toBeGreaterThan(86_400_000 + 8_000);
+    expect(fenceTtl).toBeLessThanOrEqual(86_400_000 + 10_000 + 1);
     expect(Number(server.cli('GET', '{lock:ttl}:fence'))).toBe(lock.fence);
+  });
+
+  it('renews a lock held for less than half the idle time with GET and PEXPIRE of the lock key alone, not its fence counter', async () => {
+    const lock = await engine.acquire('renew-only', { leaseMs: 10_000 });
+    server.cli('CONFIG', 'RESETSTAT');
+    await lock.extend(20_000);
+    const calls = commandCalls(server);
+    expect(calls).toMatchObject({ evalsha: 1, get: 1, pexpire: 1 });
+    expect(calls.pttl).toBeUndefined();
+    expect(Number(server.cli('PTTL', '{lock:renew-only}'))).toBeGreaterThan(18_000);
+    await lock.release();
   });
 
   it('reports the holder\'s remaining lease to a busy caller (LockTimeoutError.retryAfterMs)', async () => {

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createLockBackend, InvalidLockArgumentError, LockBackendError, type BackendOptions } from '../../lib/index.js';
 import { mysqlTableDdl } from '../../lib/backends/sql/mysql-dialect.js';
-import { postgresTableDdl } from '../../lib/backends/sql/postgres-dialect.js';
+import { postgresIndexDdl, postgresTableDdl } from '../../lib/backends/sql/postgres-dialect.js';
 import type { PgClient, PgNotification } from '../../lib/backends/sql/postgres-driver.js';
 import { PostgresReleaseListener } from '../../lib/backends/sql/postgres-listener.js';
 import { Backoff } from '../../lib/backends/sql/sql-backoff.js';
@@ -174,7 +174,8 @@ describe('PostgreSQL release listener', () => {
 describe('documented DDL', () => {
   it.each(['docs/backends/sql.md', 'README.md'])('in %s matches what the backends create, for both databases', (file) => {
     const docs = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
-    expect(docs).toContain(`${postgresTableDdl('"distributed_locks"')};`);
-    expect(docs).toContain(`${mysqlTableDdl('`distributed_locks`')};`);
+    const table = parseTableName(undefined, 'test');
+    expect(docs).toContain(`${postgresTableDdl(table)};\n${postgresIndexDdl(table)};`);
+    expect(docs).toContain(`${mysqlTableDdl(table)};`);
   });
 });

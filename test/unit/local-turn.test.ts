@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
+import { FenceUpkeep } from '../../lib/backends/redis/fence-upkeep.js';
 import { LocalTurn, TURN_MS } from '../../lib/backends/redis/local-turn.js';
 
 describe('LocalTurn: when a Redis lock may pass to the next claim of the process (fake timers)', () => {
@@ -9,7 +10,7 @@ describe('LocalTurn: when a Redis lock may pass to the next claim of the process
     jest.useRealTimers();
   });
 
-  const newTurn = (firstSpare: number, lastFence: number, validForMs = 30_000) => new LocalTurn('owner-1', firstSpare, lastFence, performance.now() + validForMs);
+  const newTurn = (firstSpare: number, lastFence: number, validForMs = 30_000) => new LocalTurn('owner-1', firstSpare, lastFence, performance.now() + validForMs, new FenceUpkeep(86_400_000, performance.now(), validForMs));
 
   it('hands out the reserved fences in order, and none past the last', () => {
     const turn = newTurn(11, 13);

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockBackendError, LockEngine, type ZookeeperBackendOptions } from '../../lib/index.js';
 import { lockParentPath } from '../../lib/backends/zookeeper/zk-paths.js';
 import { waitUntil } from '../harness/server-process.js';
+import { startChildHolder } from '../support/child-holder.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { ZkAdmin } from './zk-admin.js';
@@ -77,6 +78,27 @@ describe('zookeeper lock nodes', () => {
       expect(overlaps).toBe(0);
       await waitUntil('every parent to be cleaned up', async () => ((await admin.children(rootPath)) ?? []).every((name) => !keys.some((k) => parentOf(k).endsWith(name))), 10_000);
     }, 60_000);
+
+    it('left by a process killed while holding the lock, are deleted by the next backend to start, not a held one', async () => {
+      const [orphaned, held] = [key('orphan'), key('held')];
+      const holder = await startChildHolder({
+        backend: { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 1_000, rootPath },
+        key: orphaned,
+        keyPrefix,
+        leaseMs: 5_000,
+      });
+      const other = await newEngine();
+      const lock = await other.acquire(held);
+      await holder.kill('SIGKILL');
+      await waitUntil("the dead holder's session to expire", async () => (await nodesOf(orphaned)).length === 0, 10_000);
+      // Nobody will delete it: its janitor died with its process.
+      expect(await admin.stat(parentOf(orphaned))).toBeDefined();
+      const next = await newEngine();
+      await (await next.acquire(key('any'))).release();
+      await waitUntil('the orphaned parent to be deleted', async () => (await admin.stat(parentOf(orphaned))) === undefined, 5_000);
+      expect(await nodesOf(held)).toHaveLength(1);
+      await lock.release();
+    }, 30_000);
   });
 
   describe('keys', () => {

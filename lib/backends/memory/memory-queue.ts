@@ -38,6 +38,11 @@ export class MemoryKeys {
     return new MemoryClaim(this, request);
   }
 
+  /** Keys that someone holds or waits for: nothing is kept for any other key. */
+  get size(): number {
+    return this.keys.size;
+  }
+
   /** Ends every lease on `key` at once, as if it had lapsed (a testing aid). */
   expire(key: string): void {
     const state = this.keys.get(key);

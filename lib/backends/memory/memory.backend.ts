@@ -32,6 +32,11 @@ export class MemoryBackend implements LockBackend {
     this.semaphores.expire(storeKey);
   }
 
+  /** @internal How many keys this backend keeps state for (held or waited for, locks and semaphores): a testing aid. */
+  trackedKeys(): number {
+    return this.locks.size + this.semaphores.size;
+  }
+
   async close(): Promise<void> {
     this.locks.close();
     this.semaphores.close();

@@ -1,5 +1,6 @@
 import type { LockMode } from '../../engine/lock-mode.js';
 import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
+import { counterTtlMs, LUA_EFFECTS, luaKeepFence, luaReserveFences } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { luaScript, runScript } from './run-script.js';
@@ -7,7 +8,8 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 
 // KEYS: lock, fence counter, readers, queue, queue expiries.
 // ARGV: owner, lease ms, kind: 'x' plain exclusive (queues only when it finds a queue), 'w' queued
-// writer, 'r' reader; fences to reserve ('x' only: more than 1 for a local turn, see local-turn.ts).
+// writer, 'r' reader; fences to reserve ('x' only: more than 1 for a local turn, see local-turn.ts);
+// the fence counter's TTL (counterTtlMs: the lease, the idle time and 1 ms, see lua-fence.ts).
 // The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
 // Taken → {1, fence} ('x' taking a free key: {1, fence, last fence reserved}). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
 // 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
@@ -18,23 +20,25 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 // reader when no writer holds it and no writer is queued ahead of it. A refused claim takes a place
 // at the end of the queue (plain: only when readers hold the key or others queue), or refreshes
 // the place it has.
-const ACQUIRE = luaScript(`
-local owner, lease, kind = ARGV[1], ARGV[2], ARGV[3]
+const ACQUIRE = luaScript(`${LUA_EFFECTS}
+local owner, kind = ARGV[1], ARGV[3]
 if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
-  if redis.call('SET', KEYS[1], owner, 'NX', 'PX', lease) then
-    local last = redis.call('INCRBY', KEYS[2], ARGV[4])
-    return {1, last - ARGV[4] + 1, last}
+  if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then
+    local count = tonumber(ARGV[4])
+    ${luaReserveFences('KEYS[2]', 'count', 'ARGV[5]')}
+    return {1, first, last}
   end
   if redis.call('GET', KEYS[1]) == owner then
-    redis.call('PEXPIRE', KEYS[1], lease)
+    redis.call('PEXPIRE', KEYS[1], ARGV[2])
+    ${luaKeepFence('KEYS[2]', 'ARGV[5]')}
     return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
   end
   return {0, redis.call('PTTL', KEYS[1]), 0, 1}
 end
 ${LUA_NOW}
+local lease = tonumber(ARGV[2])
 local writer = kind ~= 'r'
 local entry = (writer and 'w' or 'r') .. owner
-lease = tonumber(lease)
 for _, lapsed in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now)) do
   redis.call('ZREM', KEYS[4], lapsed)
 end
@@ -43,11 +47,13 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local holder = redis.call('GET', KEYS[1])
 if writer and holder == owner then
   redis.call('PEXPIRE', KEYS[1], lease)
+  ${luaKeepFence('KEYS[2]', 'ARGV[5]')}
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 if not writer and redis.call('ZSCORE', KEYS[3], owner) then
   redis.call('ZADD', KEYS[3], now + lease, owner)
   ${luaKeepReaders('KEYS[3]')}
+  ${luaKeepFence('KEYS[2]', 'ARGV[5]')}
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 local rank = redis.call('ZRANK', KEYS[4], entry)
@@ -70,7 +76,8 @@ if free then
     redis.call('ZREM', KEYS[4], entry)
     redis.call('ZREM', KEYS[5], entry)
   end
-  return {1, redis.call('INCR', KEYS[2])}
+  ${luaReserveFences('KEYS[2]', '1', 'ARGV[5]')}
+  return {1, first}
 end
 local queued = rank ~= false
 if not queued and (kind ~= 'x' or redis.call('EXISTS', KEYS[3], KEYS[4]) > 0) then
@@ -105,6 +112,8 @@ export interface AcquireRequest {
   readonly policy: QueuePolicy;
   /** Fences to reserve when a plain claim takes a free key (1, or more for a local turn). */
   readonly fences?: number;
+  /** How long the key's fence counter outlives the lease (the backend's `idleKeyTtlMs`). */
+  readonly idleKeyTtlMs: number;
 }
 
 /** The script's one-letter kind of claim (fewer bytes on the hot path than mode and policy apart). */
@@ -136,7 +145,7 @@ export async function acquireLock(client: RedisClient, keys: RedisLockKeys, requ
   const scriptKeys = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry];
   const kind = kindOf(request);
   const fences = kind === 'x' ? (request.fences ?? 1) : 1;
-  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences])) as number[];
+  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)])) as number[];
   const [taken, value, queued, held] = reply.map(Number);
   if (taken === 1) return { acquired: true, fence: value!, lastFence: reply.length > 2 ? Number(reply[2]) : value! };
   return { acquired: false, holderTtlMs: value! >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };

@@ -1,6 +1,10 @@
 import { monotonicNow } from '../../engine/clock.js';
+import type { FenceUpkeep } from './fence-upkeep.js';
 
-/** @internal Fences a plain acquisition reserves when other claims of this process already wait for the key. */
+/**
+ * @internal Fences a plain acquisition reserves when other claims of this process already wait for the key.
+ * Below 1 000: the fence counter's TTL leaves 1 ms for fences reserved ahead of the clock (counterTtlMs).
+ */
 export const TURN_FENCES = 64;
 
 /**
@@ -32,6 +36,8 @@ export class LocalTurn {
     private readonly lastFence: number,
     /** Monotonic time until which the key surely is this turn's (the latest write that set its TTL, plus that TTL). */
     public validUntil: number,
+    /** Keeps the key's fence counter alive through the renewals of every holder of the turn. */
+    readonly fenceUpkeep: FenceUpkeep,
   ) {}
 
   /**

@@ -1,16 +1,19 @@
 import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
+import { luaKeepFence } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { RELEASED_MESSAGE } from './release.js';
 import { luaScript, runScript, runScriptBatched } from './run-script.js';
 
-// KEYS: readers. ARGV: owner, lease ms. Extends a reader's lease only while it has not lapsed.
+// KEYS: readers[, fence counter]. ARGV: owner, lease ms[, idle ms]. Extends a reader's lease only
+// while it has not lapsed; with a fence counter, keeps it for at least the idle time after the new lease.
 const RENEW_READ = luaScript(`
 ${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry or tonumber(expiry) <= now then return 0 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 ${luaKeepReaders('KEYS[1]')}
+if KEYS[2] then ${luaKeepFence('KEYS[2]', 'tonumber(ARGV[2]) + tonumber(ARGV[3])')} end
 return 1
 `);
 
@@ -31,9 +34,13 @@ if tonumber(expiry) <= now then return 0 end
 return 1
 `);
 
-/** @internal Whether the reader's lease was extended (false: it lapsed, or the reader left). */
-export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number): Promise<boolean> {
-  return Number(await runScriptBatched(client, RENEW_READ, [keys.readers], [owner, leaseMs])) === 1;
+/** @internal Whether the reader's lease was extended (false: it lapsed, or the reader left). `fenceIdleMs`: as for renewLock. */
+export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number, fenceIdleMs?: number): Promise<boolean> {
+  const reply =
+    fenceIdleMs === undefined
+      ? runScriptBatched(client, RENEW_READ, [keys.readers], [owner, leaseMs])
+      : runScriptBatched(client, RENEW_READ, [keys.readers, keys.fence], [owner, leaseMs, fenceIdleMs]);
+  return Number(await reply) === 1;
 }
 
 /** @internal Whether this reader still held its share (and so freed it). */

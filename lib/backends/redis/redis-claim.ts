@@ -2,6 +2,7 @@ import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { acquireLock, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
+import { FenceUpkeep } from './fence-upkeep.js';
 import { LocalTurn, TURN_FENCES, YIELD_MS, type HandOffReceiver } from './local-turn.js';
 import type { QueueHeartbeat, QueuePlace } from './queue-heartbeat.js';
 import { releaseReadLock, renewReadLock } from './read-lease.js';
@@ -19,6 +20,8 @@ export interface RedisClaimContext {
   readonly heartbeat: QueueHeartbeat;
   /** Registers a command in flight, so that closing the backend can let it settle first. */
   readonly track: <T>(command: Promise<T>) => Promise<T>;
+  /** How long a key's fence counter outlives its last lease (the `idleKeyTtlMs` option). */
+  readonly idleKeyTtlMs: number;
 }
 
 /**
@@ -51,6 +54,8 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   private turn: LocalTurn | undefined;
   /** A fence handed over by a releasing claim of this process, for the next attempt to return. */
   private handedFence: number | undefined;
+  /** While held: when renewals must keep the fence counter alive too. */
+  private fenceUpkeep: FenceUpkeep | undefined;
 
   constructor(
     private readonly context: RedisClaimContext,
@@ -59,7 +64,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     this.keys = redisLockKeys(request.key);
     this.entry = queueEntryOf(request);
     const policy = queuePolicyOf(request);
-    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy };
+    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy, idleKeyTtlMs: context.idleKeyTtlMs };
     this.reader = request.mode === 'read';
     this.plain = policy === 'found';
     this.waiter = new ReleaseWaiter(this.plain ? this : undefined);
@@ -75,6 +80,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   receive(turn: LocalTurn, fence: number): void {
     this.turn = turn;
+    this.fenceUpkeep = turn.fenceUpkeep;
     this.handedFence = fence;
     this.held = true;
     this.waiter.wake();
@@ -111,10 +117,11 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       if (woken && !reply.held) this.waiting?.wakeNext(this.waiter);
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
+    this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs);
     if (this.plain) {
       const validUntil = startedAt + this.request.leaseMs;
       // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
-      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil);
+      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep);
       local?.noteHolderUntil(validUntil);
     }
     this.held = true;
@@ -134,10 +141,19 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   async renew(leaseMs: number): Promise<number | false> {
     const { client, track } = this.context;
-    if (this.reader) return (await track(renewReadLock(client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
-    const turn = this.turn;
-    const extend = () => track(renewLock(client, this.keys, turn?.storeOwner ?? this.request.owner, leaseMs));
-    return (await (turn ? turn.renew(leaseMs, extend) : extend())) ? leaseMs : false;
+    const upkeep = this.fenceUpkeep;
+    const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.context.idleKeyTtlMs;
+    const startedAt = monotonicNow();
+    let extended: boolean;
+    if (this.reader) {
+      extended = await track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+    } else {
+      const turn = this.turn;
+      const extend = () => track(renewLock(client, this.keys, turn?.storeOwner ?? this.request.owner, leaseMs, fenceIdleMs));
+      extended = await (turn ? turn.renew(leaseMs, extend) : extend());
+    }
+    if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
+    return extended ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {

@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 export interface RedisLockKeys {
   /** Holds the owner id of an exclusive (or write) holder, with the lease as its TTL. */
   readonly lock: string;
-  /** The fence counter: INCRed on every acquisition, never expires. */
+  /** The fence counter: advanced on every acquisition; expires once the key has been idle (see lua-fence.ts). */
   readonly fence: string;
   /** Pub/sub channel on which a release is announced (a channel, not a key). */
   readonly channel: string;

@@ -1,5 +1,6 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
+import { DEFAULT_IDLE_KEY_TTL_MS, resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { QueueHeartbeat } from './queue-heartbeat.js';
 import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
@@ -29,15 +30,17 @@ export class RedisBackend implements LockBackend {
   constructor(
     private readonly client: RedisClient,
     private readonly ownsClient: boolean,
+    /** How long a key's fence counter outlives its last lease (see docs/backends/redis.md, Footprint). */
+    idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
   ) {
     this.listener = new ReleaseListener(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track };
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs };
   }
 
   claim(request: ClaimRequest): LockClaim {
-    if (request.permits !== undefined) return new RedisSemaphoreClaim(this.client, this.listener, request, (command) => this.track(command));
+    if (request.permits !== undefined) return new RedisSemaphoreClaim(this.claims, request);
     return new RedisClaim(this.claims, request);
   }
 
@@ -92,6 +95,7 @@ async function withinGrace<T>(promise: Promise<T>): Promise<T | undefined> {
 
 /** Builds the redis backend from module options. Throws InvalidLockArgumentError on bad options. */
 export async function createRedisBackend(options: RedisBackendOptions): Promise<LockBackend> {
+  const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'redis');
   const { client, owned } = await openRedisConnection(options);
-  return new RedisBackend(client, owned);
+  return new RedisBackend(client, owned, idleKeyTtlMs);
 }

@@ -1,6 +1,8 @@
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
+import { FenceUpkeep } from './fence-upkeep.js';
+import type { RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import type { ReleaseListener } from './release-listener.js';
 import { redisSemaphoreKeys, type RedisSemaphoreKeys } from './semaphore-keys.js';
@@ -20,14 +22,20 @@ export class RedisSemaphoreClaim implements LockClaim {
   private maybeHeld = false;
   /** Monotonic time by which the first permit lapses, from this claim's latest busy answer. */
   private firstExpiry: number | undefined;
+  /** While held: when renewals must keep the fence counter alive too. */
+  private fenceUpkeep: FenceUpkeep | undefined;
+
+  private readonly client: RedisClient;
+  private readonly listener: ReleaseListener;
+  /** Registers a command in flight, so that closing the backend can let it settle first. */
+  private readonly track: <T>(command: Promise<T>) => Promise<T>;
+  private readonly idleKeyTtlMs: number;
 
   constructor(
-    private readonly client: RedisClient,
-    private readonly listener: ReleaseListener,
+    context: RedisClaimContext,
     private readonly request: ClaimRequest,
-    /** Registers a command in flight, so that closing the backend can let it settle first. */
-    private readonly track: <T>(command: Promise<T>) => Promise<T> = (command) => command,
   ) {
+    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -42,9 +50,10 @@ export class RedisSemaphoreClaim implements LockClaim {
       const holderTtlMs = local?.queuedAheadTtl();
       if (holderTtlMs !== undefined) return { acquired: false, holderTtlMs };
     }
+    const startedAt = monotonicNow();
     let reply;
     try {
-      reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs));
+      reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs, this.idleKeyTtlMs));
     } catch (error) {
       this.maybeHeld = true;
       throw error;
@@ -55,6 +64,7 @@ export class RedisSemaphoreClaim implements LockClaim {
       return reply;
     }
     this.held = true;
+    this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
     return { acquired: true, fence: reply.fence, validityMs: this.request.leaseMs };
   }
@@ -69,7 +79,12 @@ export class RedisSemaphoreClaim implements LockClaim {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    return (await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs))) ? leaseMs : false;
+    const upkeep = this.fenceUpkeep;
+    const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
+    const startedAt = monotonicNow();
+    const extended = await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+    if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
+    return extended ? leaseMs : false;
   }
 
   async release(): Promise<boolean> {

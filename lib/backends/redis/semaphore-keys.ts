@@ -4,7 +4,7 @@ import { redisLockKeys } from './redis-keys.js';
 export interface RedisSemaphoreKeys {
   /** Sorted set: owner → expiry of its permit (ms, by Redis's clock). Expires itself after the last permit. */
   readonly permits: string;
-  /** Fence counter: INCRed on every permit taken, never expires. */
+  /** Fence counter: advanced on every permit taken; expires once the semaphore has been idle (see lua-fence.ts). */
   readonly fence: string;
   /** Pub/sub channel on which a released permit is announced. */
   readonly channel: string;

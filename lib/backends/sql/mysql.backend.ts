@@ -1,4 +1,5 @@
 import type { MysqlBackendOptions } from '../backend-options.js';
+import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../lock-backend.js';
 import { asPromisePool, loadMysqlDriver, type MysqlPromisePool } from './mysql-driver.js';
 import { MysqlDialect } from './mysql-dialect.js';
@@ -14,9 +15,10 @@ import { SqlBackend } from './sql.backend.js';
  */
 export async function createMysqlBackend(options: MysqlBackendOptions): Promise<LockBackend> {
   const table = parseTableName(options.table, 'mysql');
+  const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'mysql');
   const isPool = (value: unknown): value is MysqlPromisePool => asPromisePool(value) !== undefined;
   const connection = pickConnection('mysql', { name: 'uri', value: options.uri }, options.pool, isPool);
-  if ('pool' in connection) return new SqlBackend('mysql', new MysqlDialect(asPromisePool(connection.pool)!, table, false));
+  if ('pool' in connection) return new SqlBackend('mysql', new MysqlDialect(asPromisePool(connection.pool)!, table, false), idleKeyTtlMs);
   const driver = await loadMysqlDriver();
   const pool = driver
     .createPool({
@@ -29,5 +31,5 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
       supportBigNumbers: true,
     })
     .promise();
-  return new SqlBackend('mysql', new MysqlDialect(pool, table, true));
+  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs);
 }

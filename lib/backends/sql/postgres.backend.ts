@@ -1,4 +1,5 @@
 import type { PostgresBackendOptions } from '../backend-options.js';
+import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../lock-backend.js';
 import { isPgPool, loadPgDriver, type PgClient, type PgPool } from './postgres-driver.js';
 import { PostgresDialect } from './postgres-dialect.js';
@@ -15,6 +16,7 @@ import { SqlBackend } from './sql.backend.js';
  */
 export async function createPostgresBackend(options: PostgresBackendOptions): Promise<LockBackend> {
   const table = parseTableName(options.table, 'postgres');
+  const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'postgres');
   const connection = pickConnection('postgres', { name: 'connectionString', value: options.connectionString }, options.pool, isPgPool);
   const channel = releaseChannel(table);
   if ('url' in connection) {
@@ -24,10 +26,10 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
     pool.on('error', () => undefined);
     const listener = new PostgresReleaseListener(() => new Client(config), channel);
-    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true));
+    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs);
   }
   const listener = await listenerForUserPool(connection.pool, channel);
-  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false));
+  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs);
 }
 
 /** A listening connection made with the user's pool settings, or none (waiters then poll) if the pool does not expose them. */

@@ -36,12 +36,21 @@ export interface ReleaseNotifier {
 export interface SqlDialect {
   /** Creates the lease table if it is absent. Idempotent, and safe when several instances start at once. */
   ensureTable(): Promise<void>;
-  /** Takes the row when it is absent, free or expired, bumping its fence; otherwise reports the holder's remaining lease. */
+  /**
+   * Takes the row when it is absent, free or expired, with the fence max(previous + 1, database clock
+   * in µs); otherwise reports the holder's remaining lease.
+   */
   take(row: LeaseRow, leaseMs: number): Promise<TakeResult>;
   /** Extends the lease to `leaseMs` from the database's now, if `owner` still holds it unexpired. */
   renew(keyHash: string, owner: string, leaseMs: number): Promise<boolean>;
   /** Frees the row (owner NULL, fence kept) if `owner` still holds it unexpired. */
   release(keyHash: string, owner: string): Promise<boolean>;
+  /**
+   * Deletes at most `limit` rows whose lease ended more than `idleKeyTtlMs` ago and whose fence the
+   * database clock (in µs) passed by as much; one bounded statement that skips or waits for no held
+   * row. Resolves how many rows went.
+   */
+  pruneIdleRows(idleKeyTtlMs: number, limit: number): Promise<number>;
   ping(): Promise<void>;
   /** Closes the connections this dialect created (never a pool the user passed in). */
   close(): Promise<void>;

@@ -40,3 +40,13 @@ export function quoteTableName(name: TableName, quote: '"' | '`'): string {
 export function releaseChannel(name: TableName): string {
   return `ndl_release_${createHash('sha256').update(name.text).digest('hex').slice(0, 24)}`;
 }
+
+/**
+ * The name of the lease table's index on `expires_at`: `<table>_expires_at`, or, when that would pass
+ * the 63 characters PostgreSQL keeps, `ndl_expires_at_<hash of the table name>`. Never schema-qualified:
+ * an index lives in its table's schema (PostgreSQL), or belongs to its table (MySQL).
+ */
+export function expiryIndexName(name: TableName): string {
+  const readable = `${name.table}_expires_at`;
+  return readable.length <= 63 ? readable : `ndl_expires_at_${createHash('sha256').update(name.text).digest('hex').slice(0, 24)}`;
+}

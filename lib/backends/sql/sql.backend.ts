@@ -2,32 +2,45 @@ import { toBackendError } from '../../engine/backend-error.js';
 import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
 import type { SqlDialect } from './sql-dialect.js';
+import { DEFAULT_IDLE_KEY_TTL_MS } from '../idle-key-ttl.js';
+import { IdleRowSweeper } from './idle-row-sweeper.js';
 
 /**
- * A lease table in PostgreSQL or MySQL/MariaDB: one row per key ever locked (owner, fence,
- * expires_at), every operation one short autocommit statement judged by the database clock.
+ * A lease table in PostgreSQL or MySQL/MariaDB: one row per key (owner, fence, expires_at), every
+ * operation one short autocommit statement judged by the database clock. Rows of keys idle for
+ * longer than `idleKeyTtlMs` are deleted by a bounded periodic sweep (docs/backends/sql.md, Footprint).
  * The claim logic is shared; each database contributes its statements through a {@link SqlDialect}.
  */
 export class SqlBackend implements LockBackend {
   private tableReady: Promise<void> | undefined;
   private closed = false;
+  /** @internal Deletes the rows of idle keys; runs from the first lock on. */
+  readonly sweeper: IdleRowSweeper;
 
   constructor(
     readonly name: 'postgres' | 'mysql',
     /** @internal */
     readonly dialect: SqlDialect,
-  ) {}
+    idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
+  ) {
+    this.sweeper = new IdleRowSweeper((limit) => dialect.pruneIdleRows(idleKeyTtlMs, limit), idleKeyTtlMs);
+  }
 
   claim(request: ClaimRequest): LockClaim {
     return new SqlClaim(this, request);
   }
 
-  /** @internal Creates the table on first use; a failed attempt is retried by the next caller. */
+  /** @internal Creates the table on first use, then starts the sweep; a failed attempt is retried by the next caller. */
   ensureTable(): Promise<void> {
-    this.tableReady ??= this.dialect.ensureTable().catch((error: unknown) => {
-      this.tableReady = undefined;
-      throw error;
-    });
+    this.tableReady ??= this.dialect.ensureTable().then(
+      () => {
+        if (!this.closed) this.sweeper.start();
+      },
+      (error: unknown) => {
+        this.tableReady = undefined;
+        throw error;
+      },
+    );
     return this.tableReady;
   }
 
@@ -41,6 +54,7 @@ export class SqlBackend implements LockBackend {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.sweeper.stop();
     await this.dialect.close();
   }
 }

@@ -1,11 +1,13 @@
 import { unrefTimer } from '../../engine/clock.js';
 import { removeIfEmpty } from './lock-nodes.js';
+import { isLockParentName } from './zk-paths.js';
 import type { ZkSession } from './zk-session.js';
 
 /**
  * Deletes the parent node of a key some time after its last release, if nobody queued under it
  * meanwhile, so that parents do not pile up; a hot key keeps its parent instead of deleting and
- * re-creating it on every hand-off.
+ * re-creating it on every hand-off. At a backend's first session it also adopts the parents that
+ * dead instances left (adoptOrphans).
  */
 export class ParentJanitor {
   private readonly due = new Map<string, NodeJS.Timeout>();
@@ -27,6 +29,25 @@ export class ParentJanitor {
       this.due.delete(parentPath);
       this.sweep(parentPath);
     }, this.delayMs));
+  }
+
+  /**
+   * Schedules every key parent under `rootPath` as if just released: those empty after the delay go.
+   * This catches the parents that instances which died (killed while holding or waiting, or within
+   * the delay after a release) left behind, which no janitor would delete otherwise. One listing of
+   * the root, once per backend; a root that is missing or unreadable is left alone.
+   */
+  async adoptOrphans(session: ZkSession, rootPath: string): Promise<void> {
+    let names: string[];
+    try {
+      names = await session.children(rootPath);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const path = `${rootPath}/${name}`;
+      if (isLockParentName(name) && !this.due.has(path)) this.schedule(path);
+    }
   }
 
   /** Asks for every scheduled parent to be deleted now, if empty, ahead of the session's close (the server keeps the order). */

@@ -24,6 +24,11 @@ export function keyNodeName(storeKey: string): string {
   return `h-${escaped.slice(0, 64)}-${digest}`;
 }
 
+/** Whether a child of the root is a key's parent node (named by keyNodeName). */
+export function isLockParentName(name: string): boolean {
+  return name.startsWith('k-') || name.startsWith('h-');
+}
+
 /** The persistent node whose children queue for `storeKey`. */
 export function lockParentPath(rootPath: string, storeKey: string): string {
   return `${rootPath}/${keyNodeName(storeKey)}`;

@@ -12,6 +12,8 @@ export class ZkSessions {
   private current: ZkSession | undefined;
   private everConnected = new WeakSet<ZkSession>();
   private closed = false;
+  /** Whether the parents left by dead instances were handed to the janitor (once, at the first session). */
+  private orphansAdopted = false;
   /** Deletes the parents of released keys once they stay empty. */
   readonly janitor: ParentJanitor;
 
@@ -48,6 +50,10 @@ export class ZkSessions {
           void session.close();
         }
         throw error;
+      }
+      if (!this.orphansAdopted) {
+        this.orphansAdopted = true;
+        void this.janitor.adoptOrphans(session, this.options.rootPath);
       }
       this.everConnected.add(session);
       if (this.closed) throw new LockBackendError('zookeeper', 'the backend is closed');

@@ -1,0 +1,60 @@
+/**
+ * @internal Lua for a key's fence counter, which expires once the key has been idle.
+ *
+ * A fresh counter starts at Redis's clock in µs (`TIME`), and every acquisition takes
+ * `max(counter + 1, now in µs)`, so fences stay strictly increasing after the counter expired (or
+ * was lost in a failover): the clock has passed every fence handed out before. The counter can run
+ * ahead of the clock (a local turn reserves 64 fences at once), so its TTL is the idle time, plus
+ * the lease, plus how far it is ahead: it cannot expire before the clock has passed its value by
+ * the idle time. So fences hold as long as Redis's clock never steps back by more than the idle
+ * time. µs since 1970 (~1.8e15) are exact in Lua's doubles and in JS numbers, and redis.call writes
+ * such a number with all its digits (`%.17g`).
+ *
+ * Inlined rather than Lua functions: a function statement creates a closure on every run of the
+ * script, which the acquire fast path would pay for. Scripts that use them must call
+ * `redis.replicate_commands()` before their first write (Redis 3.2-4: writes after TIME need effects
+ * replication; the default since 5): see LUA_EFFECTS.
+ */
+
+/** @internal First line of a script that reads Redis's clock after (or before) writing. */
+export const LUA_EFFECTS = `if redis.replicate_commands then redis.replicate_commands() end`;
+
+/**
+ * @internal The TTL, in ms, of a fence counter at the clock for a holder with `leaseMs`: the lease, the
+ * idle time, and 1 ms for the fences a local turn reserves ahead of the clock (TURN_FENCES, < 1 000 µs),
+ * so a fresh counter needs no arithmetic in the script.
+ */
+export function counterTtlMs(idleKeyTtlMs: number, leaseMs: number): number {
+  return idleKeyTtlMs + leaseMs + 1;
+}
+
+/**
+ * @internal Lua statements that reserve `count` fences on the counter `key`, keep the counter for
+ * `ttl` ms (counterTtlMs) plus how far it runs ahead of the clock, and set the locals `first` and
+ * `last`, the first and the last reserved fence. A live counter's TTL is never lowered: readers and
+ * permits share it, and one with a short lease must not shorten it under another with a long one.
+ * The arguments are Lua expressions; `count` is below 1 000.
+ */
+export function luaReserveFences(key: string, count: string, ttl: string): string {
+  // A fresh counter (the common case for per-entity keys) is one SET NX; a live one is read first.
+  return `
+local time = redis.call('TIME')
+local now_us = time[1] * 1000000 + time[2]
+local last = now_us + ${count} - 1
+if not redis.call('SET', ${key}, last, 'PX', ${ttl}, 'NX') then
+  last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, last)
+  local counter_ttl = math.max(${ttl} + math.ceil((last - now_us) / 1000), redis.call('PTTL', ${key}))
+  redis.call('SET', ${key}, last, 'PX', counter_ttl)
+end
+local first = last - ${count} + 1`;
+}
+
+/**
+ * @internal A Lua statement that makes the counter `key` live at least `ttl` ms more (a held lease
+ * plus the idle time), never shortening it. A missing counter stays missing. `ttl`: a Lua expression.
+ */
+export function luaKeepFence(key: string, ttl: string): string {
+  return `
+local fence_ttl = tonumber(${ttl})
+if redis.call('PTTL', ${key}) < fence_ttl then redis.call('PEXPIRE', ${key}, fence_ttl) end`;
+}
