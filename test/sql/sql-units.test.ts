@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createLockBackend, InvalidLockArgumentError, LockBackendError, type BackendOptions } from '../../lib/index.js';
-import { mysqlTableDdl } from '../../lib/backends/sql/mysql-dialect.js';
+import { MysqlDialect, mysqlTableDdl } from '../../lib/backends/sql/mysql-dialect.js';
 import { postgresIndexDdl, postgresTableDdl } from '../../lib/backends/sql/postgres-dialect.js';
 import type { PgClient, PgNotification } from '../../lib/backends/sql/postgres-driver.js';
 import { PostgresReleaseListener } from '../../lib/backends/sql/postgres-listener.js';
@@ -177,5 +177,50 @@ describe('documented DDL', () => {
     const table = parseTableName(undefined, 'test');
     expect(docs).toContain(`${postgresTableDdl(table)};\n${postgresIndexDdl(table)};`);
     expect(docs).toContain(`${mysqlTableDdl(table)};`);
+  });
+});
+
+describe('MySQL statements chosen as deadlock victims', () => {
+  const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { errno: 1213 });
+  /** A pool whose change statements fail as deadlock victims `failures` times, then change one row. */
+  function poolFailing(failures: number) {
+    const calls: string[] = [];
+    const pool = {
+      async execute(sql: string) {
+        calls.push(sql.split(' ')[0]!);
+        if (sql.startsWith('UPDATE') && failures-- > 0) throw deadlock();
+        return [{ affectedRows: 1 }, undefined] as [unknown, unknown];
+      },
+      async end() {},
+    };
+    return { pool, calls };
+  }
+
+  it('runs a release or renewal InnoDB rolled back again, and reports the outcome of the run that went through', async () => {
+    const { pool, calls } = poolFailing(2);
+    const dialect = new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false);
+    await expect(dialect.release('hash', 'owner')).resolves.toBe(true);
+    expect(calls).toEqual(['UPDATE', 'UPDATE', 'UPDATE']);
+    await expect(dialect.renew('hash', 'owner', 1_000)).resolves.toBe(true);
+  });
+
+  it('gives up after a bounded number of deadlocks, with the driver error', async () => {
+    const { pool, calls } = poolFailing(100);
+    const dialect = new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false);
+    await expect(dialect.release('hash', 'owner')).rejects.toThrow(/Deadlock/);
+    expect(calls).toHaveLength(4);
+  });
+
+  it('does not run other failures again', async () => {
+    const calls: string[] = [];
+    const pool = {
+      async execute(sql: string): Promise<[unknown, unknown]> {
+        calls.push(sql);
+        throw Object.assign(new Error('Lock wait timeout exceeded'), { errno: 1205 });
+      },
+      async end() {},
+    };
+    await expect(new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false).release('hash', 'owner')).rejects.toThrow(/Lock wait timeout/);
+    expect(calls).toHaveLength(1);
   });
 });

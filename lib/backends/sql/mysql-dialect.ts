@@ -25,7 +25,11 @@ const FREE_FOR_TAKER = 'owner <=> ? OR owner IS NULL OR expires_at <= UTC_TIMEST
 const LEASE_END = 'UTC_TIMESTAMP(3) + INTERVAL ? MICROSECOND';
 /** The database's UTC clock in µs since 1970: a fresh row's fence, and the least fence of every acquisition (see docs/backends/sql.md, Footprint). */
 const NOW_US = "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))";
-/** InnoDB may pick an upsert as a deadlock victim when many take a new row at once: that attempt is simply busy. */
+/**
+ * InnoDB may pick a statement as a deadlock victim (many taking new rows at once, the idle-row sweep
+ * deleting next to a release) and rolls it back whole: each statement here is one owner-guarded
+ * autocommit change, so running it again is safe.
+ */
 const RETRIES_ON_DEADLOCK = 3;
 
 interface TakeReadBack {
@@ -98,15 +102,8 @@ ON DUPLICATE KEY UPDATE
   async take(row: LeaseRow, leaseMs: number): Promise<TakeResult> {
     const leaseUs = leaseMs * 1000;
     const o = row.owner;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        // Placeholders in order: the new row (4), then the owner guard + value, the fence guard, the expiry guard + lease.
-        await this.pool.execute(this.takeSql, [row.keyHash, row.displayKey, o, leaseUs, o, o, o, o, leaseUs]);
-        break;
-      } catch (error) {
-        if (mysqlErrorNumber(error) !== MYSQL_ERROR.LOCK_DEADLOCK || attempt >= RETRIES_ON_DEADLOCK) throw error;
-      }
-    }
+    // Placeholders in order: the new row (4), then the owner guard + value, the fence guard, the expiry guard + lease.
+    await this.change(this.takeSql, [row.keyHash, row.displayKey, o, leaseUs, o, o, o, o, leaseUs]);
     const [rows] = await this.pool.execute(this.readBackSql, [o, row.keyHash]);
     const current = (rows as TakeReadBack[])[0];
     if (!current) return { taken: false, holderTtlMs: undefined };
@@ -116,16 +113,26 @@ ON DUPLICATE KEY UPDATE
   }
 
   async renew(keyHash: string, owner: string, leaseMs: number): Promise<boolean> {
-    const [header] = await this.pool.execute(this.renewSql, [leaseMs * 1000, keyHash, owner]);
-    if ((header as MysqlResultHeader).affectedRows > 0) return true;
+    if ((await this.change(this.renewSql, [leaseMs * 1000, keyHash, owner])).affectedRows > 0) return true;
     // 0 rows can also mean "matched but unchanged" when the pool counts changed rows, not found rows.
     const [rows] = await this.pool.execute(this.stillHeldSql, [keyHash, owner]);
     return (rows as unknown[]).length > 0;
   }
 
   async release(keyHash: string, owner: string): Promise<boolean> {
-    const [header] = await this.pool.execute(this.releaseSql, [keyHash, owner]);
-    return (header as MysqlResultHeader).affectedRows > 0;
+    return (await this.change(this.releaseSql, [keyHash, owner])).affectedRows > 0;
+  }
+
+  /** Runs one change statement, again when InnoDB rolled it back as a deadlock victim. */
+  private async change(sql: string, values: unknown[]): Promise<MysqlResultHeader> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const [header] = await this.pool.execute(sql, values);
+        return header as MysqlResultHeader;
+      } catch (error) {
+        if (mysqlErrorNumber(error) !== MYSQL_ERROR.LOCK_DEADLOCK || attempt >= RETRIES_ON_DEADLOCK) throw error;
+      }
+    }
   }
 
   async ping(): Promise<void> {
