@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
+import { waitUntil } from '../harness/server-process.js';
 import { startChildHolder } from '../support/child-holder.js';
 import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from './etcd-target.js';
 
@@ -17,6 +18,13 @@ async function newEngine(leaseTtlSeconds: number, options: { leaseMs?: number; r
   const engine = new LockEngine(await etcd.backend(leaseTtlSeconds, extra), { keyPrefix, leaseMs: options.leaseMs ?? 10_000, waitMs: 10_000 });
   engines.push(engine);
   return engine;
+}
+
+/** etcd answers the engine's backend again: its gRPC channel reconnects within a second of etcd being back (bounded backoff). */
+async function reconnected(engine: LockEngine): Promise<number> {
+  const startedAt = performance.now();
+  await waitUntil('the etcd client to reconnect', async () => (await engine.backend.ping?.(), true), 3_000);
+  return since(startedAt);
 }
 
 function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
@@ -160,11 +168,13 @@ describe('etcd: the server restarts, goes down, hangs', () => {
     expect(next.fence!).toBeGreaterThan(lock.fence!);
     await next.release();
     // The holder's backend works again, on a new lease.
+    await reconnected(holderEngine);
     await (await holderEngine.acquire(key('after-down'), { waitMs: 5_000 })).release();
   }, 40_000);
 
   it('reports a hung etcd (SIGSTOP) as LockBackendError after requestTimeoutMs, and works again once it resumes', async () => {
     const engine = await newEngine(10, { requestTimeoutMs: 1_000 });
+    await reconnected(engine);
     await (await engine.acquire(key('warm-up'))).release();
     etcd.server.pause();
     try {
@@ -178,6 +188,7 @@ describe('etcd: the server restarts, goes down, hangs', () => {
     } finally {
       etcd.server.resume();
     }
+    console.info(`etcd: the client answered again ${await reconnected(engine)} ms after SIGCONT`);
     await (await engine.acquire(key('resumed'), { waitMs: 5_000 })).release();
   }, 30_000);
 });

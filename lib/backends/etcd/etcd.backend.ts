@@ -65,6 +65,9 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     // A deadline on every plain call, so a hung etcd reads as unreachable; streams (watch, keepalive) stay open.
     defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
     faultHandling: lockFaultHandling(hosts.length, (error) => error instanceof driver.GRPCUnavailableError),
+    // gRPC waits up to 2 minutes between reconnection attempts by default, failing every call meanwhile:
+    // a lock client must be back within a second of etcd, well inside any lease.
+    grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
   };
   let client: Etcd3;
   try {
