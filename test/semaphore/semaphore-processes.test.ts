@@ -38,10 +38,11 @@ const stores: Store[] = [
     stop: async () => void (await redis?.stop()),
     config: () => ({ type: 'redis', url: redis.url }),
     parentConfig: () => ({ type: 'redis', url: redis.url }),
-    // Renewed every lease/3, so 2/3 of it at least is left when the holder dies; the waiter retries when the first permit lapses.
-    leaseMs: 1_000,
-    crashMinMs: 600,
-    crashMaxMs: 1_000 + 1_000,
+    // Renewed every lease/3, so 2/3 of it is left when the holder dies if renewals are on time; half of it
+    // leaves room for a renewal late by a sixth of the lease on a loaded machine. The waiter retries when the first permit lapses.
+    leaseMs: 2_000,
+    crashMinMs: 1_000,
+    crashMaxMs: 2_000 + 1_500,
   },
   {
     name: 'etcd',

@@ -100,7 +100,8 @@ export function describeSqlIdleRows(target: SqlTarget): void {
       // A table of its own, swept by no timer (a day's idleKeyTtlMs): only the statements below delete.
       const batchTable = `idle_batch_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
       const { engine, backend } = await newEngine(86_400_000, batchTable);
-      await Promise.all(Array.from({ length: 30 }, async (_, i) => (await engine.acquire(`batch:${i}`)).release()));
+      // 30 new rows at once: on a loaded machine one upsert may outlast the 600 ms lease (and be taken again).
+      await Promise.all(Array.from({ length: 30 }, async (_, i) => (await engine.acquire(`batch:${i}`, { leaseMs: 5_000, waitMs: 10_000 })).release()));
       const releasedAt = await dbMicros();
       const batchRows = async () => Number((await target.query(`SELECT count(*) AS n FROM ${target.quote(batchTable)}`))[0]!.n);
       expect(await batchRows()).toBe(30);
