@@ -1,7 +1,7 @@
 // The benchmark suite: every contender side by side, in fresh processes, interleaved rounds.
 //   npm run bench                      full run (a few minutes), writes docs/benchmarks.{json,svg,md table}
 //   npm run bench -- --quick           smoke run (seconds), same output shape
-//   options: --out DIR (default docs/), --contenders a,b (subset), --workloads id,id, --no-docs
+//   options: --out DIR (default docs/), --contenders a,b (subset), --workloads id,id, --rounds N
 // Needs redis-server on PATH and the built package (npm run build; the npm script does it).
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
