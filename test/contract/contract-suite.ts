@@ -6,6 +6,8 @@ import type { ContractTarget } from './contract-target.js';
 export interface EngineSettings {
   readonly leaseMs?: number;
   readonly waitMs?: number;
+  /** The engine's instance label (default `hostname:pid`). */
+  readonly instance?: string;
 }
 
 /** What a contract suite runs against: the store's servers and engines on them. */
