@@ -9,7 +9,7 @@ export interface InspectionAbilities {
   readonly leases: boolean;
   /** The holder's own fence (Redis reports the key's latest fence, which is the exclusive holder's). */
   readonly holderFence: boolean;
-  /** How many claims wait (stores with a queue). */
+  /** How many claims wait (stores with a queue; on Redis, fair claims). */
   readonly waiters: boolean;
   /** Counting semaphores, and whether the store keeps the number of permits. */
   readonly semaphores: false | { readonly permits: boolean };
@@ -102,7 +102,9 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       it('counts the claims waiting for a key', async () => {
         const k = key('waiting');
         const lock = await a.acquire(k);
-        const waiter = b.acquire(k, { waitMs: 20_000 });
+        // fair: a queued claim (Redis queues fair and read/write claims; plain waiters only sleep on pub/sub).
+        const waiter = b.acquire(k, { waitMs: 20_000, fair: true });
+        waiter.catch(() => undefined);
         const info = await inspectUntil(a, k, (seen) => seen.waiting === 1);
         expect(info.waiting).toBe(1);
         await lock.release();
