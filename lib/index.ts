@@ -19,6 +19,8 @@ export {
   getLockModuleOptionsToken,
 } from './nest/lock-store.tokens.js';
 export { LockService } from './nest/lock.service.js';
+export { DistributedLockAdminModule } from './admin/distributed-lock-admin.module.js';
+export type { DistributedLockAdminOptions, AdminGuard } from './admin/admin.options.js';
 export { Locked } from './nest/locked.decorator.js';
 export type { LockedOptions, OnBusy } from './nest/locked.options.js';
 export type { LockKey, LockKeys, KeyParts } from './nest/key-template.js';
