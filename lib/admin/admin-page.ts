@@ -43,6 +43,7 @@ ${SCRIPT}</script>
 
 const STYLE = `
 :root { font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f6f7f9; }
+body { margin: 0; }
 header { display: flex; gap: 1.5rem; align-items: center; padding: .75rem 1.25rem; background: #1d2330; color: #fff; }
 header h1 { font-size: 1.2rem; margin: 0; } header small { color: #9aa4b8; font-weight: normal; }
 header input { margin-left: .4rem; padding: .25rem .4rem; border-radius: 4px; border: 0; width: 14rem; }
