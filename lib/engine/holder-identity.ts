@@ -25,12 +25,15 @@ const MAX_RAW_LABEL = MAX_ESCAPED_LABEL;
 const SEPARATOR = '|';
 const SAFE_BYTE = /[A-Za-z0-9 _.:@=+,#()[\]{}/~!*'-]/;
 
-/** Percent-escapes `value`'s UTF-8 bytes outside a safe set, cut at a whole escape to at most `max` characters. */
+/** Percent-escapes `value`'s UTF-8 bytes outside a safe set, cut at a whole character to at most `max` characters. */
 export function escapeHolderPart(value: string, max: number): string {
   let escaped = '';
-  for (const byte of Buffer.from(value.slice(0, max), 'utf8')) {
-    const char = String.fromCharCode(byte);
-    const piece = byte < 0x80 && SAFE_BYTE.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const char of value.slice(0, max)) {
+    let piece = '';
+    for (const byte of Buffer.from(char, 'utf8')) {
+      const single = String.fromCharCode(byte);
+      piece += byte < 0x80 && SAFE_BYTE.test(single) ? single : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    }
     if (escaped.length + piece.length > max) break;
     escaped += piece;
   }
