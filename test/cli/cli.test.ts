@@ -82,8 +82,9 @@ describe.each(stores)('the CLI on $name', (store) => {
   beforeAll(async () => {
     const started = await store.start();
     ({ flags, stop } = started);
-    // The app whose locks the operator looks at: its own instance label, the default keyPrefix.
-    app = new LockEngine(await createLockBackend(started.options), { instance: 'web-1', leaseMs: 3_000 });
+    // The app whose locks the operator looks at: its own instance label, the default keyPrefix. A lease
+    // long enough that a loaded machine (CLI processes starting meanwhile) does not make it lapse.
+    app = new LockEngine(await createLockBackend(started.options), { instance: 'web-1', leaseMs: 9_000 });
   }, 60_000);
 
   afterAll(async () => {
