@@ -2,6 +2,8 @@ export * from './errors.js';
 export { isMultiLock, type Lock, type MultiLock, type LockOptions } from './engine/lock.js';
 export type { LockMode } from './engine/lock-mode.js';
 export type { LockEvent, LockEventType } from './engine/lock-events.js';
+export type { LockInfo, LockHolder, LockList, ListLocksOptions, ForceReleaseOptions } from './engine/lock-info.js';
+export type { LockInspection, StoredHolder, StoredLockState, ListRequest, ListPage } from './backends/lock-inspection.js';
 export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS, DEFAULT_STORE_NAME } from './engine/lock-engine.js';
 export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Busy, BackendCapabilities } from './backends/lock-backend.js';
 export { MemoryBackend } from './backends/memory/memory.backend.js';
@@ -17,6 +19,8 @@ export {
   getLockModuleOptionsToken,
 } from './nest/lock-store.tokens.js';
 export { LockService } from './nest/lock.service.js';
+export { DistributedLockAdminModule } from './admin/distributed-lock-admin.module.js';
+export type { DistributedLockAdminOptions, AdminGuard } from './admin/admin.options.js';
 export { Locked } from './nest/locked.decorator.js';
 export type { LockedOptions, OnBusy } from './nest/locked.options.js';
 export type { LockKey, LockKeys, KeyParts } from './nest/key-template.js';

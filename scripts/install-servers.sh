@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the servers the test suite starts itself (Redis, ZooKeeper, etcd, MariaDB,
-# PostgreSQL) from Debian packages. Idempotent and quiet when everything is present.
+# PostgreSQL), and Chromium for the admin page's browser test, from Debian packages. Idempotent and quiet when everything is present.
 # It never starts, stops or disables a system service: the tests run their own server
 # processes on their own ports.
 set -euo pipefail
 
-PACKAGES=(redis-server zookeeper netcat-openbsd etcd-server etcd-client mariadb-server postgresql openssl)
+PACKAGES=(redis-server zookeeper netcat-openbsd etcd-server etcd-client mariadb-server postgresql openssl chromium)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 find_missing() {
@@ -19,6 +19,7 @@ find_missing() {
   compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   have nc || missing+=(nc)
   have openssl || missing+=(openssl) # test certificates for the TLS tests
+  have chromium || missing+=(chromium) # the admin page's browser test (driven by playwright-core)
 }
 
 find_missing

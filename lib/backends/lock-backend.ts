@@ -1,4 +1,5 @@
 import type { LockMode } from '../engine/lock-mode.js';
+import type { LockInspection } from './lock-inspection.js';
 
 /**
  * A lock store, seen from the engine.
@@ -26,6 +27,8 @@ export interface LockBackend {
   readonly capabilities?: BackendCapabilities;
   /** Starts one acquisition. Must not do I/O: the engine calls `tryAcquire()` next. */
   claim(request: ClaimRequest): LockClaim;
+  /** Lets operators look inside the store and force a lock free (`LockService.inspect`, `list`, `forceRelease`). */
+  readonly inspection?: LockInspection;
   /** A cheap round trip to the store, for health checks. Rejects when the store is down. */
   ping?(): Promise<void>;
   /** Closes the clients this backend created (never the ones the user passed in). Called once, after held locks were released. */

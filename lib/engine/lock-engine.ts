@@ -7,13 +7,16 @@ import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import type { LockEvent } from './lock-events.js';
 import { LockHandle } from './lock-handle.js';
+import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from './lock-info.js';
+import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
 import { currentLock, currentScope, findHeldLease, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
-import { defaultInstanceLabel, newOwnerId } from './owner-id.js';
+import { holderOwnerId, ownerIdPrefix } from './holder-identity.js';
+import { defaultInstanceLabel } from './owner-id.js';
 import { WakeScheduler } from './wake-scheduler.js';
 
 export interface LockEngineOptions {
@@ -64,8 +67,11 @@ export class LockEngine {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closing: Promise<void> | undefined;
   private readonly leaseOwner: LeaseOwner;
+  /** The start of every owner id this engine makes: its instance label, escaped (holder-identity.ts). */
+  private readonly ownerPrefix: string;
   /** By store key: locks `acquire()` handed out that no scope entered (see `self-wait` events). */
   private readonly unscoped = new Map<string, Unscoped>();
+  private readonly inspector: LockInspector;
 
   /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
   readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
@@ -76,10 +82,12 @@ export class LockEngine {
   ) {
     this.name = checkLabel(options.name ?? DEFAULT_STORE_NAME, 'name');
     this.instance = checkLabel(options.instance ?? defaultInstanceLabel(), 'instance');
+    this.ownerPrefix = ownerIdPrefix(this.instance);
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     if (typeof this.keyPrefix !== 'string') throw new InvalidLockArgumentError('keyPrefix must be a string');
     this.leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(options.leaseMs);
     this.waitMs = options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs);
+    this.inspector = new LockInspector(backend.name, backend.inspection, this.keyPrefix);
     // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
     setMaxListeners(0, this.shutdown.signal);
     this.leaseOwner = {
@@ -187,6 +195,33 @@ export class LockEngine {
     return currentLock();
   }
 
+  /** What the store says about `key` now: holders (instance, label, fence, remaining lease), waiters. */
+  inspect(key: string): Promise<LockInfo> {
+    return this.inspector.inspect(key);
+  }
+
+  /** One page of held (or waited-for) keys starting with `prefix`; pass `cursor` on for the next. */
+  list(options?: ListLocksOptions): Promise<LockList> {
+    return this.inspector.list(options);
+  }
+
+  /**
+   * Frees `key` whoever holds it (its semaphore permits too) and emits `force-released`; resolves
+   * `false` when nobody held it. The next holder's fence is larger than the evicted one's; the
+   * evicted holder's signal aborts at its next renewal at the latest (at once in this process).
+   */
+  async forceRelease(key: string, options?: ForceReleaseOptions): Promise<boolean> {
+    const storeKey = this.keyPrefix + key;
+    // Only leases held before the store was told: one granted after it is the next holder's.
+    const before = [...this.leases].filter((lease) => lease.storeKey === storeKey);
+    const { evicted, reason } = await this.inspector.forceRelease(key, options);
+    for (const lease of before) {
+      if (evicted.length > 0) lease.markLost(`it was force-released by ${this.instance}${reason ? ` (${reason})` : ''}`);
+    }
+    if (evicted.length > 0) this.emit({ type: 'force-released', key, backend: this.backend.name, store: this.name, by: this.instance, ...(reason === undefined ? {} : { reason }), evicted });
+    return evicted.length > 0;
+  }
+
   /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
   close(): Promise<void> {
     this.closing ??= this.closeOnce();
@@ -214,7 +249,7 @@ export class LockEngine {
     options.signal?.throwIfAborted();
     const claim = this.backend.claim({
       key: storeKey,
-      owner: newOwnerId(),
+      owner: holderOwnerId(this.ownerPrefix, options.label),
       leaseMs: options.leaseMs,
       mode: options.mode,
       fair: options.fair,

@@ -1,3 +1,4 @@
+import type { LockHolder } from './lock-info.js';
 import type { LockMode } from './lock-mode.js';
 
 interface EventBase {
@@ -21,6 +22,12 @@ export type LockEvent =
    * `acquire()` in the same scope and never entered with `run()`. It will wait until `waitMs`:
    * nested calls are re-entrant only inside `withLock`, `@Locked` or `run(lock, fn)`.
    */
-  | (EventBase & { readonly type: 'self-wait'; readonly waitedMs: number });
+  | (EventBase & { readonly type: 'self-wait'; readonly waitedMs: number })
+  /**
+   * An operator freed the key with `LockService.forceRelease` (or the CLI / admin page through it):
+   * `by` is the instance that forced it, `evicted` the holders it removed. Emitted by the engine
+   * that forced it; the evicted holders learn it at their next renewal (signal aborts, `lost`).
+   */
+  | (EventBase & { readonly type: 'force-released'; readonly by: string; readonly reason?: string; readonly evicted: readonly LockHolder[] });
 
 export type LockEventType = LockEvent['type'];

@@ -13,6 +13,8 @@ export interface ResolvedLockOptions {
   /** Permits of a semaphore; undefined for a lock. */
   readonly permits?: number;
   readonly signal?: AbortSignal;
+  /** Shown to operators with the holder (`LockService.inspect`); cut to a bounded length when stored. */
+  readonly label?: string;
 }
 
 /** Most permits a semaphore may have. */
@@ -68,7 +70,8 @@ export function resolveLockOptions(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockArgumentError(`Lock options must be an object, got ${describe(options)}`);
   }
-  const { leaseMs, waitMs, mode, fair, permits, signal } = options as Record<string, unknown>;
+  const { leaseMs, waitMs, mode, fair, permits, signal, label } = options as Record<string, unknown>;
+  if (label !== undefined && typeof label !== 'string') throw new InvalidLockArgumentError(`label must be a string, got ${describe(label)}`);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidLockArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
   }
@@ -80,6 +83,7 @@ export function resolveLockOptions(
     fair: fair === true,
     permits: permits === undefined ? undefined : checkPermits(permits),
     signal: signal as AbortSignal | undefined,
+    label: label as string | undefined,
   };
 }
 

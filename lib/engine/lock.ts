@@ -47,4 +47,9 @@ export interface LockOptions {
   fair?: boolean;
   /** Stops waiting when aborted (the call rejects with the signal's reason). */
   signal?: AbortSignal;
+  /**
+   * Says what the holder is doing, for operators (`LockService.inspect`, the CLI, the admin page):
+   * stored with the lock next to the instance label. Plain text, cut to about 96 characters.
+   */
+  label?: string;
 }

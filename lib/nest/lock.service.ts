@@ -3,6 +3,7 @@ import type { Observable } from 'rxjs';
 import { LockEngine } from '../engine/lock-engine.js';
 import type { LockEvent } from '../engine/lock-events.js';
 import type { Lock, LockOptions } from '../engine/lock.js';
+import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '../engine/lock-info.js';
 import { LOCK_ENGINE } from './lock.constants.js';
 import { Messages } from './lock.messages.js';
 
@@ -26,6 +27,7 @@ export class LockService {
     this.events.subscribe((event) => {
       if (event.type === 'lost') this.logger.warn(Messages.lockLost(event.key, event.fence, event.error.message));
       else if (event.type === 'self-wait') this.logger.warn(Messages.selfWait(event.key, event.waitedMs));
+      else if (event.type === 'force-released') this.logger.warn(Messages.forceReleased(event.key, event.by, event.reason, event.evicted.length));
     });
   }
 
@@ -91,6 +93,34 @@ export class LockService {
    */
   run<T>(lock: Lock, fn: (lock: Lock) => T): T {
     return this.engine.run(lock, fn);
+  }
+
+  /**
+   * What the store says about `key` now (no prefix): whether it is held, in which mode, by whom
+   * (instance, label, fence, remaining lease), how many wait, and its semaphore. One bounded read.
+   * What each store cannot know is listed in docs/operating.md.
+   */
+  inspect(key: string): Promise<LockInfo> {
+    return this.engine.inspect(key);
+  }
+
+  /**
+   * One page of the held (or waited-for) locks whose key starts with `prefix`, at most `limit`
+   * (default 100). Pass the page's `cursor` to get the next; it is absent on the last page. Each
+   * page is one bounded read of the store (Redis SCAN with COUNT, SQL LIMIT, etcd range limit).
+   */
+  list(options?: ListLocksOptions): Promise<LockList> {
+    return this.engine.list(options);
+  }
+
+  /**
+   * Frees `key` whoever holds it, for operators: resolves `false` when nobody held it. The next
+   * holder's fence is larger than the evicted holder's, so its fenced writes are refused; the
+   * evicted holder's `signal` aborts at its next renewal at the latest. Emits `force-released`
+   * (who forced it, `reason`, whom it evicted), also logged as a warning.
+   */
+  forceRelease(key: string, options?: ForceReleaseOptions): Promise<boolean> {
+    return this.engine.forceRelease(key, options);
   }
 
   /**

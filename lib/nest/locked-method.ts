@@ -33,13 +33,17 @@ const logger = new Logger('DistributedLock');
 export function createLockedMethod(original: Method, options: CheckedLockedOptions, where: string, name: string | symbol): Method {
   const resolveKey = compileLockKey(options.key, where);
   const { leaseMs, waitMs, mode, fair, permits, store } = options;
-  const lockOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits };
+  const baseOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits };
+  const labelOf = options.label === undefined ? undefined : compileLabel(options.label, where);
+  /** The options of one call: the shared object unless a label is resolved from its arguments. */
+  const optionsFor = (self: unknown, args: unknown[], call: HandlerCall | undefined): LockOptions =>
+    labelOf ? { ...baseOptions, label: labelOf(self, args, call) } : baseOptions;
   const skipWhenBusy = options.onBusy === 'skip';
   let warnedUnguarded = false;
   let warnedStream = false;
 
   /** Resolves `undefined` when busy and `onBusy: 'skip'`. */
-  async function acquire(engine: LockEngine, key: string | string[]): Promise<ScopedLock | undefined> {
+  async function acquire(engine: LockEngine, key: string | string[], lockOptions: LockOptions): Promise<ScopedLock | undefined> {
     try {
       return await engine.acquireScoped(key, lockOptions);
     } catch (error) {
@@ -55,7 +59,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
       const engine = lockRegistry.engineFor(self, where, store);
       let lock: ScopedLock;
       try {
-        lock = await engine.acquireScoped(resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined), lockOptions);
+        lock = await engine.acquireScoped(resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined), optionsFor(self, args, call));
       } catch (error) {
         if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
         throw error;
@@ -76,7 +80,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
       return original.apply(self, args);
     }
     const engine = lockRegistry.engineFor(self, where, store);
-    const lock = await acquire(engine, resolveKey(self, args, undefined));
+    const lock = await acquire(engine, resolveKey(self, args, undefined), optionsFor(self, args, undefined));
     if (!lock) return undefined;
     const result = await engine.runHolding(lock, () => original.apply(self, args));
     if (!warnedStream && isStream(result)) {
@@ -93,6 +97,20 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
   Object.defineProperty(lockedMethod, 'name', { value: original.name });
   Object.defineProperty(lockedMethod, 'length', { value: original.length });
   return lockedMethod;
+}
+
+/** A label resolver that never throws: a template naming something missing yields the template text. */
+function compileLabel(label: unknown, where: string): (self: unknown, args: unknown[], call: HandlerCall | undefined) => string {
+  const resolve = compileLockKey(label, where);
+  const fallback = typeof label === 'string' ? label : 'label function failed';
+  return (self, args, call) => {
+    try {
+      const value = resolve(self, args, resolve.usesContext ? call?.keyParts() : undefined);
+      return Array.isArray(value) ? value.join(',') : value;
+    } catch {
+      return fallback;
+    }
+  };
 }
 
 function isStream(value: unknown): boolean {

@@ -2,7 +2,7 @@ import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
 import type { LockMode } from '../engine/lock-mode.js';
 import { checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
-import type { LockKeys } from './key-template.js';
+import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from './lock.messages.js';
 
 /** What `@Locked()` does when the lock stays busy for `waitMs`. */
@@ -38,12 +38,18 @@ export interface LockedOptions {
   permits?: number;
   /** The lock store: the `name` of a `DistributedLockModule.forRoot({ name })`. Default: the unnamed store. */
   store?: string;
+  /**
+   * What the holder is doing, for operators (`LockService.inspect`, the CLI, the admin page): a
+   * template like the key's (`'order {0.id}'`, `'{params.sku}'`) or a function of the arguments.
+   * A template naming something missing leaves the template text as the label (it never fails the call).
+   */
+  label?: LockKey;
 }
 
 /** `LockedOptions` once checked: the store is always named. */
 export type CheckedLockedOptions = Readonly<LockedOptions & { store: string }>;
 
-const OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store'];
+const OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store', 'label'];
 
 /** Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class definition. */
 export function parseLockedArgs(args: readonly unknown[], where: string): CheckedLockedOptions {
@@ -57,7 +63,10 @@ export function parseLockedArgs(args: readonly unknown[], where: string): Checke
 }
 
 function checkOptions(options: LockedOptions, where: string): CheckedLockedOptions {
-  const { key, leaseMs, waitMs, onBusy, mode, fair, permits, store } = options;
+  const { key, leaseMs, waitMs, onBusy, mode, fair, permits, store, label } = options;
+  if (label !== undefined && typeof label !== 'function' && (typeof label !== 'string' || label.length === 0)) {
+    throw new InvalidLockArgumentError(Messages.lockedOption(where, `label must be a non-empty string or a function, got ${describe(label)}`));
+  }
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new InvalidLockArgumentError(Messages.lockedOnBusy(where, describe(onBusy)));
   }
@@ -73,6 +82,7 @@ function checkOptions(options: LockedOptions, where: string): CheckedLockedOptio
       fair: fair === undefined ? undefined : checkFair(fair),
       permits: permits === undefined ? undefined : checkPermits(permits),
       store: store ?? DEFAULT_STORE_NAME,
+      ...(label === undefined ? {} : { label }),
     });
   } catch (error) {
     throw new InvalidLockArgumentError(Messages.lockedOption(where, (error as Error).message));

@@ -6,6 +6,8 @@ import type { ContractTarget } from './contract-target.js';
 export interface EngineSettings {
   readonly leaseMs?: number;
   readonly waitMs?: number;
+  /** The engine's instance label (default `hostname:pid`). */
+  readonly instance?: string;
 }
 
 /** What a contract suite runs against: the store's servers and engines on them. */
@@ -25,7 +27,7 @@ export interface ContractSuite {
  * Starts the target's servers before the suite and two engines on them; closes every engine the
  * suite made and stops the servers after it. `wrap` decorates every backend (e.g. a spy).
  */
-export function useContractSuite(target: ContractTarget, name: string, defaults: Required<EngineSettings>, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): ContractSuite {
+export function useContractSuite(target: ContractTarget, name: string, defaults: Required<Omit<EngineSettings, 'instance'>>, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): ContractSuite {
   const keyPrefix = `${name}:${randomUUID().slice(0, 8)}:`;
   const engines: LockEngine[] = [];
   const suite = {

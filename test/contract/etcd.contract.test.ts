@@ -1,4 +1,5 @@
 import { describeBackendContract } from './backend-contract.js';
+import { describeInspectionContract } from './inspection-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
@@ -24,5 +25,6 @@ const target: ContractTarget = {
 };
 
 describeBackendContract(target);
+describeInspectionContract(target, { leases: false, holderFence: true, waiters: true, semaphores: { permits: false } });
 describeReadWriteContract(target);
 describeSemaphoreContract(target);

@@ -1,6 +1,7 @@
 import { MemoryBackend, type LockBackend } from '../../lib/index.js';
 import { describeBackendContract } from './backend-contract.js';
 import type { ContractTarget } from './contract-target.js';
+import { describeInspectionContract } from './inspection-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
 
 // One store shared by every engine of the test, as one process's instances would share it.
@@ -16,7 +17,7 @@ const target: ContractTarget = {
   async stop() {},
   async createBackend(): Promise<LockBackend> {
     // Engines close their backend on shutdown; the shared store must outlive them.
-    return { name: 'memory', capabilities: store.capabilities, claim: (request) => store.claim(request), close: async () => undefined };
+    return { name: 'memory', capabilities: store.capabilities, inspection: store.inspection, claim: (request) => store.claim(request), close: async () => undefined };
   },
   async expireLock(storeKey) {
     store.expire(storeKey);
@@ -29,3 +30,4 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 describeSemaphoreContract(target);
+describeInspectionContract(target, { leases: true, holderFence: true, waiters: true, semaphores: { permits: true } });

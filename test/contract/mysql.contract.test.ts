@@ -5,6 +5,7 @@ import { describeSqlOutages } from '../sql/sql-outages.js';
 import { describeSqlScenarios } from '../sql/sql-scenarios.js';
 import { mysqlTarget } from '../sql/mysql-target.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeInspectionContract } from './inspection-contract.js';
 
 // One MariaDB 10.11 server for this file: the file holds a start of its own, so the contract
 // suite's stop does not end the server before the SQL scenarios run.
@@ -13,6 +14,7 @@ beforeAll(() => target.start(), 60_000);
 afterAll(() => target.stop(), 60_000);
 
 describeBackendContract(target);
+describeInspectionContract(target, { leases: true, holderFence: true, waiters: false, semaphores: false });
 describeSqlScenarios(target);
 describeSqlMultiProcess(target);
 describeSqlIdleRows(target);

@@ -7,6 +7,7 @@ import { RedisServer } from '../harness/redis-server.js';
 import { describeBackendContract } from './backend-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
+import { describeInspectionContract } from './inspection-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
 
 let server: RedisServer;
@@ -40,3 +41,4 @@ const target: ContractTarget = {
 describeBackendContract(target);
 describeReadWriteContract(target);
 describeSemaphoreContract(target);
+describeInspectionContract(target, { leases: true, holderFence: true, waiters: true, semaphores: { permits: false } });

@@ -4,6 +4,7 @@ import { freePort } from '../harness/free-port.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperServer } from '../harness/zookeeper-server.js';
 import { ZkAdmin } from '../zookeeper/zk-admin.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeInspectionContract } from './inspection-contract.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import type { ContractTarget } from './contract-target.js';
 
@@ -48,4 +49,5 @@ const target: ContractTarget = {
 };
 
 describeBackendContract(target);
+describeInspectionContract(target, { leases: false, holderFence: true, waiters: true, semaphores: false });
 describeReadWriteContract(target);

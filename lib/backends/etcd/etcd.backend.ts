@@ -6,6 +6,7 @@ import { loadDriver } from '../load-driver.js';
 import { EtcdClaim } from './etcd-claim.js';
 import { resolveEtcdCredentials } from './etcd-credentials.js';
 import { lockFaultHandling } from './etcd-fault-handling.js';
+import { EtcdInspection } from './etcd-inspection.js';
 import { LeaseKeeper } from './etcd-lease.js';
 import { resolveEtcdOptions } from './etcd-options.js';
 import type { EtcdContext } from './etcd-queue-claim.js';
@@ -21,6 +22,7 @@ class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
   /** Waiters always queue in arrival order, so every lock is fair. */
   readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true };
+  readonly inspection: EtcdInspection;
   private readonly context: EtcdContext;
   private closing: Promise<void> | undefined;
 
@@ -30,6 +32,7 @@ class EtcdBackend implements LockBackend {
     isLeaseNotFound: (error: unknown) => boolean,
   ) {
     this.context = { client, leases, fallbackWaitMs: Math.max(1_000, leases.ttlMs), isLeaseNotFound };
+    this.inspection = new EtcdInspection(client);
   }
 
   claim(request: ClaimRequest): LockClaim {

@@ -59,6 +59,16 @@ export class MemoryKeys {
     this.keys.clear();
   }
 
+  /** The key's state if someone holds or waits for it, without creating one. */
+  peek(key: string): KeyState | undefined {
+    return this.keys.get(key);
+  }
+
+  /** The keys someone holds or waits for. */
+  keyNames(): IterableIterator<string> {
+    return this.keys.keys();
+  }
+
   stateOf(key: string): KeyState {
     let state = this.keys.get(key);
     if (!state) {
@@ -88,6 +98,8 @@ export class MemoryClaim implements LockClaim {
   private wakeUp: (() => void) | undefined;
   private woken = false;
   private everAcquired = false;
+  /** The fence of the current hold, for inspection. */
+  fence: number | undefined;
 
   constructor(
     private readonly keys: MemoryKeys,
@@ -106,7 +118,8 @@ export class MemoryClaim implements LockClaim {
     this.everAcquired = true;
     // Claims queued right behind this one may come in too (readers behind a reader).
     this.keys.settle(key);
-    return { acquired: true, fence: this.keys.nextFence(), validityMs: leaseMs };
+    this.fence = this.keys.nextFence();
+    return { acquired: true, fence: this.fence, validityMs: leaseMs };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {

@@ -1,4 +1,5 @@
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import { MemoryInspection } from './memory-inspection.js';
 import { MemoryKeys } from './memory-queue.js';
 import { LOCK_RULE, SEMAPHORE_RULE } from './memory-rules.js';
 
@@ -15,6 +16,7 @@ export class MemoryBackend implements LockBackend {
   private lastFence = 0;
   private readonly locks = new MemoryKeys(LOCK_RULE, () => ++this.lastFence);
   private readonly semaphores = new MemoryKeys(SEMAPHORE_RULE, () => ++this.lastFence);
+  readonly inspection = new MemoryInspection(this.locks, this.semaphores);
 
   claim(request: ClaimRequest): LockClaim {
     return (request.permits === undefined ? this.locks : this.semaphores).claim(request);

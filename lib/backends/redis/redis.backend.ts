@@ -6,6 +6,7 @@ import { QueueHeartbeat } from './queue-heartbeat.js';
 import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import { openRedisConnection } from './redis-connection.js';
+import { RedisInspection } from './redis-inspection.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 import { RedisSemaphoreClaim } from './semaphore-claim.js';
@@ -21,6 +22,7 @@ const CLOSE_GRACE_MS = 2_000;
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
   readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true };
+  readonly inspection: RedisInspection;
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
@@ -34,6 +36,7 @@ export class RedisBackend implements LockBackend {
     idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
   ) {
     this.listener = new ReleaseListener(client);
+    this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
     this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs };

@@ -4,6 +4,7 @@ import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { describeFailures } from './node-call.js';
 import { runRound, tally } from './quorum-round.js';
 import { RedlockClaim, type RedlockContext } from './redlock-claim.js';
+import { RedlockInspection } from './redlock-inspection.js';
 import { firstConnections, openMasters, type RedlockMaster } from './redlock-masters.js';
 import { resolveRedlockSettings, type RedlockSettings } from './redlock-options.js';
 
@@ -20,6 +21,7 @@ const QUIT_TIMEOUT_MS = 2_000;
  */
 export class RedlockBackend implements LockBackend {
   readonly name = 'redlock';
+  readonly inspection: RedlockInspection;
   private readonly context: RedlockContext;
   private closing: Promise<void> | undefined;
 
@@ -28,6 +30,7 @@ export class RedlockBackend implements LockBackend {
     readonly settings: RedlockSettings,
   ) {
     this.context = { name: this.name, masters, settings };
+    this.inspection = new RedlockInspection(masters, settings.quorum);
   }
 
   /** The connection state of each master's client, in the order of the options (ioredis `status`: `'ready'`, `'reconnecting'`, ...). */

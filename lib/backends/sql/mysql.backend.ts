@@ -3,6 +3,7 @@ import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../lock-backend.js';
 import { asPromisePool, loadMysqlDriver, type MysqlPromisePool } from './mysql-driver.js';
 import { MysqlDialect } from './mysql-dialect.js';
+import { MysqlInspectionQueries } from './mysql-inspection.js';
 import { CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
 import { parseTableName } from './sql-names.js';
 import { SqlBackend } from './sql.backend.js';
@@ -18,7 +19,10 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'mysql');
   const isPool = (value: unknown): value is MysqlPromisePool => asPromisePool(value) !== undefined;
   const connection = pickConnection('mysql', { name: 'uri', value: options.uri }, options.pool, isPool);
-  if ('pool' in connection) return new SqlBackend('mysql', new MysqlDialect(asPromisePool(connection.pool)!, table, false), idleKeyTtlMs);
+  if ('pool' in connection) {
+    const pool = asPromisePool(connection.pool)!;
+    return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table));
+  }
   const driver = await loadMysqlDriver();
   const pool = driver
     .createPool({
@@ -31,5 +35,5 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
       supportBigNumbers: true,
     })
     .promise();
-  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs);
+  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs, new MysqlInspectionQueries(pool, table));
 }

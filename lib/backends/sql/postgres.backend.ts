@@ -3,6 +3,7 @@ import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../lock-backend.js';
 import { isPgPool, loadPgDriver, type PgClient, type PgPool } from './postgres-driver.js';
 import { PostgresDialect } from './postgres-dialect.js';
+import { PostgresInspectionQueries } from './postgres-inspection.js';
 import { PostgresReleaseListener } from './postgres-listener.js';
 import { APPLICATION_NAME, CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
 import { parseTableName, releaseChannel } from './sql-names.js';
@@ -26,10 +27,10 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
     pool.on('error', () => undefined);
     const listener = new PostgresReleaseListener(() => new Client(config), channel);
-    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs);
+    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs, new PostgresInspectionQueries(pool, table, channel));
   }
   const listener = await listenerForUserPool(connection.pool, channel);
-  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs);
+  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs, new PostgresInspectionQueries(connection.pool, table, channel));
 }
 
 /** A listening connection made with the user's pool settings, or none (waiters then poll) if the pool does not expose them. */

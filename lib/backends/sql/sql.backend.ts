@@ -4,6 +4,7 @@ import { SqlClaim } from './sql-claim.js';
 import type { SqlDialect } from './sql-dialect.js';
 import { DEFAULT_IDLE_KEY_TTL_MS } from '../idle-key-ttl.js';
 import { IdleRowSweeper } from './idle-row-sweeper.js';
+import { SqlInspection, type SqlInspectionQueries } from './sql-inspection.js';
 
 /**
  * A lease table in PostgreSQL or MySQL/MariaDB: one row per key (owner, fence, expires_at), every
@@ -16,13 +17,17 @@ export class SqlBackend implements LockBackend {
   private closed = false;
   /** @internal Deletes the rows of idle keys; runs from the first lock on. */
   readonly sweeper: IdleRowSweeper;
+  readonly inspection: SqlInspection | undefined;
 
   constructor(
     readonly name: 'postgres' | 'mysql',
     /** @internal */
     readonly dialect: SqlDialect,
     idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
+    /** The statements of `inspect`, `list` and `forceRelease` (sql-inspection.ts). */
+    inspectionQueries?: SqlInspectionQueries,
   ) {
+    this.inspection = inspectionQueries && new SqlInspection(() => this.ensureTable(), inspectionQueries);
     this.sweeper = new IdleRowSweeper((limit) => dialect.pruneIdleRows(idleKeyTtlMs, limit), idleKeyTtlMs);
   }
 

@@ -6,20 +6,21 @@ import type { ZkSession } from './zk-session.js';
 const MAX_ROUNDS = 8;
 
 /**
- * Creates a claim's EPHEMERAL_SEQUENTIAL node `<parentPath>/<prefix><seq>` and resolves its path.
+ * Creates a claim's EPHEMERAL_SEQUENTIAL node `<parentPath>/<prefix><seq>` (its data: the owner id,
+ * for inspection) and resolves its path.
  * A missing parent is created in the same round trip (one multi). Not bounded in time: the
  * caller bounds its wait but keeps the outcome, since a create may land after its answer was lost.
  */
-export async function createLockNode(session: ZkSession, rootPath: string, parentPath: string, prefix: string): Promise<string> {
+export async function createLockNode(session: ZkSession, rootPath: string, parentPath: string, prefix: string, data?: Buffer): Promise<string> {
   const path = `${parentPath}/${prefix}`;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {
-      return await session.createEphemeralSequential(path);
+      return await session.createEphemeralSequential(path, data);
     } catch (error) {
       if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) throw error;
     }
     try {
-      return await session.createWithParent(parentPath, path);
+      return await session.createWithParent(parentPath, path, data);
     } catch (error) {
       const code = zkErrorCode(error);
       // NODE_EXISTS: another acquirer made the parent meanwhile; NO_NODE: the root is missing too.

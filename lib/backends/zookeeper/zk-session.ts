@@ -5,6 +5,8 @@ import { ConnectionWatchdog } from './connection-watchdog.js';
 import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';
 import { driverAcl } from './zk-acl.js';
 import { ZK_ERROR, zkErrorCode, type ZkAcl, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
+
+const EMPTY: Buffer = Buffer.alloc(0);
 import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
 
 const BACKEND = 'zookeeper';
@@ -91,15 +93,15 @@ export class ZkSession {
    * Creates an EPHEMERAL_SEQUENTIAL node; resolves its path. Not bounded: the caller bounds its
    * wait but keeps the outcome, since a create whose answer came late may still have landed.
    */
-  createEphemeralSequential(path: string): Promise<string> {
+  createEphemeralSequential(path: string, data: Buffer = EMPTY): Promise<string> {
     const mode = this.driver.CreateMode.EPHEMERAL_SEQUENTIAL;
-    return new Promise((resolve, reject) => this.client.create(path, Buffer.alloc(0), this.acl, mode, (error, created) => (error ? reject(error) : resolve(created))));
+    return new Promise((resolve, reject) => this.client.create(path, data, this.acl, mode, (error, created) => (error ? reject(error) : resolve(created))));
   }
 
   /** Creates a missing lock parent and the claim's node under it in one multi; resolves the node's path. Not bounded, as above. */
-  createWithParent(parentPath: string, childPath: string): Promise<string> {
+  createWithParent(parentPath: string, childPath: string, data: Buffer = EMPTY): Promise<string> {
     const { PERSISTENT, EPHEMERAL_SEQUENTIAL } = this.driver.CreateMode;
-    const multi = this.client.transaction().create(parentPath, Buffer.alloc(0), this.acl, PERSISTENT).create(childPath, Buffer.alloc(0), this.acl, EPHEMERAL_SEQUENTIAL);
+    const multi = this.client.transaction().create(parentPath, EMPTY, this.acl, PERSISTENT).create(childPath, data, this.acl, EPHEMERAL_SEQUENTIAL);
     return new Promise((resolve, reject) =>
       multi.commit((error, results) => {
         const created = results?.[1]?.path;
@@ -133,6 +135,16 @@ export class ZkSession {
   async watchNode(path: string, watcher: ZkWatcher): Promise<ZkStat | null> {
     try {
       return await this.bounded(`getData ${path}`, (callback) => this.client.getData(path, watcher, (error, _data, stat) => callback(error, stat)));
+    } catch (error) {
+      if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return null;
+      throw error;
+    }
+  }
+
+  /** The node's data and stat, without a watch; `null` when there is no such node. */
+  async read(path: string): Promise<{ readonly data: Buffer; readonly stat: ZkStat } | null> {
+    try {
+      return await this.bounded(`getData ${path}`, (callback) => this.client.getData(path, undefined, (error, data, stat) => callback(error, { data, stat })));
     } catch (error) {
       if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return null;
       throw error;

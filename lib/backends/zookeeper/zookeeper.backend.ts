@@ -2,6 +2,7 @@ import type { ZookeeperBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
 import { loadZookeeperDriver, type ZkDriver } from './zk-driver.js';
 import { explainAccessError } from './zk-access-error.js';
+import { ZookeeperInspection } from './zk-inspection.js';
 import { ZkSessions } from './zk-sessions.js';
 import { ZookeeperClaim } from './zookeeper.claim.js';
 import { resolveZookeeperOptions } from './zookeeper-options.js';
@@ -16,10 +17,12 @@ export class ZookeeperBackend implements LockBackend {
   readonly name = 'zookeeper';
   /** Waiters always queue in arrival order, so every lock is fair. */
   readonly capabilities: BackendCapabilities = { read: true, fair: true };
+  readonly inspection: ZookeeperInspection;
   private readonly sessions: ZkSessions;
 
   constructor(driver: ZkDriver, options: ZookeeperBackendOptions) {
     this.sessions = new ZkSessions(driver, resolveZookeeperOptions(options));
+    this.inspection = new ZookeeperInspection(this.sessions);
   }
 
   claim(request: ClaimRequest): LockClaim {

@@ -155,7 +155,7 @@ export class ZookeeperClaim implements LockClaim {
       if (name) return this.ownNode(session, `${this.parentPath}/${name}`);
     }
     const attemptId = this.attemptId;
-    const answer = createLockNode(session, this.sessions.options.rootPath, this.parentPath, this.prefix()).then(
+    const answer = createLockNode(session, this.sessions.options.rootPath, this.parentPath, this.prefix(), Buffer.from(this.request.owner)).then(
       (path) => this.adopt(session, attemptId, path),
       (error: unknown) => {
         // The request may have been applied even though its answer was lost.

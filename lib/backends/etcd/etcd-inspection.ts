@@ -1,0 +1,97 @@
+import type { Etcd3, IKeyValue } from 'etcd3';
+import { InvalidLockArgumentError } from '../../errors.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import { escapeSegment, LockKeys, prefixEnd, SemaphoreKeys } from './etcd-keys.js';
+
+/** A claim's key: `<escaped key>/<read|write>/<escaped owner>` or `<escaped key>%sem/<escaped owner>`. */
+const CLAIM_KEY = /^([^/]*?)(%sem\/[^/]*|\/(?:read|write)\/[^/]*)$/;
+/** Keys one `list()` page reads at most per lock it may return. */
+const KEYS_PER_LOCK = 8;
+
+/**
+ * @internal
+ * Inspection of the etcd backend: a key's claims are its queue, ordered by create revision, so it
+ * knows the holders (the first writer, or the readers before the first writer), their owner ids
+ * (values) and fences (create revisions), and how many wait. It cannot know remaining leases (a
+ * lock lives as long as the backend's lease is kept alive), nor a semaphore's number of permits:
+ * `semaphore.used` counts every claim under it, waiting ones included, and all show as holders.
+ * `list` is one range read with a limit.
+ */
+export class EtcdInspection implements LockInspection {
+  constructor(private readonly client: Etcd3) {}
+
+  async inspect(storeKey: string): Promise<StoredLockState> {
+    const [lock, semaphore] = await Promise.all([this.claims(new LockKeys(storeKey).prefix), this.claims(new SemaphoreKeys(storeKey).prefix)]);
+    const { holders, waiting } = lockHolders(lock);
+    const permits = semaphore.map((kv) => ({ ...holderOf(kv), permit: true }));
+    return {
+      storeKey,
+      ...(holders.length > 0 ? { mode: holders[0]!.key.toString().includes('/read/') ? ('read' as const) : ('exclusive' as const) } : {}),
+      holders: [...holders.map(holderOf), ...permits],
+      waiting,
+      ...(permits.length > 0 ? { semaphore: { used: permits.length } } : {}),
+    };
+  }
+
+  /** One range read from `cursor` (an etcd key, base64url) over the escaped prefix; the locks found are then inspected. */
+  async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
+    const escapedPrefix = Buffer.from(escapeSegment(prefix));
+    const start = cursor === undefined ? escapedPrefix : decodeCursor(cursor);
+    const response = await this.client.getAll().inRange({ start, end: prefixEnd(escapedPrefix) }).limit(limit * KEYS_PER_LOCK).exec();
+    const found: string[] = [];
+    let next: Buffer | undefined;
+    let lastGroup: Buffer | undefined;
+    for (const kv of response.kvs) {
+      const match = CLAIM_KEY.exec(kv.key.toString());
+      if (!match) continue;
+      const storeKey = unescapeSegment(match[1]!);
+      if (found[found.length - 1] !== storeKey && !found.includes(storeKey)) {
+        if (found.length === limit) {
+          next = kv.key;
+          break;
+        }
+        found.push(storeKey);
+      }
+      lastGroup = Buffer.from(match[1]! + (match[2]!.startsWith('%sem/') ? '%sem/' : `/${match[2]!.split('/')[1]}/`));
+    }
+    // The rest of the last group read is that lock's, which was inspected whole: skip it.
+    if (next === undefined && response.more && lastGroup) next = prefixEnd(lastGroup);
+    const locks = await Promise.all(found.map((storeKey) => this.inspect(storeKey)));
+    return next === undefined ? { locks } : { locks, cursor: next.toString('base64url') };
+  }
+
+  /** Deletes the holders' keys (their renewals then fail) and every permit claim; waiters of the lock keep their places. */
+  async forceRelease(storeKey: string): Promise<StoredHolder[]> {
+    const [lock, semaphore] = await Promise.all([this.claims(new LockKeys(storeKey).prefix), this.claims(new SemaphoreKeys(storeKey).prefix)]);
+    const { holders } = lockHolders(lock);
+    const evicted = [...holders, ...semaphore];
+    await Promise.all(evicted.map((kv) => this.client.if(kv.key, 'Create', '==', kv.create_revision).then({ request_delete_range: { key: kv.key } }).commit()));
+    return [...holders.map(holderOf), ...semaphore.map((kv) => ({ ...holderOf(kv), permit: true }))];
+  }
+
+  /** Every claim under `prefix`, oldest first. */
+  private async claims(prefix: Buffer): Promise<IKeyValue[]> {
+    const response = await this.client.getAll().prefix(prefix).sort('Create', 'Ascend').exec();
+    return response.kvs;
+  }
+}
+
+function lockHolders(claims: readonly IKeyValue[]): { holders: IKeyValue[]; waiting: number } {
+  const firstWriter = claims.findIndex((kv) => kv.key.toString().includes('/write/'));
+  const holders = firstWriter === 0 ? claims.slice(0, 1) : claims.slice(0, firstWriter < 0 ? claims.length : firstWriter);
+  return { holders, waiting: claims.length - holders.length };
+}
+
+function holderOf(kv: IKeyValue): StoredHolder {
+  return { owner: kv.value.toString(), fence: Number(kv.create_revision) };
+}
+
+/** Undoes escapeSegment (`%25`, `%2F`, `%uXXXX`). */
+function unescapeSegment(escaped: string): string {
+  return escaped.replace(/%u([0-9A-F]{4})|%25|%2F/g, (match, unit: string | undefined) => (unit ? String.fromCharCode(parseInt(unit, 16)) : match === '%25' ? '%' : '/'));
+}
+
+function decodeCursor(cursor: string): Buffer {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
+  return Buffer.from(cursor, 'base64url');
+}

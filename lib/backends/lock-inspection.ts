@@ -1,0 +1,64 @@
+/**
+ * What a store can tell operators about its locks, and the one operator action: force release.
+ * Optional on a {@link LockBackend} (`inspection`); every built-in backend has it. Keys here are
+ * store keys (the module's `keyPrefix` + the caller's key); owners are owner ids as the claims
+ * stored them (the engine reads the holder's instance and label from them).
+ */
+export interface LockInspection {
+  /** The key's holders and waiters, as the store sees them now. One bounded read. */
+  inspect(storeKey: string): Promise<StoredLockState>;
+  /**
+   * One page of keys starting with `prefix` that are held (or waited for), at most `limit` of them,
+   * from `cursor` (a previous page's). Bounded in cost: never reads the whole store at once.
+   * `cursor` is absent on the last page. A page may hold fewer than `limit` locks before the end.
+   */
+  list(request: ListRequest): Promise<ListPage>;
+  /**
+   * Frees the key whoever holds it (lock and semaphore permits), keeping the fence counter so the
+   * next holder's fence is larger, and wakes its waiters. Resolves the holders it evicted.
+   */
+  forceRelease(storeKey: string): Promise<StoredHolder[]>;
+}
+
+export interface StoredHolder {
+  /** The owner id stored with the lock; absent where the store keeps none (or only its hash). */
+  readonly owner?: string;
+  readonly fence?: number;
+  /** Remaining lease by the store's clock; absent where liveness is a session (ZooKeeper, etcd). */
+  readonly expiresInMs?: number;
+  /** A permit of the key's counting semaphore, not its lock. */
+  readonly permit?: boolean;
+}
+
+export interface StoredLockState {
+  readonly storeKey: string;
+  /** `'read'` when readers hold it; `'exclusive'` for an exclusive or write holder. */
+  readonly mode?: 'exclusive' | 'read';
+  readonly holders: readonly StoredHolder[];
+  /** Claims queued for the key, where the store keeps a queue. */
+  readonly waiting?: number;
+  /** The key's counting semaphore, when it has permits taken: `permits` where the store keeps it. */
+  readonly semaphore?: { readonly used: number; readonly permits?: number };
+}
+
+export interface ListRequest {
+  /** Store-key prefix: the module's `keyPrefix` + the caller's prefix. */
+  readonly prefix: string;
+  readonly limit: number;
+  readonly cursor?: string;
+}
+
+export interface ListPage {
+  readonly locks: readonly StoredLockState[];
+  readonly cursor?: string;
+}
+
+/** A state with nobody in it. */
+export function freeState(storeKey: string): StoredLockState {
+  return { storeKey, holders: [] };
+}
+
+/** Whether a state is worth listing: someone holds or waits for the key. */
+export function isBusyState(state: StoredLockState): boolean {
+  return state.holders.length > 0 || (state.waiting ?? 0) > 0;
+}

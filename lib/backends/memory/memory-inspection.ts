@@ -1,0 +1,58 @@
+import { monotonicNow } from '../../engine/clock.js';
+import { isShared } from '../../engine/lock-mode.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { KeyState, MemoryKeys } from './memory-queue.js';
+
+/** Inspection of the memory backend: it knows everything (holders, fences, leases, waiters, permits). */
+export class MemoryInspection implements LockInspection {
+  constructor(
+    private readonly locks: MemoryKeys,
+    private readonly semaphores: MemoryKeys,
+  ) {}
+
+  async inspect(storeKey: string): Promise<StoredLockState> {
+    return this.stateOf(storeKey);
+  }
+
+  /** Sorted keys after `cursor` (the last key of the previous page). */
+  async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
+    const keys = [...new Set([...this.locks.keyNames(), ...this.semaphores.keyNames()])]
+      .filter((key) => key.startsWith(prefix) && (cursor === undefined || key > cursor))
+      .sort();
+    const page = keys.slice(0, limit);
+    return { locks: page.map((key) => this.stateOf(key)), ...(keys.length > limit ? { cursor: page[page.length - 1] } : {}) };
+  }
+
+  async forceRelease(storeKey: string): Promise<StoredHolder[]> {
+    const evicted = [...this.holdersOf(this.locks.peek(storeKey), false), ...this.holdersOf(this.semaphores.peek(storeKey), true)];
+    this.locks.expire(storeKey);
+    this.semaphores.expire(storeKey);
+    return evicted;
+  }
+
+  private stateOf(storeKey: string): StoredLockState {
+    const lock = this.locks.peek(storeKey);
+    const semaphore = this.semaphores.peek(storeKey);
+    const holders = [...this.holdersOf(lock, false), ...this.holdersOf(semaphore, true)];
+    const lockClaims = lock ? [...lock.holders.keys()] : [];
+    const permits = semaphore ? [...semaphore.holders.keys()] : [];
+    return {
+      storeKey,
+      ...(lockClaims.length > 0 ? { mode: isShared(lockClaims[0]!.request.mode) ? 'read' : 'exclusive' } : {}),
+      holders,
+      waiting: (lock?.queue.length ?? 0) + (semaphore?.queue.length ?? 0),
+      ...(permits.length > 0 ? { semaphore: { used: permits.length, permits: permits[0]!.request.permits } } : {}),
+    };
+  }
+
+  private holdersOf(state: KeyState | undefined, permit: boolean): StoredHolder[] {
+    if (!state) return [];
+    const now = monotonicNow();
+    return [...state.holders].map(([claim, holder]) => ({
+      owner: claim.request.owner,
+      ...(claim.fence === undefined ? {} : { fence: claim.fence }),
+      expiresInMs: holder.expiresAt - now,
+      ...(permit ? { permit } : {}),
+    }));
+  }
+}

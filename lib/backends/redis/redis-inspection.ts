@@ -1,0 +1,143 @@
+import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import { LUA_NOW } from './lua-clock.js';
+import type { RedisClient } from './redis-client.js';
+import { redisLockKeys } from './redis-keys.js';
+import { RELEASED_MESSAGE } from './release.js';
+import { luaScript, runScript } from './run-script.js';
+import { redisSemaphoreKeys } from './semaphore-keys.js';
+
+// KEYS: lock, fence counter, readers, queue expiries, semaphore permits.
+// → {owner or '', lock PTTL, fence or '', live waiters, n readers, reader owner, ms left..., permit owner, ms left...}
+const INSPECT = luaScript(`${LUA_NOW}
+local reply = {redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')}
+local readers = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf', 'WITHSCORES')
+table.insert(reply, #readers / 2)
+for i = 1, #readers, 2 do
+  table.insert(reply, readers[i])
+  table.insert(reply, tonumber(readers[i + 1]) - now)
+end
+local permits = redis.call('ZRANGEBYSCORE', KEYS[5], '(' .. now, '+inf', 'WITHSCORES')
+for i = 1, #permits, 2 do
+  table.insert(reply, permits[i])
+  table.insert(reply, tonumber(permits[i + 1]) - now)
+end
+return reply
+`);
+
+// KEYS: lock, readers, semaphore permits. ARGV: lock channel, semaphore channel, message.
+// Deletes every holder (the fence counters and the queue stay), announces both releases.
+// → {writer or '', reader..., '|', permit...}
+const FORCE_RELEASE = luaScript(`${LUA_NOW}
+local reply = {redis.call('GET', KEYS[1]) or ''}
+for _, reader in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do table.insert(reply, reader) end
+table.insert(reply, '|')
+local permits = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')
+for _, permit in ipairs(permits) do table.insert(reply, permit) end
+if redis.call('DEL', KEYS[1], KEYS[2]) > 0 then redis.call('PUBLISH', ARGV[1], ARGV[3]) end
+if redis.call('DEL', KEYS[3]) > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+return reply
+`);
+
+/** SCAN rounds one `list()` page may take before it returns what it found, with a cursor. */
+const MAX_SCAN_ROUNDS = 16;
+/** The names a key's state lives under, after its `{tag}`. */
+const STATE_SUFFIXES = new Set(['', ':readers', ':queue', ':sem']);
+
+interface Scanner {
+  scan(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
+}
+
+/**
+ * Inspection of the redis backend. It knows the exclusive holder's owner and remaining lease, the
+ * key's latest fence (the exclusive holder's), each reader's and permit's owner and lease, and the
+ * live queued waiters (fair and read/write claims queue; plain waiters sleep on pub/sub and are not
+ * counted). It does not keep a semaphore's number of permits, nor a reader's own fence. `list`
+ * SCANs the tags of keys without braces (keys hashed into their tag cannot be listed, only
+ * inspected), and is not available on a Redis Cluster.
+ */
+export class RedisInspection implements LockInspection {
+  constructor(private readonly client: RedisClient) {}
+
+  async inspect(storeKey: string): Promise<StoredLockState> {
+    const keys = redisLockKeys(storeKey);
+    const reply = (await runScript(this.client, INSPECT, [keys.lock, keys.fence, keys.readers, keys.queueExpiry, redisSemaphoreKeys(storeKey).permits], [])) as (string | number)[];
+    const [owner, pttl, fence, waiting, readerCount] = reply as [string, number, string, number, number];
+    const holders: StoredHolder[] = [];
+    if (owner !== '') holders.push({ owner, ...(fence === '' ? {} : { fence: Number(fence) }), ...(pttl >= 0 ? { expiresInMs: Number(pttl) } : {}) });
+    const rest = reply.slice(5);
+    for (let i = 0; i < rest.length; i += 2) {
+      const permit = i >= readerCount * 2;
+      holders.push({ owner: String(rest[i]), expiresInMs: Number(rest[i + 1]), ...(permit ? { permit } : {}) });
+    }
+    const used = holders.filter((holder) => holder.permit).length;
+    return {
+      storeKey,
+      ...(owner !== '' ? { mode: 'exclusive' as const } : readerCount > 0 ? { mode: 'read' as const } : {}),
+      holders,
+      waiting: Number(waiting),
+      ...(used > 0 ? { semaphore: { used } } : {}),
+    };
+  }
+
+  async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
+    if (this.client.isCluster) throw new LockBackendError('redis', 'list() is not available on a Redis Cluster (inspect() is)');
+    let { scan, skip } = decodeCursor(cursor);
+    const pattern = `{${escapeGlob(prefix)}*`;
+    const found: string[] = [];
+    let next: string | undefined = undefined;
+    for (let round = 0; ; round++) {
+      const [after, names] = await (this.client as unknown as Scanner).scan(scan, 'MATCH', pattern, 'COUNT', Math.max(100, limit));
+      const fresh = storeKeysOf(names, prefix).slice(skip);
+      const room = limit - found.length;
+      if (fresh.length > room) {
+        found.push(...fresh.slice(0, room));
+        next = `${scan}:${skip + room}`; // the rest of this batch comes first on the next page
+        break;
+      }
+      found.push(...fresh);
+      skip = 0;
+      scan = after;
+      if (scan === '0') break;
+      if (found.length >= limit || round + 1 >= MAX_SCAN_ROUNDS) {
+        next = `${scan}:0`;
+        break;
+      }
+    }
+    const locks = await Promise.all(found.map((storeKey) => this.inspect(storeKey)));
+    return next === undefined ? { locks } : { locks, cursor: next };
+  }
+
+  async forceRelease(storeKey: string): Promise<StoredHolder[]> {
+    const lock = redisLockKeys(storeKey);
+    const semaphore = redisSemaphoreKeys(storeKey);
+    const reply = (await runScript(this.client, FORCE_RELEASE, [lock.lock, lock.readers, semaphore.permits], [lock.channel, semaphore.channel, RELEASED_MESSAGE])) as string[];
+    const split = reply.indexOf('|');
+    const lockOwners = reply.slice(0, split).filter((owner) => owner !== '');
+    return [...lockOwners.map((owner) => ({ owner })), ...reply.slice(split + 1).map((owner) => ({ owner, permit: true }))];
+  }
+}
+
+/** The distinct store keys behind SCAN's names (`{key}`, `{key}:readers`, ...), sorted. */
+function storeKeysOf(names: readonly string[], prefix: string): string[] {
+  const keys = new Set<string>();
+  for (const name of names) {
+    const end = name.lastIndexOf('}');
+    if (!name.startsWith('{') || end < 0 || !STATE_SUFFIXES.has(name.slice(end + 1))) continue;
+    const storeKey = name.slice(1, end);
+    if (storeKey.startsWith(prefix)) keys.add(storeKey);
+  }
+  return [...keys].sort();
+}
+
+function escapeGlob(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
+}
+
+/** `<SCAN cursor>:<keys of that SCAN batch already returned>`. */
+function decodeCursor(cursor: string | undefined): { scan: string; skip: number } {
+  if (cursor === undefined) return { scan: '0', skip: 0 };
+  const match = /^(\d+):(\d+)$/.exec(cursor);
+  if (!match) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
+  return { scan: match[1]!, skip: Number(match[2]) };
+}

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+
+/**
+ * Who holds a lock, as operators see it: the app instance and the caller's optional label.
+ *
+ * Both travel inside the owner id that every store already keeps with a held lock (the Redis value,
+ * the SQL `owner` column, the ZooKeeper node's data, the etcd value), so acquiring stores nothing
+ * more and the plain acquire path does no extra work. An owner id is
+ * `<escaped instance>|<escaped label>|<uuid>`: printable ASCII of at most 200 characters (the SQL
+ * column keeps it as it is), unique by its uuid. The parts are percent-escaped UTF-8 and cut to a
+ * bounded length: they are text to show, never parsed as anything else.
+ */
+export interface HolderIdentity {
+  readonly instance?: string;
+  readonly label?: string;
+}
+
+/** Escaped characters kept from an instance label (the owner id stays <= 200 characters). */
+export const MAX_ESCAPED_INSTANCE = 64;
+/** Escaped characters kept from a per-call label. */
+export const MAX_ESCAPED_LABEL = 96;
+/** Characters a label may have before it is cut, so escaping a huge string costs little. */
+const MAX_RAW_LABEL = MAX_ESCAPED_LABEL;
+
+const SEPARATOR = '|';
+/** Characters kept as they are; every other one (a code point, lone surrogates included) is percent-escaped. */
+const UNSAFE_CHAR = /[^A-Za-z0-9 _.:@=+,#()[\]{}/~!*'-]/gu;
+const UNSAFE_CHAR_ONE = /[^A-Za-z0-9 _.:@=+,#()[\]{}/~!*'-]/u;
+
+/** Percent-escapes `value`'s UTF-8 bytes outside a safe set, cut at a whole character to at most `max` characters. */
+export function escapeHolderPart(value: string, max: number): string {
+  const head = value.length > max ? value.slice(0, max) : value;
+  // One pass that calls back only for unsafe characters: a plain label costs a regex scan.
+  const escaped = head.replace(UNSAFE_CHAR, percentEncode);
+  return escaped.length <= max ? escaped : cutAtCharacter(head, max);
+}
+
+function percentEncode(char: string): string {
+  let encoded = '';
+  for (const byte of Buffer.from(char, 'utf8')) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return encoded;
+}
+
+/** The escaped form of the longest start of `value` that fits in `max` characters. */
+function cutAtCharacter(value: string, max: number): string {
+  let escaped = '';
+  for (const char of value) {
+    const piece = UNSAFE_CHAR_ONE.test(char) ? percentEncode(char) : char;
+    if (escaped.length + piece.length > max) break;
+    escaped += piece;
+  }
+  return escaped;
+}
+
+/** Undoes `escapeHolderPart`; a cut multi-byte character decodes as U+FFFD. Never throws. */
+export function unescapeHolderPart(escaped: string): string {
+  const bytes: number[] = [];
+  for (let i = 0; i < escaped.length; i++) {
+    if (escaped[i] === '%' && /^[0-9A-F]{2}$/.test(escaped.slice(i + 1, i + 3))) {
+      bytes.push(parseInt(escaped.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else {
+      bytes.push(escaped.charCodeAt(i) & 0x7f);
+    }
+  }
+  return Buffer.from(bytes).toString('utf8');
+}
+
+/** The part of every owner id of one engine that names its instance: computed once per engine. */
+export function ownerIdPrefix(instance: string): string {
+  return escapeHolderPart(instance, MAX_ESCAPED_INSTANCE) + SEPARATOR;
+}
+
+/** A fresh owner id for one acquisition: unique by its uuid, carrying the instance and the label. */
+export function holderOwnerId(prefix: string, label: string | undefined): string {
+  return label === undefined ? `${prefix}${SEPARATOR}${randomUUID()}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${randomUUID()}`;
+}
+
+/** The instance and label an owner id carries; empty for owner ids of other forms (older versions, hashed SQL owners). */
+export function parseHolderIdentity(owner: string | undefined): HolderIdentity {
+  if (owner === undefined) return {};
+  const parts = owner.split(SEPARATOR);
+  if (parts.length !== 3) return {};
+  const [instance, label] = parts as [string, string, string];
+  return { instance: unescapeHolderPart(instance), ...(label === '' ? {} : { label: unescapeHolderPart(label) }) };
+}

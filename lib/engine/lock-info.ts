@@ -1,0 +1,49 @@
+/** One holder of a lock (or of a semaphore permit), as `LockService.inspect` and `list` report it. */
+export interface LockHolder {
+  /** The holder's app instance (module option `instance`, default `hostname:pid`). Absent where the store keeps no owner. */
+  readonly instance?: string;
+  /** The holder's per-call `label`, if it gave one. Plain text: show it escaped. */
+  readonly label?: string;
+  /** The holder's fence, where the store gives one per holder. */
+  readonly fence?: number;
+  /** Remaining lease by the store's clock; absent where liveness is a session (ZooKeeper, etcd). */
+  readonly expiresInMs?: number;
+  /** A permit of the key's counting semaphore rather than its lock. */
+  readonly permit?: boolean;
+}
+
+/** What the store says about one key now (`LockService.inspect`, `list`). */
+export interface LockInfo {
+  /** The key as callers give it, without the module's `keyPrefix`. */
+  readonly key: string;
+  readonly held: boolean;
+  /** `'read'` when readers share it, `'exclusive'` for an exclusive or write holder. */
+  readonly mode?: 'exclusive' | 'read';
+  readonly holders: readonly LockHolder[];
+  /** Claims queued for it, where the store keeps a queue (memory, Redis queues, ZooKeeper, etcd). */
+  readonly waiting?: number;
+  /** Its counting semaphore, when permits are taken (`permits` where the store keeps the number). */
+  readonly semaphore?: { readonly used: number; readonly permits?: number };
+}
+
+/** `LockService.list` options. */
+export interface ListLocksOptions {
+  /** Only keys starting with this (without the module's `keyPrefix`). Default: all. */
+  prefix?: string;
+  /** Most locks in one page, 1 to 1000. Default 100. */
+  limit?: number;
+  /** The `cursor` of the previous page. */
+  cursor?: string;
+}
+
+/** One page of `LockService.list`; `cursor` is absent on the last page. */
+export interface LockList {
+  readonly locks: readonly LockInfo[];
+  readonly cursor?: string;
+}
+
+/** `LockService.forceRelease` options. */
+export interface ForceReleaseOptions {
+  /** Why, for the `force-released` event (and the logs that follow it). */
+  reason?: string;
+}

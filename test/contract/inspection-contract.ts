@@ -1,0 +1,172 @@
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import { LockEngine, LockLostError, type LockEvent, type LockInfo } from '../../lib/index.js';
+import type { ContractTarget } from './contract-target.js';
+import { useContractSuite } from './contract-suite.js';
+
+/** What one store can tell about its locks (see docs/operating.md); the contract checks what it claims. */
+export interface InspectionAbilities {
+  /** Remaining lease per holder (stores with per-key leases: not ZooKeeper and etcd, whose liveness is a session). */
+  readonly leases: boolean;
+  /** The holder's own fence (Redis reports the key's latest fence, which is the exclusive holder's). */
+  readonly holderFence: boolean;
+  /** How many claims wait (stores with a queue; on Redis, fair claims). */
+  readonly waiters: boolean;
+  /** Counting semaphores, and whether the store keeps the number of permits. */
+  readonly semaphores: false | { readonly permits: boolean };
+}
+
+function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
+  return new Promise((resolve) => {
+    const subscription = engine.events.subscribe((event) => {
+      if (event.type !== type) return;
+      subscription.unsubscribe();
+      resolve(event);
+    });
+  });
+}
+
+/** Polls `inspect` until `done` holds (bounded), for states the store reaches on its own (a waiter queueing). */
+async function inspectUntil(engine: LockEngine, key: string, done: (info: LockInfo) => boolean): Promise<LockInfo> {
+  let info = await engine.inspect(key);
+  for (let round = 0; round < 200 && !done(info); round++) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    info = await engine.inspect(key);
+  }
+  return info;
+}
+
+/**
+ * `LockService.inspect`, `list` and `forceRelease` on one store, with real servers: holder identity
+ * (instance and label) read back from another instance, pagination, and a force release that hands
+ * the next holder a larger fence and makes the evicted holder's signal abort.
+ */
+export function describeInspectionContract(target: ContractTarget, can: InspectionAbilities): void {
+  describe(`${target.name} inspection contract`, () => {
+    const suite = useContractSuite(target, 'inspect', { leaseMs: 6_000, waitMs: 5_000 });
+    const { key } = suite;
+    let a: LockEngine;
+    let b: LockEngine;
+    beforeAll(async () => {
+      a = await suite.newEngine({ instance: 'worker-a' });
+      b = await suite.newEngine({ instance: 'worker-b' });
+    });
+
+    it('reports a free key as not held', async () => {
+      const info = await b.inspect(key('free'));
+      expect(info).toMatchObject({ held: false, holders: [] });
+    });
+
+    it("shows the holder's instance, label, fence and remaining lease to another instance", async () => {
+      const k = key('held');
+      const lock = await a.acquire(k, { label: 'order 42' });
+      const info = await b.inspect(k);
+      expect(info).toMatchObject({ key: k, held: true, mode: 'exclusive' });
+      expect(info.holders).toHaveLength(1);
+      const [holder] = info.holders;
+      expect(holder).toMatchObject({ instance: 'worker-a', label: 'order 42' });
+      if (can.holderFence && target.fences) expect(holder!.fence).toBe(lock.fence);
+      if (can.leases) {
+        expect(holder!.expiresInMs).toBeGreaterThan(0);
+        expect(holder!.expiresInMs).toBeLessThanOrEqual(6_000);
+      }
+      await lock.release();
+      expect(await b.inspect(k)).toMatchObject({ held: false, holders: [] });
+    });
+
+    it('keeps a hostile label as plain text, cut to a bounded length', async () => {
+      const k = key('label');
+      const hostile = '<script>alert(1)</script> | %41 \u0000\u001b[31m ✓ 𝄞';
+      const lock = await a.acquire(k, { label: hostile });
+      expect((await b.inspect(k)).holders[0]!.label).toBe(hostile);
+      await lock.release();
+      const long = await a.acquire(k, { label: 'é'.repeat(10_000) });
+      const label = (await b.inspect(k)).holders[0]!.label!;
+      expect(label.length).toBeGreaterThan(10);
+      expect(label.length).toBeLessThanOrEqual(96);
+      expect(label).toMatch(/^é+$/);
+      await long.release();
+    });
+
+    if (target.readWrite) {
+      it('shows readers sharing a key', async () => {
+        const k = key('readers');
+        const readers = [await a.acquire(k, { mode: 'read', label: 'r1' }), await b.acquire(k, { mode: 'read', label: 'r2' })];
+        const info = await a.inspect(k);
+        expect(info.mode).toBe('read');
+        expect(info.holders.map((holder) => holder.label).sort()).toEqual(['r1', 'r2']);
+        await Promise.all(readers.map((lock) => lock.release()));
+      });
+    }
+
+    if (can.waiters) {
+      it('counts the claims waiting for a key', async () => {
+        const k = key('waiting');
+        const lock = await a.acquire(k);
+        // fair: a queued claim (Redis queues fair and read/write claims; plain waiters only sleep on pub/sub).
+        const waiter = b.acquire(k, { waitMs: 20_000, fair: true });
+        waiter.catch(() => undefined);
+        const info = await inspectUntil(a, k, (seen) => seen.waiting === 1);
+        expect(info.waiting).toBe(1);
+        await lock.release();
+        await (await waiter).release();
+      });
+    }
+
+    if (can.semaphores) {
+      const { permits } = can.semaphores;
+      it('shows the permits of a semaphore and who holds them', async () => {
+        const k = key('sem');
+        const held = [await a.semaphore(k, 3, { label: 'p1' }), await b.semaphore(k, 3, { label: 'p2' })];
+        const info = await a.inspect(k);
+        expect(info.held).toBe(true);
+        expect(info.semaphore).toEqual(permits ? { used: 2, permits: 3 } : { used: 2 });
+        expect(info.holders.filter((holder) => holder.permit).map((holder) => holder.label).sort()).toEqual(['p1', 'p2']);
+        expect(await b.forceRelease(k)).toBe(true);
+        expect((await a.inspect(k)).held).toBe(false);
+        await Promise.allSettled(held.map((lock) => lock.release()));
+      });
+    }
+
+    it('lists the held keys under a prefix, page by page, each once', async () => {
+      const base = key('list');
+      const keys = [`${base}:1`, `${base}:2`, `${base}:3`];
+      const locks = await Promise.all(keys.map((k, i) => (i % 2 ? a : b).acquire(k, { label: `job ${i}` })));
+      const other = await a.acquire(key('elsewhere'));
+      const seen: LockInfo[] = [];
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await b.list({ prefix: `${base}:`, limit: 2, cursor });
+        expect(page.locks.length).toBeLessThanOrEqual(2);
+        seen.push(...page.locks);
+        cursor = page.cursor;
+      } while (cursor !== undefined && ++pages < 500);
+      expect(seen.map((info) => info.key).sort()).toEqual(keys);
+      expect(seen.every((info) => info.held && info.holders[0]!.label?.startsWith('job '))).toBe(true);
+      await Promise.all([...locks, other].map((lock) => lock.release()));
+      expect((await b.list({ prefix: `${base}:` })).locks).toEqual([]);
+    });
+
+    it('refuses bad list options with InvalidLockArgumentError', async () => {
+      await expect(a.list({ limit: 0 })).rejects.toThrow('limit must be');
+      await expect(a.list({ prefix: 7 as unknown as string })).rejects.toThrow('prefix must be');
+    });
+
+    it('force-releases a lock: the evicted holder learns it, the next fence is larger, an event says who and why', async () => {
+      const k = key('force');
+      const evicted = await a.acquire(k, { label: 'stuck job' });
+      const lost = new Promise<unknown>((resolve) => evicted.signal.addEventListener('abort', () => resolve(evicted.signal.reason), { once: true }));
+      const event = nextEvent(b, 'force-released');
+      expect(await b.forceRelease(k, { reason: 'job hung' })).toBe(true);
+      expect(await event).toMatchObject({ key: k, by: 'worker-b', reason: 'job hung', evicted: [{ instance: 'worker-a', label: 'stuck job' }] });
+      const next = await b.tryAcquire(k);
+      expect(next).not.toBeNull();
+      if (target.fences) expect(next!.fence!).toBeGreaterThan(evicted.fence!);
+      // At its next renewal at the latest (lease 6 s: renewed every 2 s).
+      expect(await lost).toBeInstanceOf(LockLostError);
+      await next!.release();
+      expect(await b.forceRelease(k)).toBe(false);
+      await evicted.release().catch(() => undefined);
+    });
+  });
+}
