@@ -1,6 +1,6 @@
 import { LockBackendError, LockLostError } from '../errors.js';
 import type { LockClaim } from '../backends/lock-backend.js';
-import { monotonicNow } from './clock.js';
+import { monotonicNow, unrefTimer } from './clock.js';
 import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
 import { toBackendError } from './backend-error.js';
@@ -29,6 +29,10 @@ export interface LeaseGrant {
   /** Monotonic time at which the successful attempt started. */
   readonly attemptStartedAt: number;
   readonly validityMs: number;
+  /** Hold at least: on release, the store keeps the key until this long after the acquisition. */
+  readonly minHoldMs?: number;
+  /** Hold at most: renewal stops this long after the acquisition. */
+  readonly maxHoldMs?: number;
 }
 
 /**
@@ -55,6 +59,16 @@ export class Lease implements Wakeable {
   private renewAt = Infinity;
   private renewing = false;
   private releasing: Promise<void> | undefined;
+  /**
+   * Monotonic time until which a release keeps the key taken in the store (minHoldMs). Counted from
+   * when the grant arrived, which is after the store took the key: the store holds it at least that long.
+   */
+  private readonly holdUntil: number;
+  /** Monotonic time at which renewal stops (maxHoldMs); Infinity without it. */
+  private readonly stopAt: number;
+  private readonly maxHoldMs: number | undefined;
+  /** After maxHoldMs: the timer that frees the key in the store once the last lease lapses. */
+  private lapseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     grant: LeaseGrant,
@@ -68,6 +82,9 @@ export class Lease implements Wakeable {
     this.fence = grant.fence;
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;
+    this.holdUntil = grant.minHoldMs === undefined ? 0 : this.acquiredAt + grant.minHoldMs;
+    this.maxHoldMs = grant.maxHoldMs;
+    this.stopAt = grant.maxHoldMs === undefined ? Infinity : this.acquiredAt + grant.maxHoldMs;
     this.setValidity(grant.attemptStartedAt, grant.validityMs);
     this.scheduleRenewal(this.nextRenewalMs());
   }
@@ -141,11 +158,12 @@ export class Lease implements Wakeable {
   }
 
   private async releaseOnce(): Promise<void> {
+    if (this.lapseTimer) await this.releaseAfterMaxHold();
     this.assertHeld();
     this.stopTimers();
     let stillOurs: boolean;
     try {
-      stillOurs = await this.claim.release();
+      stillOurs = await this.claim.release(this.remainingHoldMs());
     } catch (error) {
       // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
       this.finish();
@@ -156,6 +174,36 @@ export class Lease implements Wakeable {
       this.assertHeld();
     }
     this.finish();
+  }
+
+  /** What is left of minHoldMs, in whole ms (rounded up); undefined when nothing is. */
+  private remainingHoldMs(): number | undefined {
+    const remaining = Math.ceil(this.holdUntil - monotonicNow());
+    return remaining > 0 ? remaining : undefined;
+  }
+
+  /** maxHoldMs is reached: the holder is told, renewal stops, and the key frees when its last lease lapses. */
+  private stopHolding(): void {
+    if (this.state !== 'held') return;
+    this.state = 'lost';
+    this.stopTimers();
+    const error = new LockLostError(this.key, `it was held for maxHoldMs (${this.maxHoldMs} ms): renewal stopped, and the key frees when its lease lapses`);
+    this.owner.forget(this);
+    this.endReason = error;
+    this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs(), error });
+    this.controller?.abort(error);
+    // Stores whose liveness is a session would keep the key for as long as the session: free it when the lease would lapse.
+    this.lapseTimer = unrefTimer(() => {
+      this.lapseTimer = undefined;
+      this.claim.release().catch(() => undefined);
+    }, this.localDeadline - monotonicNow());
+  }
+
+  /** The holder releases after maxHoldMs: the key goes now rather than when its lease lapses; the loss was signalled already. */
+  private async releaseAfterMaxHold(): Promise<void> {
+    clearTimeout(this.lapseTimer);
+    this.lapseTimer = undefined;
+    await this.claim.release().catch(() => undefined);
   }
 
   private finish(): void {
@@ -206,6 +254,10 @@ export class Lease implements Wakeable {
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */
   wake(): void {
     if (!this.isHeld) return;
+    if (monotonicNow() >= this.stopAt) {
+      this.stopHolding();
+      return;
+    }
     if (!this.renewing && monotonicNow() >= this.renewAt - this.renewSlackMs()) {
       void this.renewTick().catch(() => undefined);
       return;
@@ -243,7 +295,8 @@ export class Lease implements Wakeable {
    * while a renewal is in flight, at the lapse deadline, so the signal aborts even if it is stuck.
    */
   private reschedule(): void {
-    if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
+    if (this.stopAt <= Math.min(this.localDeadline, this.renewing ? Infinity : this.renewAt)) this.owner.scheduler.schedule(this, this.stopAt);
+    else if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
     else this.owner.scheduler.schedule(this, this.renewAt, this.renewSlackMs());
   }
 

@@ -250,7 +250,10 @@ export class LockEngine {
       });
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
-          return new Lease({ key, storeKey, mode: options.mode, permits: options.permits, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs }, this.leaseOwner);
+          return new Lease(
+            { key, storeKey, mode: options.mode, permits: options.permits, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs, minHoldMs: options.minHoldMs, maxHoldMs: options.maxHoldMs },
+            this.leaseOwner,
+          );
         }
         // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
         await claim.release().catch(() => undefined);
@@ -314,6 +317,10 @@ export class LockEngine {
     };
     if (options.mode === 'read' && !supports.read) refuse("mode 'read'");
     if (options.fair && !supports.fair) refuse('fair: true');
+    if (options.minHoldMs !== undefined) {
+      if (!supports.minHold) refuse('minHoldMs (keeping a released key taken until it lapses in the store)');
+      if (options.mode === 'read' || options.permits !== undefined) throw new InvalidLockArgumentError(`Lock "${key}": minHoldMs applies to exclusive locks, not to read locks or semaphores`);
+    }
     if (options.permits === undefined) return;
     if (!supports.semaphore) refuse('a semaphore (permits)');
     if (options.mode !== 'exclusive') throw new InvalidLockArgumentError(`Lock "${key}": a semaphore permit has no mode; leave mode unset`);

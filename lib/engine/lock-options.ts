@@ -13,6 +13,10 @@ export interface ResolvedLockOptions {
   /** Permits of a semaphore; undefined for a lock. */
   readonly permits?: number;
   readonly signal?: AbortSignal;
+  /** Hold at least this long after the acquisition (see `LockOptions.minHoldMs`). */
+  readonly minHoldMs?: number;
+  /** Stop renewing this long after the acquisition (see `LockOptions.maxHoldMs`). */
+  readonly maxHoldMs?: number;
 }
 
 /** Most permits a semaphore may have. */
@@ -68,7 +72,7 @@ export function resolveLockOptions(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockArgumentError(`Lock options must be an object, got ${describe(options)}`);
   }
-  const { leaseMs, waitMs, mode, fair, permits, signal } = options as Record<string, unknown>;
+  const { leaseMs, waitMs, mode, fair, permits, signal, minHoldMs, maxHoldMs } = options as Record<string, unknown>;
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidLockArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
   }
@@ -80,7 +84,19 @@ export function resolveLockOptions(
     fair: fair === true,
     permits: permits === undefined ? undefined : checkPermits(permits),
     signal: signal as AbortSignal | undefined,
+    ...checkHoldBounds(minHoldMs, maxHoldMs),
   };
+}
+
+/** `minHoldMs` and `maxHoldMs`: each a lease-like duration, and the least hold no longer than the most. */
+export function checkHoldBounds(minHoldMs: unknown, maxHoldMs: unknown): { minHoldMs?: number; maxHoldMs?: number } {
+  const bounds: { minHoldMs?: number; maxHoldMs?: number } = {};
+  if (minHoldMs !== undefined) bounds.minHoldMs = checkLeaseMs(minHoldMs, 'minHoldMs');
+  if (maxHoldMs !== undefined) bounds.maxHoldMs = checkLeaseMs(maxHoldMs, 'maxHoldMs');
+  if (bounds.minHoldMs !== undefined && bounds.maxHoldMs !== undefined && bounds.minHoldMs > bounds.maxHoldMs) {
+    throw new InvalidLockArgumentError(`minHoldMs (${bounds.minHoldMs}) must not exceed maxHoldMs (${bounds.maxHoldMs})`);
+  }
+  return bounds;
 }
 
 /** A short description of a bad value for error messages. */

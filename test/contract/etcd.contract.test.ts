@@ -1,4 +1,5 @@
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
@@ -26,3 +27,4 @@ const target: ContractTarget = {
 describeBackendContract(target);
 describeReadWriteContract(target);
 describeSemaphoreContract(target);
+describeHoldBoundsContract(target);

@@ -1,5 +1,6 @@
 import { MemoryBackend, type LockBackend } from '../../lib/index.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
 
@@ -29,3 +30,4 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 describeSemaphoreContract(target);
+describeHoldBoundsContract(target);

@@ -5,6 +5,7 @@ import { describeSqlOutages } from '../sql/sql-outages.js';
 import { describeSqlScenarios } from '../sql/sql-scenarios.js';
 import { mysqlTarget } from '../sql/mysql-target.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 
 // One MariaDB 10.11 server for this file: the file holds a start of its own, so the contract
 // suite's stop does not end the server before the SQL scenarios run.
@@ -17,3 +18,4 @@ describeSqlScenarios(target);
 describeSqlMultiProcess(target);
 describeSqlIdleRows(target);
 describeSqlOutages(target);
+describeHoldBoundsContract(target);

@@ -5,6 +5,7 @@ import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
@@ -40,3 +41,4 @@ const target: ContractTarget = {
 describeBackendContract(target);
 describeReadWriteContract(target);
 describeSemaphoreContract(target);
+describeHoldBoundsContract(target);

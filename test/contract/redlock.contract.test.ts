@@ -3,12 +3,14 @@ import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
+import type { ContractTarget } from './contract-target.js';
 
 let masters: RedisMasters;
 
 const options = (): RedlockBackendOptions => ({ type: 'redlock', urls: masters.urls });
 
-describeBackendContract({
+const target: ContractTarget = {
   name: 'redlock',
   // Redlock has no honest fencing token without consensus: see docs/backends/redlock.md.
   fences: false,
@@ -31,4 +33,7 @@ describeBackendContract({
   },
   // The keys lapse after the lease; the waiter's bound is the holders' remaining lease plus a jittered back-off.
   crashFreeMs: (leaseMs) => leaseMs + 500,
-});
+};
+
+describeBackendContract(target);
+describeHoldBoundsContract(target);

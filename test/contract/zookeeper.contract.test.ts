@@ -4,6 +4,7 @@ import { freePort } from '../harness/free-port.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperServer } from '../harness/zookeeper-server.js';
 import { ZkAdmin } from '../zookeeper/zk-admin.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import type { ContractTarget } from './contract-target.js';
 
@@ -49,3 +50,4 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 describeReadWriteContract(target);
+describeHoldBoundsContract(target);

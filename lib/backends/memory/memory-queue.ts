@@ -139,9 +139,16 @@ export class MemoryClaim implements LockClaim {
     return leaseMs;
   }
 
-  async release(): Promise<boolean> {
+  async release(holdMs?: number): Promise<boolean> {
     const state = this.keys.stateOf(this.request.key);
     const holder = state.holders.get(this);
+    if (holder && holdMs !== undefined) {
+      // Kept as a holder nobody renews: its timer frees the key and wakes the waiters.
+      clearTimeout(holder.timer);
+      holder.expiresAt = monotonicNow() + holdMs;
+      holder.timer = this.expiryTimer(holdMs);
+      return true;
+    }
     if (holder) {
       clearTimeout(holder.timer);
       state.holders.delete(this);
