@@ -187,6 +187,11 @@ export class LockEngine {
     return currentLock();
   }
 
+  /** @internal A call that skips its work when the lock is busy (`onBusy: 'skip'`) did so: emits `skipped`. */
+  noteSkipped(key: string, method: string): void {
+    this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+  }
+
   /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
   close(): Promise<void> {
     this.closing ??= this.closeOnce();

@@ -32,8 +32,8 @@ const logger = new Logger('DistributedLock');
  */
 export function createLockedMethod(original: Method, options: CheckedLockedOptions, where: string, name: string | symbol): Method {
   const resolveKey = compileLockKey(options.key, where);
-  const { leaseMs, waitMs, mode, fair, permits, store } = options;
-  const lockOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits };
+  const { leaseMs, waitMs, mode, fair, permits, store, minHoldMs, maxHoldMs } = options;
+  const lockOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits, minHoldMs, maxHoldMs };
   const skipWhenBusy = options.onBusy === 'skip';
   let warnedUnguarded = false;
   let warnedStream = false;
@@ -43,7 +43,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     try {
       return await engine.acquireScoped(key, lockOptions);
     } catch (error) {
-      if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+      if (skipWhenBusy && error instanceof LockTimeoutError) return skipped(engine, key, where);
       throw error;
     }
   }
@@ -54,10 +54,11 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     try {
       const engine = lockRegistry.engineFor(self, where, store);
       let lock: ScopedLock;
+      const key = resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined);
       try {
-        lock = await engine.acquireScoped(resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined), lockOptions);
+        lock = await engine.acquireScoped(key, lockOptions);
       } catch (error) {
-        if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+        if (skipWhenBusy && error instanceof LockTimeoutError) return skipped(engine, key, where);
         throw error;
       }
       // Kept by the call: current and re-entrant for the handler and the stream it returns, released when the response is complete.
@@ -93,6 +94,12 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
   Object.defineProperty(lockedMethod, 'name', { value: original.name });
   Object.defineProperty(lockedMethod, 'length', { value: original.length });
   return lockedMethod;
+}
+
+/** `onBusy: 'skip'`: the method does not run; a `skipped` event says so. */
+function skipped(engine: LockEngine, key: string | string[], where: string): undefined {
+  engine.noteSkipped(Array.isArray(key) ? key.join(',') : key, where);
+  return undefined;
 }
 
 function isStream(value: unknown): boolean {
