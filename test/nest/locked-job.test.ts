@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Cron, Interval, SchedulerRegistry, ScheduleModule, Timeout } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
+import { Registry } from 'prom-client';
 import { filter, firstValueFrom, type Observable } from 'rxjs';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockedJob, LockService, type LockEvent } from '../../lib/index.js';
+import { DistributedLockModule, InvalidLockArgumentError, Locked, LockedJob, LockService, subscribeLockMetrics, type LockEvent } from '../../lib/index.js';
 
 // Never fires on its own in a test run: the test fires the cron jobs.
 const JOB_OPTIONS = { disabled: true, waitForCompletion: true } as const;
@@ -140,6 +141,19 @@ describe('@LockedJob and the default key', () => {
     // Both timeouts share the key 'warm-up': one ran, the other skipped.
     await warmUpEvents;
     expect(jobs.runs.filter((run) => run.key === 'warm-up').map((run) => run.job)).toHaveLength(1);
+  });
+
+  it('skipped calls are counted in the Prometheus metrics (skipped_total)', async () => {
+    // The interval jobs would add their own skips.
+    for (const name of registry.getIntervals()) registry.deleteInterval(name);
+    const metrics = new Registry();
+    const subscription = await subscribeLockMetrics(locks.events, metrics);
+    const holder = await locks.acquire('StockJobs.defaultKeySkipping');
+    await jobs.defaultKeySkipping();
+    await jobs.defaultKeySkipping();
+    await holder.release();
+    subscription.unsubscribe();
+    expect(await metrics.metrics()).toMatch(/distributed_lock_skipped_total\{backend="memory",store="default"\} 2/);
   });
 
   it('maxHoldMs on a job called by any scheduler: a hung job is told (LockLostError) and the key frees', async () => {
