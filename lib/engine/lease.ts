@@ -4,6 +4,7 @@ import { monotonicNow, unrefTimer } from './clock.js';
 import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
 import { toBackendError } from './backend-error.js';
+import { HoldBounds } from './hold-bounds.js';
 import { MAX_SLACK_MS, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
@@ -59,14 +60,7 @@ export class Lease implements Wakeable {
   private renewAt = Infinity;
   private renewing = false;
   private releasing: Promise<void> | undefined;
-  /**
-   * Monotonic time until which a release keeps the key taken in the store (minHoldMs). Counted from
-   * when the grant arrived, which is after the store took the key: the store holds it at least that long.
-   */
-  private readonly holdUntil: number;
-  /** Monotonic time at which renewal stops (maxHoldMs); Infinity without it. */
-  private readonly stopAt: number;
-  private readonly maxHoldMs: number | undefined;
+  private readonly bounds: HoldBounds;
   /** After maxHoldMs: the timer that frees the key in the store once the last lease lapses. */
   private lapseTimer: NodeJS.Timeout | undefined;
 
@@ -82,9 +76,7 @@ export class Lease implements Wakeable {
     this.fence = grant.fence;
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;
-    this.holdUntil = grant.minHoldMs === undefined ? 0 : this.acquiredAt + grant.minHoldMs;
-    this.maxHoldMs = grant.maxHoldMs;
-    this.stopAt = grant.maxHoldMs === undefined ? Infinity : this.acquiredAt + grant.maxHoldMs;
+    this.bounds = new HoldBounds(this.acquiredAt, grant.minHoldMs, grant.maxHoldMs);
     this.setValidity(grant.attemptStartedAt, grant.validityMs);
     this.scheduleRenewal(this.nextRenewalMs());
   }
@@ -147,14 +139,19 @@ export class Lease implements Wakeable {
   /** Aborts the holder's signal with LockLostError and drops the lock in the store if it is still ours. */
   markLost(reason: string, cause?: unknown): void {
     if (this.state !== 'held') return;
+    if (this.endAsLost(new LockLostError(this.key, reason, cause === undefined ? undefined : { cause }))) this.claim.release().catch(() => undefined);
+  }
+
+  /** Ends a held lease as lost: timers stop, the engine forgets it, a `lost` event, the signal aborts. False if it was not held. */
+  private endAsLost(error: LockLostError): boolean {
+    if (this.state !== 'held') return false;
     this.state = 'lost';
     this.stopTimers();
-    const error = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
     this.owner.forget(this);
     this.endReason = error;
     this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs(), error });
     this.controller?.abort(error);
-    this.claim.release().catch(() => undefined);
+    return true;
   }
 
   private async releaseOnce(): Promise<void> {
@@ -163,7 +160,7 @@ export class Lease implements Wakeable {
     this.stopTimers();
     let stillOurs: boolean;
     try {
-      stillOurs = await this.claim.release(this.remainingHoldMs());
+      stillOurs = await this.claim.release(this.bounds.remainingHoldMs());
     } catch (error) {
       // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
       this.finish();
@@ -176,22 +173,9 @@ export class Lease implements Wakeable {
     this.finish();
   }
 
-  /** What is left of minHoldMs, in whole ms (rounded up); undefined when nothing is. */
-  private remainingHoldMs(): number | undefined {
-    const remaining = Math.ceil(this.holdUntil - monotonicNow());
-    return remaining > 0 ? remaining : undefined;
-  }
-
   /** maxHoldMs is reached: the holder is told, renewal stops, and the key frees when its last lease lapses. */
   private stopHolding(): void {
-    if (this.state !== 'held') return;
-    this.state = 'lost';
-    this.stopTimers();
-    const error = new LockLostError(this.key, `it was held for maxHoldMs (${this.maxHoldMs} ms): renewal stopped, and the key frees when its lease lapses`);
-    this.owner.forget(this);
-    this.endReason = error;
-    this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs(), error });
-    this.controller?.abort(error);
+    if (!this.endAsLost(new LockLostError(this.key, this.bounds.stopReason()))) return;
     // Stores whose liveness is a session would keep the key for as long as the session: free it when the lease would lapse.
     this.lapseTimer = unrefTimer(() => {
       this.lapseTimer = undefined;
@@ -254,7 +238,7 @@ export class Lease implements Wakeable {
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */
   wake(): void {
     if (!this.isHeld) return;
-    if (monotonicNow() >= this.stopAt) {
+    if (monotonicNow() >= this.bounds.stopAt) {
       this.stopHolding();
       return;
     }
@@ -295,7 +279,8 @@ export class Lease implements Wakeable {
    * while a renewal is in flight, at the lapse deadline, so the signal aborts even if it is stuck.
    */
   private reschedule(): void {
-    if (this.stopAt <= Math.min(this.localDeadline, this.renewing ? Infinity : this.renewAt)) this.owner.scheduler.schedule(this, this.stopAt);
+    const { stopAt } = this.bounds;
+    if (stopAt <= Math.min(this.localDeadline, this.renewing ? Infinity : this.renewAt)) this.owner.scheduler.schedule(this, stopAt);
     else if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
     else this.owner.scheduler.schedule(this, this.renewAt, this.renewSlackMs());
   }
