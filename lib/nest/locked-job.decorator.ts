@@ -48,7 +48,7 @@ export function LockedJob(options: LockedJobOptions = {}): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const where = `${typeof target === 'function' ? target.name : target.constructor.name}.${String(propertyKey)}`;
     if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidLockArgumentError(Messages.jobArgs(where, describe(options)));
-    checkOptionNames(options, where, JOB_OPTION_NAMES);
+    checkOptionNames(options, where, JOB_OPTION_NAMES, '@LockedJob()');
     const { minHoldMs = DEFAULT_JOB_MIN_HOLD_MS, ...rest } = options;
     const hold = minHoldMs === 0 ? {} : { minHoldMs };
     return Locked({ ...rest, ...hold, onBusy: 'skip', waitMs: 0 })(target, propertyKey, descriptor);

@@ -66,9 +66,9 @@ export function parseLockedArgs(args: readonly unknown[], where: string, default
 }
 
 /** Refuses an option `@Locked()` (or `@LockedJob()`) does not know, so a typo is not silently ignored. */
-export function checkOptionNames(options: object, where: string, known: readonly string[]): void {
+export function checkOptionNames(options: object, where: string, known: readonly string[], decorator?: string): void {
   for (const name of Object.keys(options)) {
-    if (!known.includes(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name, known));
+    if (!known.includes(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name, known, decorator));
   }
 }
 

@@ -179,7 +179,7 @@ describe('@Locked() / @LockedJob() bad input', () => {
   });
 
   it.each([
-    ['an unknown option', () => LockedJob({ onBusy: 'throw' } as never), /unknown option "onBusy"/],
+    ['an unknown option', () => LockedJob({ onBusy: 'throw' } as never), /@LockedJob\(\) on Jobs.run: unknown option "onBusy"/],
     ['a non-object', () => LockedJob('nightly' as never), /takes an options object/],
     ['minHoldMs above maxHoldMs', () => LockedJob({ minHoldMs: 2_000, maxHoldMs: 1_000 }), /minHoldMs \(2000\) must not exceed maxHoldMs \(1000\)/],
     ['a negative minHoldMs', () => Locked({ minHoldMs: -1 }), /minHoldMs must be a finite number/],
