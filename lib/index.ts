@@ -22,6 +22,7 @@ export { LockService } from './nest/lock.service.js';
 export { DistributedLockAdminModule } from './admin/distributed-lock-admin.module.js';
 export type { DistributedLockAdminOptions, AdminGuard } from './admin/admin.options.js';
 export { Locked } from './nest/locked.decorator.js';
+export { LockedJob, DEFAULT_JOB_MIN_HOLD_MS, type LockedJobOptions } from './nest/locked-job.decorator.js';
 export type { LockedOptions, OnBusy } from './nest/locked.options.js';
 export type { LockKey, LockKeys, KeyParts } from './nest/key-template.js';
 export { LockedInterceptor } from './nest/locked.interceptor.js';

@@ -1,4 +1,5 @@
 import { Module, type DynamicModule, type OnApplicationShutdown, Inject } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { DistributedLockModule } from '../lib/index.js';
 import type { SampleConfig } from './config.js';
 import { InventoryController } from './inventory/inventory.controller.js';
@@ -7,6 +8,8 @@ import { MemoryStockStore } from './inventory/memory-stock.store.js';
 import { RedisStockStore } from './inventory/redis-stock.store.js';
 import { PRICE_STORE, STOCK_STORE, type StockStore } from './inventory/stock.store.js';
 import { PricingController } from './pricing/pricing.controller.js';
+import { JobsController } from './restock/jobs.controller.js';
+import { RestockJob } from './restock/restock.job.js';
 import { SAMPLE_CONFIG } from './sample-config.token.js';
 import { WarehouseConsumer } from './warehouse/warehouse.consumer.js';
 
@@ -26,10 +29,13 @@ export class AppModule implements OnApplicationShutdown {
         DistributedLockModule.forRoot({ backend: config.backend, keyPrefix: 'sample:lock:' }),
         // A second store for the few locks that must never be wrong (prices): etcd or PostgreSQL in production.
         DistributedLockModule.forRoot({ name: 'critical', backend: config.backend, keyPrefix: 'sample:critical:' }),
+        // The restock job runs on a schedule in every instance; @LockedJob lets one run each tick.
+        ScheduleModule.forRoot(),
       ],
-      controllers: [InventoryController, PricingController, WarehouseConsumer],
+      controllers: [InventoryController, PricingController, WarehouseConsumer, JobsController],
       providers: [
         InventoryService,
+        RestockJob,
         { provide: SAMPLE_CONFIG, useValue: config },
         { provide: STOCK_STORE, useFactory: () => fencedStore('sample:stock:') },
         { provide: PRICE_STORE, useFactory: () => fencedStore('sample:price:') },

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { fireSales, percentile, type LoadResult } from './demo/load.js';
 import { startInProcess, startProcess, type RunningApp } from './demo/instances.js';
 import { startThrowawayRedis } from './demo/redis-for-demo.js';
+import { collectJobTicks, type JobTicks } from './demo/job-ticks.js';
 
 /**
  * The seed articles' flash sale: many concurrent purchases of one SKU, first through the locked
@@ -10,7 +11,8 @@ import { startThrowawayRedis } from './demo/redis-for-demo.js';
  *
  *   npm run demo                                   in-memory backend, one process
  *   npm run demo -- --redis [redis://host:port]    Redis backend, 3 app instances as separate processes
- *   options: --requests 300 --concurrency 60 --stock 100 --instances 3 --work-ms 2 (time between read and write) --json
+ *   options: --requests 300 --concurrency 60 --stock 100 --instances 3 --work-ms 2 (time between read and write)
+ *            --job-seconds 7 (how long to watch the restock cron job, every 2 s on every instance) --json
  */
 const { values: args } = parseArgs({
   options: {
@@ -20,6 +22,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '60' },
     stock: { type: 'string', default: '100' },
     'work-ms': { type: 'string', default: '2' },
+    'job-seconds': { type: 'string', default: '7' },
     json: { type: 'boolean', default: false },
   },
   allowPositionals: false,
@@ -59,9 +62,13 @@ async function main(): Promise<void> {
       const remaining = ((await (await fetch(`${urls[0]}/${sku}`)).json()) as { stock: number }).stock;
       rows.push({ ...result, endpoint, initialStock: stock, remaining, oversold: result.sold - (stock - remaining) });
     }
+    const jobs = await collectJobTicks(apps.map((app) => app.url), Number(args['job-seconds']) * 1000);
     const setup = useRedis ? `redis backend, ${apps.length} app instances (separate processes) sharing ${redisUrl}` : 'memory backend, one process';
-    if (args.json) console.log(JSON.stringify({ setup, rows: rows.map(({ latenciesMs, ...row }) => ({ ...row, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99) })) }));
-    else printReport(setup, requests, concurrency, rows);
+    if (args.json) console.log(JSON.stringify({ setup, rows: rows.map(({ latenciesMs, ...row }) => ({ ...row, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99) })), jobs }));
+    else {
+      printReport(setup, requests, concurrency, rows);
+      printJobs(jobs);
+    }
   } finally {
     await Promise.allSettled(apps.map((app) => app.stop()));
     throwaway?.stop();
@@ -92,6 +99,12 @@ function printReport(setup: string, requests: number, concurrency: number, rows:
   for (const line of lines) console.log(format(line));
   console.log('\noversold = items sold that the stock never had: sold - (stock - remaining).');
   for (const row of rows) console.log(`  ${row.endpoint}: ${verdict(row)}`);
+}
+
+function printJobs(jobs: JobTicks): void {
+  console.log(`\nRestock cron job (every 2 s on every instance, @LockedJob minHoldMs 1 s), watched for ${jobs.ticks} ticks:`);
+  for (const instance of jobs.instances) console.log(`  ${instance.instance}: ran ${instance.ran} ticks, skipped ${instance.skipped}`);
+  console.log(`  ticks run exactly once: ${jobs.ranOnce}, more than once: ${jobs.ranMoreThanOnce}, not at all: ${jobs.missed}`);
 }
 
 function verdict(row: Row): string {

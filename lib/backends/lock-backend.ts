@@ -78,8 +78,13 @@ export interface LockClaim {
   /**
    * Drops whatever this claim has in the store: the lock if held, its place in a queue if
    * waiting. Resolves `false` only when the lock had been acquired and is no longer this owner's.
+   *
+   * With `holdMs` (only for exclusive locks, and only on stores whose capabilities include
+   * `minHold`), a held lock is not freed at once: the key stays taken for `holdMs` more, counted by
+   * the store from its own now, and then frees by itself with nothing left running. Waiters learn
+   * the remainder from their busy answer (`holderTtlMs`) or a watch on the key.
    */
-  release(): Promise<boolean>;
+  release(holdMs?: number): Promise<boolean>;
 }
 
 export type AttemptResult = Acquired | Busy;
@@ -106,4 +111,6 @@ export interface BackendCapabilities {
   readonly fair?: boolean;
   /** Counting semaphores (`LockService.semaphore`, `@Locked({ permits })`). */
   readonly semaphore?: boolean;
+  /** `minHoldMs`: `LockClaim.release(holdMs)` keeps the key taken for `holdMs`, in the store, then lets it lapse. */
+  readonly minHold?: boolean;
 }

@@ -1,9 +1,10 @@
 import { LockBackendError, LockLostError } from '../errors.js';
 import type { LockClaim } from '../backends/lock-backend.js';
-import { monotonicNow } from './clock.js';
+import { monotonicNow, unrefTimer } from './clock.js';
 import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
 import { toBackendError } from './backend-error.js';
+import { HoldBounds } from './hold-bounds.js';
 import { MAX_SLACK_MS, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
@@ -29,6 +30,10 @@ export interface LeaseGrant {
   /** Monotonic time at which the successful attempt started. */
   readonly attemptStartedAt: number;
   readonly validityMs: number;
+  /** Hold at least: on release, the store keeps the key until this long after the acquisition. */
+  readonly minHoldMs?: number;
+  /** Hold at most: renewal stops this long after the acquisition. */
+  readonly maxHoldMs?: number;
 }
 
 /**
@@ -55,6 +60,9 @@ export class Lease implements Wakeable {
   private renewAt = Infinity;
   private renewing = false;
   private releasing: Promise<void> | undefined;
+  private readonly bounds: HoldBounds;
+  /** After maxHoldMs: the timer that frees the key in the store once the last lease lapses. */
+  private lapseTimer: NodeJS.Timeout | undefined;
 
   constructor(
     grant: LeaseGrant,
@@ -68,6 +76,7 @@ export class Lease implements Wakeable {
     this.fence = grant.fence;
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;
+    this.bounds = new HoldBounds(this.acquiredAt, grant.minHoldMs, grant.maxHoldMs);
     this.setValidity(grant.attemptStartedAt, grant.validityMs);
     this.scheduleRenewal(this.nextRenewalMs());
   }
@@ -130,22 +139,28 @@ export class Lease implements Wakeable {
   /** Aborts the holder's signal with LockLostError and drops the lock in the store if it is still ours. */
   markLost(reason: string, cause?: unknown): void {
     if (this.state !== 'held') return;
+    if (this.endAsLost(new LockLostError(this.key, reason, cause === undefined ? undefined : { cause }))) this.claim.release().catch(() => undefined);
+  }
+
+  /** Ends a held lease as lost: timers stop, the engine forgets it, a `lost` event, the signal aborts. False if it was not held. */
+  private endAsLost(error: LockLostError): boolean {
+    if (this.state !== 'held') return false;
     this.state = 'lost';
     this.stopTimers();
-    const error = new LockLostError(this.key, reason, cause === undefined ? undefined : { cause });
     this.owner.forget(this);
     this.endReason = error;
     this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs(), error });
     this.controller?.abort(error);
-    this.claim.release().catch(() => undefined);
+    return true;
   }
 
   private async releaseOnce(): Promise<void> {
+    if (this.lapseTimer) await this.releaseAfterMaxHold();
     this.assertHeld();
     this.stopTimers();
     let stillOurs: boolean;
     try {
-      stillOurs = await this.claim.release();
+      stillOurs = await this.claim.release(this.bounds.remainingHoldMs());
     } catch (error) {
       // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
       this.finish();
@@ -156,6 +171,23 @@ export class Lease implements Wakeable {
       this.assertHeld();
     }
     this.finish();
+  }
+
+  /** maxHoldMs is reached: the holder is told, renewal stops, and the key frees when its last lease lapses. */
+  private stopHolding(): void {
+    if (!this.endAsLost(new LockLostError(this.key, this.bounds.stopReason()))) return;
+    // Stores whose liveness is a session would keep the key for as long as the session: free it when the lease would lapse.
+    this.lapseTimer = unrefTimer(() => {
+      this.lapseTimer = undefined;
+      this.claim.release().catch(() => undefined);
+    }, this.localDeadline - monotonicNow());
+  }
+
+  /** The holder releases after maxHoldMs: the key goes now rather than when its lease lapses; the loss was signalled already. */
+  private async releaseAfterMaxHold(): Promise<void> {
+    clearTimeout(this.lapseTimer);
+    this.lapseTimer = undefined;
+    await this.claim.release().catch(() => undefined);
   }
 
   private finish(): void {
@@ -206,6 +238,10 @@ export class Lease implements Wakeable {
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */
   wake(): void {
     if (!this.isHeld) return;
+    if (monotonicNow() >= this.bounds.stopAt) {
+      this.stopHolding();
+      return;
+    }
     if (!this.renewing && monotonicNow() >= this.renewAt - this.renewSlackMs()) {
       void this.renewTick().catch(() => undefined);
       return;
@@ -243,7 +279,9 @@ export class Lease implements Wakeable {
    * while a renewal is in flight, at the lapse deadline, so the signal aborts even if it is stuck.
    */
   private reschedule(): void {
-    if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
+    const { stopAt } = this.bounds;
+    if (stopAt <= Math.min(this.localDeadline, this.renewing ? Infinity : this.renewAt)) this.owner.scheduler.schedule(this, stopAt);
+    else if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
     else this.owner.scheduler.schedule(this, this.renewAt, this.renewSlackMs());
   }
 

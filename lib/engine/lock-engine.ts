@@ -222,6 +222,11 @@ export class LockEngine {
     return evicted.length > 0;
   }
 
+  /** @internal A call that skips its work when the lock is busy (`onBusy: 'skip'`) did so: emits `skipped`. */
+  noteSkipped(key: string, method: string): void {
+    this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+  }
+
   /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
   close(): Promise<void> {
     this.closing ??= this.closeOnce();
@@ -285,7 +290,10 @@ export class LockEngine {
       });
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
-          return new Lease({ key, storeKey, mode: options.mode, permits: options.permits, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs }, this.leaseOwner);
+          return new Lease(
+            { key, storeKey, mode: options.mode, permits: options.permits, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs, minHoldMs: options.minHoldMs, maxHoldMs: options.maxHoldMs },
+            this.leaseOwner,
+          );
         }
         // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
         await claim.release().catch(() => undefined);
@@ -349,6 +357,10 @@ export class LockEngine {
     };
     if (options.mode === 'read' && !supports.read) refuse("mode 'read'");
     if (options.fair && !supports.fair) refuse('fair: true');
+    if (options.minHoldMs !== undefined) {
+      if (!supports.minHold) refuse('minHoldMs (keeping a released key taken until it lapses in the store)');
+      if (options.mode === 'read' || options.permits !== undefined) throw new InvalidLockArgumentError(`Lock "${key}": minHoldMs applies to exclusive locks, not to read locks or semaphores`);
+    }
     if (options.permits === undefined) return;
     if (!supports.semaphore) refuse('a semaphore (permits)');
     if (options.mode !== 'exclusive') throw new InvalidLockArgumentError(`Lock "${key}": a semaphore permit has no mode; leave mode unset`);

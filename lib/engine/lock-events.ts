@@ -18,6 +18,12 @@ export type LockEvent =
   | (EventBase & { readonly type: 'lost'; readonly fence: number | undefined; readonly heldMs: number; readonly error: Error })
   | (EventBase & { readonly type: 'timeout'; readonly waitedMs: number })
   /**
+   * A `@Locked({ onBusy: 'skip' })` / `@LockedJob()` call did not run its method because another
+   * holder had the key (for a job: another instance ran, or is running, this tick). `method` is
+   * `'ClassName.methodName'`, `instance` this app instance's label.
+   */
+  | (EventBase & { readonly type: 'skipped'; readonly method: string; readonly instance: string })
+  /**
    * A call has waited a while for a lock that this same call chain seems to hold: taken with
    * `acquire()` in the same scope and never entered with `run()`. It will wait until `waitMs`:
    * nested calls are re-entrant only inside `withLock`, `@Locked` or `run(lock, fn)`.

@@ -15,6 +15,10 @@ export interface ResolvedLockOptions {
   readonly signal?: AbortSignal;
   /** Shown to operators with the holder (`LockService.inspect`); cut to a bounded length when stored. */
   readonly label?: string;
+  /** Hold at least this long after the acquisition (see `LockOptions.minHoldMs`). */
+  readonly minHoldMs?: number;
+  /** Stop renewing this long after the acquisition (see `LockOptions.maxHoldMs`). */
+  readonly maxHoldMs?: number;
 }
 
 /** Most permits a semaphore may have. */
@@ -70,7 +74,7 @@ export function resolveLockOptions(
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockArgumentError(`Lock options must be an object, got ${describe(options)}`);
   }
-  const { leaseMs, waitMs, mode, fair, permits, signal, label } = options as Record<string, unknown>;
+  const { leaseMs, waitMs, mode, fair, permits, signal, label, minHoldMs, maxHoldMs } = options as Record<string, unknown>;
   if (label !== undefined && typeof label !== 'string') throw new InvalidLockArgumentError(`label must be a string, got ${describe(label)}`);
   if (signal !== undefined && !(signal instanceof AbortSignal)) {
     throw new InvalidLockArgumentError(`signal must be an AbortSignal, got ${describe(signal)}`);
@@ -84,7 +88,19 @@ export function resolveLockOptions(
     permits: permits === undefined ? undefined : checkPermits(permits),
     signal: signal as AbortSignal | undefined,
     label: label as string | undefined,
+    ...checkHoldBounds(minHoldMs, maxHoldMs),
   };
+}
+
+/** `minHoldMs` and `maxHoldMs`: each a lease-like duration, and the least hold no longer than the most. */
+export function checkHoldBounds(minHoldMs: unknown, maxHoldMs: unknown): { minHoldMs?: number; maxHoldMs?: number } {
+  const bounds: { minHoldMs?: number; maxHoldMs?: number } = {};
+  if (minHoldMs !== undefined) bounds.minHoldMs = checkLeaseMs(minHoldMs, 'minHoldMs');
+  if (maxHoldMs !== undefined) bounds.maxHoldMs = checkLeaseMs(maxHoldMs, 'maxHoldMs');
+  if (bounds.minHoldMs !== undefined && bounds.maxHoldMs !== undefined && bounds.minHoldMs > bounds.maxHoldMs) {
+    throw new InvalidLockArgumentError(`minHoldMs (${bounds.minHoldMs}) must not exceed maxHoldMs (${bounds.maxHoldMs})`);
+  }
+  return bounds;
 }
 
 /** A short description of a bad value for error messages. */

@@ -52,4 +52,18 @@ export interface LockOptions {
    * stored with the lock next to the instance label. Plain text, cut to about 96 characters.
    */
   label?: string;
+  /**
+   * Hold at least: when the holder releases earlier, the key stays taken until `minHoldMs` after the
+   * acquisition (counted in the store, which keeps the remainder as an expiry), then frees by itself,
+   * even if this process has exited. For jobs that must run once per tick across instances whose
+   * schedules fire a little apart. Exclusive locks only; a store that cannot keep it refuses it with
+   * InvalidLockArgumentError (ZooKeeper). Applies to the outermost holder; a re-entrant call shares its lock.
+   */
+  minHoldMs?: number;
+  /**
+   * Hold at most: renewal stops `maxHoldMs` after the acquisition; `signal` aborts with
+   * `LockLostError` (saying so) and the key frees when its current lease lapses, so a hung holder
+   * cannot keep the key for longer than `maxHoldMs` plus one lease.
+   */
+  maxHoldMs?: number;
 }

@@ -21,7 +21,8 @@ const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 
 /**
  * Feeds lock events to prom-client metrics in `registry`:
  * counters `<prefix>acquired_total{backend,mode,store}`, `<prefix>timeouts_total{backend,store}`,
- * `<prefix>lost_total{backend,store}`, `<prefix>extend_failures_total{backend,store}`, and histograms
+ * `<prefix>lost_total{backend,store}`, `<prefix>extend_failures_total{backend,store}`,
+ * `<prefix>skipped_total{backend,store}` (`onBusy: 'skip'` / `@LockedJob()` calls that did not run), and histograms
  * `<prefix>wait_seconds{backend,outcome=acquired|timeout,store}` and
  * `<prefix>hold_seconds{backend,outcome=released|lost,store}` (`store`: the module's `name`, `'default'`
  * for the unnamed one). Keys are not labels (unbounded cardinality).
@@ -51,6 +52,7 @@ export async function subscribeLockMetrics(
   const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', ['backend', 'store']);
   const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend', 'store']);
   const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend', 'store']);
+  const skipped = counter('skipped_total', "Calls with onBusy 'skip' (scheduled jobs) that did not run because another holder had the key", ['backend', 'store']);
   const wait = histogram('wait_seconds', 'Time spent waiting for a lock');
   const hold = histogram('hold_seconds', 'Time a lock was held');
 
@@ -72,6 +74,9 @@ export async function subscribeLockMetrics(
           break;
         case 'extend-failed':
           extendFailures.inc({ backend, store });
+          break;
+        case 'skipped':
+          skipped.inc({ backend, store });
           break;
         case 'released':
           hold.observe({ backend, outcome: 'released', store }, event.heldMs / 1000);

@@ -36,6 +36,11 @@ export class LockService {
     return this.engine.name;
   }
 
+  /** This app instance's label (`hostname:pid` unless the module was given an `instance`), as in `skipped` events. */
+  get instance(): string {
+    return this.engine.instance;
+  }
+
   /**
    * Waits up to `waitMs` (default: the module's) for the lock; rejects with LockTimeoutError if it stays busy.
    *

@@ -32,8 +32,8 @@ const logger = new Logger('DistributedLock');
  */
 export function createLockedMethod(original: Method, options: CheckedLockedOptions, where: string, name: string | symbol): Method {
   const resolveKey = compileLockKey(options.key, where);
-  const { leaseMs, waitMs, mode, fair, permits, store } = options;
-  const baseOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits };
+  const { leaseMs, waitMs, mode, fair, permits, store, minHoldMs, maxHoldMs } = options;
+  const baseOptions: LockOptions = { leaseMs, waitMs, mode, fair, permits, minHoldMs, maxHoldMs };
   const labelOf = options.label === undefined ? undefined : compileLabel(options.label, where);
   /** The options of one call: the shared object unless a label is resolved from its arguments. */
   const optionsFor = (self: unknown, args: unknown[], call: HandlerCall | undefined): LockOptions =>
@@ -47,7 +47,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     try {
       return await engine.acquireScoped(key, lockOptions);
     } catch (error) {
-      if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+      if (skipWhenBusy && error instanceof LockTimeoutError) return skipped(engine, key, where);
       throw error;
     }
   }
@@ -58,10 +58,11 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     try {
       const engine = lockRegistry.engineFor(self, where, store);
       let lock: ScopedLock;
+      const key = resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined);
       try {
-        lock = await engine.acquireScoped(resolveKey(self, args, resolveKey.usesContext ? call.keyParts() : undefined), optionsFor(self, args, call));
+        lock = await engine.acquireScoped(key, optionsFor(self, args, call));
       } catch (error) {
-        if (skipWhenBusy && error instanceof LockTimeoutError) return undefined;
+        if (skipWhenBusy && error instanceof LockTimeoutError) return skipped(engine, key, where);
         throw error;
       }
       // Kept by the call: current and re-entrant for the handler and the stream it returns, released when the response is complete.
@@ -111,6 +112,12 @@ function compileLabel(label: unknown, where: string): (self: unknown, args: unkn
       return fallback;
     }
   };
+}
+
+/** `onBusy: 'skip'`: the method does not run; a `skipped` event says so. */
+function skipped(engine: LockEngine, key: string | string[], where: string): undefined {
+  engine.noteSkipped(Array.isArray(key) ? key.join(',') : key, where);
+  return undefined;
 }
 
 function isStream(value: unknown): boolean {

@@ -25,6 +25,9 @@ import { parseLockedArgs, type LockedOptions } from './locked.options.js';
  * - Busy for `waitMs`: rejects LockTimeoutError (on handlers: 409 Conflict with `Retry-After`, or
  *   code `LOCK_BUSY` outside HTTP), or, with `onBusy: 'skip'`, resolves `undefined` without running
  *   the method. A store that cannot be reached: 503, or `LOCK_STORE_UNAVAILABLE`.
+ * - No key (`@Locked()`, or options without `key`): the key is `'ClassName.methodName'`, of the class
+ *   that declares the method; refused (InvalidLockArgumentError) on an anonymous class or a symbol-named method.
+ * - `minHoldMs` / `maxHoldMs`: hold at least / at most (see `LockOptions`); for scheduled jobs see `@LockedJob()`.
  * - `store`: the name of a `DistributedLockModule.forRoot({ name })` to lock in; default the unnamed one.
  * - Inside the method, `LockService.current()` is the held lock (its `signal` aborts if it is lost,
  *   its `fence` guards writes), and locked calls on the same key are re-entrant.
@@ -43,7 +46,7 @@ import { parseLockedArgs, type LockedOptions } from './locked.options.js';
  * async transfer(from: string, to: string, amount: number) { ... }
  * ```
  */
-export function Locked(key: LockKeys, leaseMs?: number, waitMs?: number): MethodDecorator;
+export function Locked(key?: LockKeys, leaseMs?: number, waitMs?: number): MethodDecorator;
 export function Locked(options: LockedOptions): MethodDecorator;
 export function Locked(...args: unknown[]): MethodDecorator {
   return (target, propertyKey, descriptor) => {
@@ -51,7 +54,9 @@ export function Locked(...args: unknown[]): MethodDecorator {
     const where = `${className}.${String(propertyKey)}`;
     const original: unknown = descriptor?.value;
     if (typeof original !== 'function') throw new InvalidLockArgumentError(Messages.notAMethod(where));
-    const options = parseLockedArgs(args, where);
+    // 'ClassName.methodName' names one method unless the class has no name or the method is a symbol.
+    const defaultKey = className && typeof propertyKey === 'string' ? where : undefined;
+    const options = parseLockedArgs(args, where, defaultKey);
     const lockedMethod = createLockedMethod(original as (...args: unknown[]) => unknown, options, where, propertyKey);
     copyMetadata(original, lockedMethod);
     const recorded: unknown = Reflect.getOwnMetadata(LOCKED_METADATA, lockedMethod);

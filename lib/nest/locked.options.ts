@@ -1,6 +1,6 @@
 import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
 import type { LockMode } from '../engine/lock-mode.js';
-import { checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
+import { checkHoldBounds, checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from './lock.messages.js';
@@ -15,8 +15,10 @@ export interface LockedOptions {
    * or a function that receives the method's arguments and returns the key. A list of them
    * (`['account:{0}', 'account:{1}']`) locks all those keys or none, in sorted order, so calls
    * naming the same keys in different orders cannot deadlock; `current()` is then a `MultiLock`.
+   * Omitted: `'ClassName.methodName'` of the class that declares the method (a subclass inheriting
+   * it uses the same key); refused for a method named by a symbol or on an anonymous class.
    */
-  key: LockKeys;
+  key?: LockKeys;
   /** Lease length in ms (renewed while the method runs). Default: the module's `leaseMs`. */
   leaseMs?: number;
   /**
@@ -44,26 +46,42 @@ export interface LockedOptions {
    * A template naming something missing leaves the template text as the label (it never fails the call).
    */
   label?: LockKey;
+  /** Hold at least: the key stays taken until this long after the acquisition, even when the method ends first (see `LockOptions.minHoldMs`). */
+  minHoldMs?: number;
+  /** Hold at most: renewal stops this long after the acquisition and `current().signal` aborts (see `LockOptions.maxHoldMs`). */
+  maxHoldMs?: number;
 }
 
 /** `LockedOptions` once checked: the store is always named. */
-export type CheckedLockedOptions = Readonly<LockedOptions & { store: string }>;
+export type CheckedLockedOptions = Readonly<LockedOptions & { key: LockKeys; store: string }>;
 
-const OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store', 'label'];
+export const LOCKED_OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store', 'label', 'minHoldMs', 'maxHoldMs'];
 
-/** Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class definition. */
-export function parseLockedArgs(args: readonly unknown[], where: string): CheckedLockedOptions {
+/**
+ * Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class
+ * definition. `defaultKey`: the key when none is given (`'ClassName.methodName'`), undefined where
+ * that would be ambiguous.
+ */
+export function parseLockedArgs(args: readonly unknown[], where: string, defaultKey: string | undefined): CheckedLockedOptions {
   const [first, leaseMs, waitMs] = args;
-  if (typeof first !== 'object' || first === null || Array.isArray(first)) return checkOptions({ key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number }, where);
+  if (args.length === 0) return checkOptions({}, where, defaultKey);
+  if (typeof first !== 'object' || first === null || Array.isArray(first)) return checkOptions({ key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number }, where, defaultKey);
   if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
-  for (const name of Object.keys(first)) {
-    if (!OPTION_NAMES.includes(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name, OPTION_NAMES));
-  }
-  return checkOptions(first as LockedOptions, where);
+  checkOptionNames(first, where, LOCKED_OPTION_NAMES);
+  return checkOptions(first as LockedOptions, where, defaultKey);
 }
 
-function checkOptions(options: LockedOptions, where: string): CheckedLockedOptions {
-  const { key, leaseMs, waitMs, onBusy, mode, fair, permits, store, label } = options;
+/** Refuses an option `@Locked()` (or `@LockedJob()`) does not know, so a typo is not silently ignored. */
+export function checkOptionNames(options: object, where: string, known: readonly string[], decorator?: string): void {
+  for (const name of Object.keys(options)) {
+    if (!known.includes(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name, known, decorator));
+  }
+}
+
+function checkOptions(options: LockedOptions, where: string, defaultKey: string | undefined): CheckedLockedOptions {
+  const { leaseMs, waitMs, onBusy, mode, fair, permits, store, label, minHoldMs, maxHoldMs } = options;
+  if (!('key' in options) && defaultKey === undefined) throw new InvalidLockArgumentError(Messages.lockedNoDefaultKey(where));
+  const key = 'key' in options ? options.key! : defaultKey!;
   if (label !== undefined && typeof label !== 'function' && (typeof label !== 'string' || label.length === 0)) {
     throw new InvalidLockArgumentError(Messages.lockedOption(where, `label must be a non-empty string or a function, got ${describe(label)}`));
   }
@@ -83,6 +101,7 @@ function checkOptions(options: LockedOptions, where: string): CheckedLockedOptio
       permits: permits === undefined ? undefined : checkPermits(permits),
       store: store ?? DEFAULT_STORE_NAME,
       ...(label === undefined ? {} : { label }),
+      ...checkHoldBounds(minHoldMs, maxHoldMs),
     });
   } catch (error) {
     throw new InvalidLockArgumentError(Messages.lockedOption(where, (error as Error).message));

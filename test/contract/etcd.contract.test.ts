@@ -1,5 +1,6 @@
 import { describeBackendContract } from './backend-contract.js';
 import { describeInspectionContract } from './inspection-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
@@ -28,3 +29,4 @@ describeBackendContract(target);
 describeInspectionContract(target, { leases: false, holderFence: true, waiters: true, semaphores: { permits: false } });
 describeReadWriteContract(target);
 describeSemaphoreContract(target);
+describeHoldBoundsContract(target);

@@ -1,5 +1,6 @@
 import { MemoryBackend, type LockBackend } from '../../lib/index.js';
 import { describeBackendContract } from './backend-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeInspectionContract } from './inspection-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
@@ -31,3 +32,4 @@ const target: ContractTarget = {
 describeBackendContract(target);
 describeSemaphoreContract(target);
 describeInspectionContract(target, { leases: true, holderFence: true, waiters: true, semaphores: { permits: true } });
+describeHoldBoundsContract(target);

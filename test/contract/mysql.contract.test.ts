@@ -6,6 +6,7 @@ import { describeSqlScenarios } from '../sql/sql-scenarios.js';
 import { mysqlTarget } from '../sql/mysql-target.js';
 import { describeBackendContract } from './backend-contract.js';
 import { describeInspectionContract } from './inspection-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 
 // One MariaDB 10.11 server for this file: the file holds a start of its own, so the contract
 // suite's stop does not end the server before the SQL scenarios run.
@@ -19,3 +20,4 @@ describeSqlScenarios(target);
 describeSqlMultiProcess(target);
 describeSqlIdleRows(target);
 describeSqlOutages(target);
+describeHoldBoundsContract(target);

@@ -5,6 +5,7 @@ import { RedisMasters } from '../harness/redis-masters.js';
 import { describeBackendContract } from './backend-contract.js';
 import type { ContractTarget } from './contract-target.js';
 import { describeInspectionContract } from './inspection-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 
 let masters: RedisMasters;
 
@@ -37,3 +38,4 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 describeInspectionContract(target, { leases: true, holderFence: false, waiters: false, semaphores: false });
+describeHoldBoundsContract(target);

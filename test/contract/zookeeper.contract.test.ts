@@ -5,6 +5,7 @@ import { ZOOKEEPER_TICK_MS, ZookeeperServer } from '../harness/zookeeper-server.
 import { ZkAdmin } from '../zookeeper/zk-admin.js';
 import { describeBackendContract } from './backend-contract.js';
 import { describeInspectionContract } from './inspection-contract.js';
+import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import type { ContractTarget } from './contract-target.js';
 
@@ -51,3 +52,4 @@ const target: ContractTarget = {
 describeBackendContract(target);
 describeInspectionContract(target, { leases: false, holderFence: true, waiters: true, semaphores: false });
 describeReadWriteContract(target);
+describeHoldBoundsContract(target);

@@ -15,7 +15,15 @@ interface DemoRow {
 }
 
 /** Runs the README's demo command (compiled sample app) and returns its JSON report. */
-async function demo(...args: string[]): Promise<{ setup: string; rows: DemoRow[] }> {
+interface DemoJobs {
+  ticks: number;
+  ranOnce: number;
+  ranMoreThanOnce: number;
+  missed: number;
+  instances: { instance: string; ran: number; skipped: number }[];
+}
+
+async function demo(...args: string[]): Promise<{ setup: string; rows: DemoRow[]; jobs: DemoJobs }> {
   const { stdout } = await run(process.execPath, ['.build/sample-app/demo.js', '--json', '--requests', '60', '--concurrency', '20', '--stock', '20', '--work-ms', '10', ...args], { timeout: 60_000 });
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
@@ -46,6 +54,11 @@ describe('the demo command (npm run demo)', () => {
       const [locked, unguarded] = report.rows;
       expect(locked).toMatchObject({ endpoint: 'sale', sold: 20, remaining: 0, oversold: 0, errors: 0 });
       expect(unguarded!.oversold).toBeGreaterThan(0);
+      // The restock cron job fires on all 3 instances every 2 s: each watched tick ran on exactly one.
+      expect(report.jobs.ticks).toBeGreaterThanOrEqual(2);
+      expect(report.jobs).toMatchObject({ ranOnce: report.jobs.ticks, ranMoreThanOnce: 0, missed: 0 });
+      expect(report.jobs.instances).toHaveLength(3);
+      expect(report.jobs.instances.reduce((sum, instance) => sum + instance.skipped, 0)).toBeGreaterThanOrEqual(2 * report.jobs.ticks);
     }, 60_000);
   });
 });

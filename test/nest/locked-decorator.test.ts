@@ -26,7 +26,7 @@ describe('@Locked() validates its arguments when the class is defined', () => {
   it.each<[string, unknown[]]>([
     ['an empty key', ['']],
     ['a number as key', [42]],
-    ['no key', [{}]],
+    ['an undefined key', [{ key: undefined }]],
     ['a zero lease', ['k', 0]],
     ['a negative wait', ['k', 1000, -1]],
     ['a bad lease in options', [{ key: 'k', leaseMs: Number.NaN }]],

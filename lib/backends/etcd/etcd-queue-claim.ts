@@ -97,7 +97,7 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     return (await this.validity(leaseMs, startedAt)) ?? false;
   }
 
-  async release(): Promise<boolean> {
+  async release(holdMs?: number): Promise<boolean> {
     const wasHeld = this.held;
     const place = this.place;
     const lease = this.boundTo;
@@ -109,6 +109,7 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     if (!this.putSent) return true;
     let deleted: boolean;
     try {
+      if (holdMs !== undefined && wasHeld && place) return await this.keepFor(place, holdMs);
       deleted = place
         ? (await this.context.client.if(this.ownKey, 'Create', '==', place.revision).then({ request_delete_range: { key: this.ownKey } }).commit()).succeeded
         : (await this.context.client.delete().key(this.ownKey)).deleted !== '0';
@@ -118,6 +119,23 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
       throw error;
     }
     return !this.everAcquired || (wasHeld && deleted);
+  }
+
+  /**
+   * minHoldMs: rebinds this claim's key (same create revision, so still first in the queue) to a
+   * lease of its own with a TTL of `holdMs` rounded up to whole seconds (etcd's unit, and it may
+   * raise a TTL to its minimum), so etcd deletes the key once the TTL has run, with nothing left
+   * running here; the waiter watching the key sees the deletion. Whether the key was still ours.
+   */
+  private async keepFor(place: Place, holdMs: number): Promise<boolean> {
+    const { client } = this.context;
+    const { ID } = await client.leaseClient.leaseGrant({ TTL: Math.ceil(holdMs / 1000) });
+    const response = await client
+      .if(this.ownKey, 'Create', '==', place.revision)
+      .then({ request_put: { key: this.ownKey, value: Buffer.from(this.request.owner), lease: ID } })
+      .commit();
+    if (!response.succeeded) await client.leaseClient.leaseRevoke({ ID }).catch(() => undefined);
+    return response.succeeded;
   }
 
   /** The lease this claim's key is bound to is gone, and the key with it. */

@@ -152,9 +152,17 @@ export class MemoryClaim implements LockClaim {
     return leaseMs;
   }
 
-  async release(): Promise<boolean> {
+  async release(holdMs?: number): Promise<boolean> {
     const state = this.keys.stateOf(this.request.key);
     const holder = state.holders.get(this);
+    if (holder && holdMs !== undefined) {
+      // Kept as a holder nobody renews: its timer frees the key and wakes the waiters. Node's timers
+      // count in whole ms of a coarser clock and may fire up to 1 ms early: 1 ms more keeps it "at least".
+      clearTimeout(holder.timer);
+      holder.expiresAt = monotonicNow() + holdMs + 1;
+      holder.timer = this.expiryTimer(holdMs + 1);
+      return true;
+    }
     if (holder) {
       clearTimeout(holder.timer);
       state.holders.delete(this);

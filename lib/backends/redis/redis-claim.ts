@@ -9,7 +9,7 @@ import { releaseReadLock, renewReadLock } from './read-lease.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ReleaseListener } from './release-listener.js';
-import { RELEASED_MESSAGE, releaseLockHeard } from './release.js';
+import { RELEASED_MESSAGE, releaseHolding, releaseLockHeard } from './release.js';
 import { renewLock } from './renew.js';
 import { leaveQueue, queueEntryOf, queuePolicyOf } from './wait-queue.js';
 
@@ -156,14 +156,15 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     return extended ? leaseMs : false;
   }
 
-  async release(): Promise<boolean> {
+  async release(holdMs?: number): Promise<boolean> {
     if (this.handedFence !== undefined) {
       // Handed the lock but gave up before taking it: the wake-up that came with it is used up here.
       this.handedFence = undefined;
       this.waiter.noteTry();
     }
     this.stopWaiting();
-    if (this.held && this.handOff()) return true;
+    // A key kept for minHoldMs is not handed on: nobody may take it before it lapses.
+    if (this.held && holdMs === undefined && this.handOff()) return true;
     const mayHold = this.held || this.maybeHeld;
     const mayQueue = this.queued || this.maybeHeld;
     this.setQueued(false);
@@ -173,7 +174,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const owner = this.turn?.storeOwner ?? this.request.owner;
     this.turn = undefined;
     const [freed] = await Promise.all([
-      mayHold ? track(this.reader ? releaseReadLock(client, this.keys, owner) : this.releaseWriter(owner)) : false,
+      mayHold ? track(this.reader ? releaseReadLock(client, this.keys, owner) : this.releaseWriter(owner, holdMs)) : false,
       mayQueue ? track(leaveQueue(client, this.keys, this.entry, RELEASED_MESSAGE)) : false,
     ]);
     this.held = false;
@@ -182,7 +183,8 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for a moment. */
-  private async releaseWriter(owner: string): Promise<boolean> {
+  private async releaseWriter(owner: string, holdMs: number | undefined): Promise<boolean> {
+    if (holdMs !== undefined) return releaseHolding(this.context.client, this.keys, owner, holdMs, this.context.idleKeyTtlMs);
     const heard = await releaseLockHeard(this.context.client, this.keys, owner);
     const local = this.plain ? this.context.listener.waitersOf(this.keys.channel) : undefined;
     // This backend's own subscriber is one of those that heard it when claims of this process wait.

@@ -21,7 +21,7 @@ const CLOSE_GRACE_MS = 2_000;
  */
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
-  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true };
   readonly inspection: RedisInspection;
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;

@@ -1,5 +1,6 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
+import { renewLock } from './renew.js';
 import { luaScript, runScript } from './run-script.js';
 
 /** @internal The message a release publishes when the caller does not name itself. */
@@ -25,4 +26,13 @@ export async function releaseLock(client: RedisClient, keys: RedisLockKeys, owne
 /** @internal Like releaseLock: -1 when this owner did not hold the lock, else how many subscribers heard the release. */
 export async function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<number> {
   return Number(await runScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])) - 1;
+}
+
+/**
+ * @internal A release that keeps the key taken (minHoldMs): while this owner still holds it, its TTL
+ * becomes `holdMs` from Redis's now (PEXPIRE, owner-checked, as a renewal does), and nothing is
+ * published: the key lapses by itself, and waiters sleep for its PTTL. Whether this owner held it.
+ */
+export function releaseHolding(client: RedisClient, keys: RedisLockKeys, owner: string, holdMs: number, fenceIdleMs?: number): Promise<boolean> {
+  return renewLock(client, keys, owner, holdMs, fenceIdleMs);
 }

@@ -2,7 +2,7 @@ import { LockBackendError } from '../../errors.js';
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
 import { redisLockKeys, type RedisLockKeys } from '../redis/redis-keys.js';
-import { releaseLock } from '../redis/release.js';
+import { releaseHolding, releaseLock } from '../redis/release.js';
 import { renewLock } from '../redis/renew.js';
 import { acquireOnMaster, type MasterAcquireReply } from './acquire-on-master.js';
 import { describeFailures, mayHaveRun } from './node-call.js';
@@ -115,15 +115,16 @@ export class RedlockClaim implements LockClaim {
    * Deletes the key, for this owner only, on every master where a command of ours may have set it.
    * Resolves false only when the lock had been acquired and the answers prove that fewer than a
    * quorum still had it for this owner, counting every silent master as still having it: then
-   * another owner could have taken it meanwhile. Silence alone is not a loss.
+   * another owner could have taken it meanwhile. Silence alone is not a loss. With `holdMs`
+   * (minHoldMs), a held key is not deleted but kept for `holdMs` on each master (owner-checked PEXPIRE).
    */
-  async release(): Promise<boolean> {
+  async release(holdMs?: number): Promise<boolean> {
     this.watch.stop();
     const wasHeld = this.held;
     this.held = false;
     const quorum = this.context.settings.quorum;
     // A held lock's release returns once the verdict is known; the other deletes are on their way all the same.
-    const outcome = await this.giveBack(wasHeld ? (partial) => holdVerdict(partial, quorum) !== undefined : undefined);
+    const outcome = await this.giveBack(wasHeld ? (partial) => holdVerdict(partial, quorum) !== undefined : undefined, wasHeld ? holdMs : undefined);
     return !wasHeld || holdVerdict(outcome, quorum) !== 'lost';
   }
 
@@ -162,11 +163,12 @@ export class RedlockClaim implements LockClaim {
   }
 
   /** Runs the owner-checked release (which announces it on the lock's channel) wherever the key may be ours. */
-  private async giveBack(decided?: (partial: Tally) => boolean): Promise<Tally> {
+  private async giveBack(decided?: (partial: Tally) => boolean, holdMs?: number): Promise<Tally> {
     const targets = this.context.masters.filter((_, i) => this.mayHold[i]);
+    const { owner } = this.request;
     const replies = await runRound(
       targets,
-      (master) => releaseLock(master.client, this.keys, this.request.owner),
+      (master) => (holdMs === undefined ? releaseLock(master.client, this.keys, owner) : releaseHolding(master.client, this.keys, owner, holdMs)),
       this.nodeTimeoutMs(this.request.leaseMs),
       decided && ((partial) => decided(tally(partial, yes))),
     );

@@ -1,6 +1,6 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
-import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { describeFailures } from './node-call.js';
 import { runRound, tally } from './quorum-round.js';
 import { RedlockClaim, type RedlockContext } from './redlock-claim.js';
@@ -22,6 +22,8 @@ const QUIT_TIMEOUT_MS = 2_000;
 export class RedlockBackend implements LockBackend {
   readonly name = 'redlock';
   readonly inspection: RedlockInspection;
+  /** minHoldMs: a released key is kept for the rest of it on each master (owner-checked PEXPIRE). */
+  readonly capabilities: BackendCapabilities = { minHold: true };
   private readonly context: RedlockContext;
   private closing: Promise<void> | undefined;
 

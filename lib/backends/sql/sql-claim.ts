@@ -58,10 +58,12 @@ export class SqlClaim implements LockClaim {
     return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? leaseMs : false;
   }
 
-  async release(): Promise<boolean> {
+  async release(holdMs?: number): Promise<boolean> {
     this.stopListening();
     if (!this.held) return true;
     this.held = false;
+    // minHoldMs: the row stays this owner's until the database's now + holdMs, and then counts as expired.
+    if (holdMs !== undefined) return this.backend.dialect.renew(this.row.keyHash, this.row.owner, holdMs);
     return this.backend.dialect.release(this.row.keyHash, this.row.owner);
   }
 

@@ -1,5 +1,5 @@
 import { toBackendError } from '../../engine/backend-error.js';
-import type { ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
 import type { SqlDialect } from './sql-dialect.js';
 import { DEFAULT_IDLE_KEY_TTL_MS } from '../idle-key-ttl.js';
@@ -13,6 +13,8 @@ import { SqlInspection, type SqlInspectionQueries } from './sql-inspection.js';
  * The claim logic is shared; each database contributes its statements through a {@link SqlDialect}.
  */
 export class SqlBackend implements LockBackend {
+  /** minHoldMs: a release sets the row's expiry to the database's now + the rest of it, owner-checked. */
+  readonly capabilities: BackendCapabilities = { minHold: true };
   private tableReady: Promise<void> | undefined;
   private closed = false;
   /** @internal Deletes the rows of idle keys; runs from the first lock on. */

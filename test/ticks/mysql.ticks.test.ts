@@ -1,0 +1,15 @@
+import { mysqlTarget } from '../sql/mysql-target.js';
+import { describeTickSuite } from './tick-suite.js';
+
+const target = mysqlTarget();
+
+describeTickSuite({
+  name: 'mysql',
+  start: () => target.start(),
+  stop: () => target.stop(),
+  processConfig: () => target.options(),
+  minHold: true,
+  periodMs: 1_000,
+  // The row's expiry is the 2 s lease, by the database clock.
+  crashFreeMs: 2_000,
+});
