@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { chownSync } from 'node:fs';
+import { chownSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from './free-port.js';
@@ -31,6 +31,9 @@ function serviceUser(): ServiceUser {
  * itself (spawned as the service user, so the PID we hold is the server's), with a database
  * `locks` and a password account for TCP clients.
  */
+/** MariaDB's temp dir, next to (not inside: it would read as a database) its data dir. */
+const tmpDirOf = (dataDir: string) => `${dataDir}-tmp`;
+
 export class MariadbServer extends ServerProcess {
   private constructor(
     readonly port: number,
@@ -38,7 +41,7 @@ export class MariadbServer extends ServerProcess {
     user: ServiceUser,
   ) {
     super('mariadb', requireBinary('/usr/sbin/mariadbd', 'mariadb-server'), [
-      '--no-defaults', `--datadir=${dataDir}`, `--socket=${join(dataDir, 'mysqld.sock')}`, `--pid-file=${join(dataDir, 'mysqld.pid')}`,
+      '--no-defaults', `--datadir=${dataDir}`, `--tmpdir=${tmpDirOf(dataDir)}`, `--socket=${join(dataDir, 'mysqld.sock')}`, `--pid-file=${join(dataDir, 'mysqld.pid')}`,
       `--port=${port}`, '--bind-address=127.0.0.1', '--skip-name-resolve', '--skip-log-bin',
       '--innodb-flush-log-at-trx-commit=2', '--innodb-buffer-pool-size=32M', '--innodb-log-file-size=16M',
       '--max-connections=300', '--performance-schema=OFF',
@@ -58,9 +61,11 @@ export class MariadbServer extends ServerProcess {
     const installDb = requireBinary('/usr/bin/mariadb-install-db', 'mariadb-server');
     const user = serviceUser();
     const dataDir = tempDir('mariadb');
-    if (user.uid !== undefined) chownSync(dataDir, user.uid, user.gid!);
+    // Its own temp dir: a file of the bootstrap's vanished once from the shared /tmp, aborting the install.
+    mkdirSync(tmpDirOf(dataDir));
+    if (user.uid !== undefined) for (const dir of [dataDir, tmpDirOf(dataDir)]) chownSync(dir, user.uid, user.gid!);
     await run(...user.command(installDb, [
-      '--no-defaults', `--datadir=${dataDir}`, '--auth-root-authentication-method=normal', '--skip-test-db',
+      '--no-defaults', `--datadir=${dataDir}`, `--tmpdir=${tmpDirOf(dataDir)}`, '--auth-root-authentication-method=normal', '--skip-test-db',
     ]));
     const server = new MariadbServer(await freePort(), dataDir, user);
     await server.launch();
@@ -99,6 +104,7 @@ export class MariadbServer extends ServerProcess {
   async destroy(): Promise<void> {
     await this.stop();
     removeDir(this.dataDir);
+    removeDir(tmpDirOf(this.dataDir));
   }
 
   private async isReady(): Promise<boolean> {
