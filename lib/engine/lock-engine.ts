@@ -222,6 +222,11 @@ export class LockEngine {
     return evicted.length > 0;
   }
 
+  /** `close()` was called: no lock can be acquired any more. */
+  get isClosed(): boolean {
+    return this.shutdown.signal.aborted;
+  }
+
   /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
   close(): Promise<void> {
     this.closing ??= this.closeOnce();
