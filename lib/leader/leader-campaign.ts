@@ -39,6 +39,8 @@ const TASK_FAILURE_PAUSE_MS = 1_000;
 export class LeaderCampaign {
   private readonly stopping = new AbortController();
   private lock: Lock | undefined;
+  /** Aborted when the current term ends: before the lock is released, so this instance stops believing it leads before a follower can start. */
+  private term: AbortController | undefined;
   private current: Leadership | undefined;
   private readonly running: Promise<void>;
 
@@ -52,7 +54,7 @@ export class LeaderCampaign {
 
   /** This instance leads now: it holds the lock and its signal has not aborted. */
   get leading(): boolean {
-    return this.lock !== undefined && !this.lock.signal.aborted;
+    return this.term !== undefined && !this.term.signal.aborted;
   }
 
   /** The current term, while leading. */
@@ -67,7 +69,9 @@ export class LeaderCampaign {
   /** Gives up the current term, if any (its signal aborts, the lock is released); the campaign goes on. */
   async resign(): Promise<void> {
     const lock = this.lock;
-    if (lock && !lock.signal.aborted) await lock.release().catch(() => undefined);
+    if (!lock || !this.term) return;
+    this.term.abort(new DOMException(`Leadership "${this.settings.name}" was given up`, 'AbortError'));
+    await lock.release().catch(() => undefined);
   }
 
   /** Resigns and stops campaigning. A task that ignores its aborted signal is not waited for. */
@@ -105,19 +109,24 @@ export class LeaderCampaign {
   /** One term: runs the task holding `lock`; resolves how the task ended, once it has (or once the campaign stops). */
   private async lead(lock: Lock): Promise<'returned' | 'threw'> {
     const { name, task } = this.settings;
+    const term = new AbortController();
+    const signal = term.signal;
+    const onLost = () => term.abort(lock.signal.reason);
+    if (lock.signal.aborted) onLost();
+    else lock.signal.addEventListener('abort', onLost, { once: true });
+    signal.addEventListener('abort', () => this.reporter.change({ leader: false }), { once: true });
+    const leadership: Leadership = { name, term: lock.fence, signal, since: Date.now() };
     this.lock = lock;
-    const ended = new Promise<void>((resolve) => lock.signal.addEventListener('abort', () => resolve(), { once: true }));
-    void ended.then(() => this.reporter.change({ leader: false }));
-    this.reporter.change({ leader: true, term: lock.fence });
-    const leadership: Leadership = { name, term: lock.fence, signal: lock.signal, since: Date.now() };
+    this.term = term;
     this.current = leadership;
+    this.reporter.change({ leader: true, term: lock.fence });
     let outcome: 'returned' | 'threw' = 'returned';
     const settled = (async () => {
       try {
         await task(leadership);
       } catch (error) {
         outcome = 'threw';
-        if (!lock.signal.aborted) this.reporter.taskFailed(error);
+        if (!signal.aborted) this.reporter.taskFailed(error);
       }
     })();
     let onStop = (): void => undefined;
@@ -128,8 +137,9 @@ export class LeaderCampaign {
     } finally {
       this.stopping.signal.removeEventListener('abort', onStop);
     }
-    await lock.release().catch(() => undefined);
+    await this.resign();
     this.lock = undefined;
+    this.term = undefined;
     this.current = undefined;
     return outcome;
   }
