@@ -125,7 +125,6 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
   };
 
   let pausedAbortReason: string | undefined;
-  const leaderPid = () => resource.current()?.pid;
   const newLeaderAfter = (old: number | undefined) => () => {
     const current = resource.current();
     return current !== undefined && current.pid !== old;
@@ -139,11 +138,12 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
     let resigns = 0;
     for (const end = performance.now() + resignMs; performance.now() < end; ) {
       await sleep(150 + Math.random() * 500);
-      const pid = leaderPid();
-      if (pid === undefined) continue;
-      workers.get(pid)!.child.send({ cmd: 'resign' });
+      const leading = resource.current();
+      if (leading === undefined) continue;
+      workers.get(leading.pid)!.child.send({ cmd: 'resign' });
       resigns++;
-      await until('a leader after a resign', newLeaderAfter(pid));
+      // Usually another instance; the same one again when the others were backing off after a store error.
+      await until('a new leadership after a resign', () => resource.current() !== undefined && resource.current() !== leading);
     }
 
     // Graceful shutdowns of the leader.
