@@ -5,6 +5,7 @@ import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
 import { MemoryStockStore } from './inventory/memory-stock.store.js';
 import { RedisStockStore } from './inventory/redis-stock.store.js';
+import { LeadershipController, StockWatcher } from './inventory/stock-watcher.js';
 import { PRICE_STORE, STOCK_STORE, type StockStore } from './inventory/stock.store.js';
 import { PricingController } from './pricing/pricing.controller.js';
 import { SAMPLE_CONFIG } from './sample-config.token.js';
@@ -27,9 +28,10 @@ export class AppModule implements OnApplicationShutdown {
         // A second store for the few locks that must never be wrong (prices): etcd or PostgreSQL in production.
         DistributedLockModule.forRoot({ name: 'critical', backend: config.backend, keyPrefix: 'sample:critical:' }),
       ],
-      controllers: [InventoryController, PricingController, WarehouseConsumer],
+      controllers: [InventoryController, PricingController, WarehouseConsumer, LeadershipController],
       providers: [
         InventoryService,
+        StockWatcher,
         { provide: SAMPLE_CONFIG, useValue: config },
         { provide: STOCK_STORE, useFactory: () => fencedStore('sample:stock:') },
         { provide: PRICE_STORE, useFactory: () => fencedStore('sample:price:') },
