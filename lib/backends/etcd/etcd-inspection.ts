@@ -9,6 +9,7 @@ const CLAIM_KEY = /^([^/]*?)(%sem\/[^/]*|\/(?:read|write)\/[^/]*)$/;
 const KEYS_PER_LOCK = 8;
 
 /**
+ * @internal
  * Inspection of the etcd backend: a key's claims are its queue, ordered by create revision, so it
  * knows the holders (the first writer, or the readers before the first writer), their owner ids
  * (values) and fences (create revisions), and how many wait. It cannot know remaining leases (a
