@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { firstValueFrom, filter, take, toArray } from 'rxjs';
+import { firstValueFrom, filter, merge, take, toArray } from 'rxjs';
 import { InvalidLockArgumentError, LeaderService, LockEngine, MemoryBackend, type Leadership, type LockBackend } from '../../lib/index.js';
 
 /** Two instances of one app sharing one store: two engines on one memory backend. */
@@ -103,6 +103,35 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
     pair.b.lead('fails', holdingTask(terms));
     await becomesLeader(pair.b, 'fails');
     expect(pair.b.isLeader('fails')).toBe(true);
+  });
+
+  it('three instances, random resigns: one believer at a time, terms increasing, leadership moving on', async () => {
+    const backend = new MemoryBackend();
+    const engines = ['x', 'y', 'z'].map((instance) => new LockEngine(backend, { instance, leaseMs: 2_000 }));
+    const services = engines.map((engine) => new LeaderService(engine));
+    const beliefs: { instance: string; term: number; start: bigint; end?: bigint }[] = [];
+    for (const service of services) {
+      service.lead('rotating', (leadership) => {
+        const belief: (typeof beliefs)[number] = { instance: service.instance, term: leadership.term!, start: process.hrtime.bigint() };
+        beliefs.push(belief);
+        return new Promise<void>((resolve) => leadership.signal.addEventListener('abort', () => resolve(void (belief.end = process.hrtime.bigint())), { once: true }));
+      });
+    }
+    for (let i = 0; i < 30; i++) {
+      // Each service's leadership$ starts with its current state: resolves at once when one leads, else on the next election.
+      await firstValueFrom(merge(...services.map((service) => service.leadership$('rotating'))).pipe(filter(() => services.some((service) => service.isLeader('rotating')))));
+      const leader = services.find((service) => service.isLeader('rotating'))!;
+      if (Math.random() < 0.8) await leader.resign('rotating');
+      else await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+    }
+    await Promise.all(services.map((service) => service.close()));
+    await Promise.all(engines.map((engine) => engine.close()));
+    const sorted = [...beliefs].sort((a, b) => (a.start < b.start ? -1 : 1));
+    for (let i = 1; i < sorted.length; i++) {
+      expect(sorted[i].start).toBeGreaterThanOrEqual(sorted[i - 1].end!);
+      expect(sorted[i].term).toBeGreaterThan(sorted[i - 1].term);
+    }
+    expect(new Set(sorted.map((belief) => belief.instance)).size).toBe(3);
   });
 
   it('refuses bad input, a second campaign for one name, and the redlock backend', async () => {
