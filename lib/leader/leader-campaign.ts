@@ -97,6 +97,11 @@ export class LeaderCampaign {
         continue;
       }
       retryMs = FIRST_RETRY_MS;
+      if (stop.aborted) {
+        // Granted as the campaign stopped: never start a term nobody will end.
+        await lock.release().catch(() => undefined);
+        break;
+      }
       const outcome = await this.lead(lock);
       if (outcome === 'returned' && this.settings.afterTask === 'stop') break;
       const lost = lock.signal.reason instanceof Error && lock.signal.reason.name === 'LockLostError';
@@ -131,7 +136,8 @@ export class LeaderCampaign {
     })();
     let onStop = (): void => undefined;
     const stopped = new Promise<void>((resolve) => (onStop = resolve));
-    this.stopping.signal.addEventListener('abort', onStop, { once: true });
+    if (this.stopping.signal.aborted) onStop();
+    else this.stopping.signal.addEventListener('abort', onStop, { once: true });
     try {
       await Promise.race([settled, stopped]);
     } finally {
