@@ -1,6 +1,6 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { BackendOptions } from '../../lib/index.js';
+import { createLockBackend, LeaderService, LockEngine, type BackendOptions, type LeaderInfo } from '../../lib/index.js';
 import { TermResource } from './term-resource.js';
 
 const WORKER = fileURLToPath(new URL('./leader-worker.mjs', import.meta.url));
@@ -26,6 +26,8 @@ export interface LeaderReport {
   seconds: number;
   leaderships: number;
   resigns: number;
+  /** What `leader(name)` said from an instance that does not campaign, and who led then. */
+  observed: { said: LeaderInfo | undefined; leading: LeaderInfo };
   /** Leaderships that went to another instance than the one before. */
   moves: number;
   acceptedWrites: number;
@@ -70,6 +72,7 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
   const resource = new TermResource();
   const name = `duty-${Math.random().toString(36).slice(2, 8)}`;
   const workers = new Map<number, Worker>();
+  const labels = new Map<number, string>();
   const paused = new Set<number>();
   let held: { pid: number; reply: () => void } | undefined;
   let pauseNext: ((pid: number, reply: () => void) => void) | undefined;
@@ -91,6 +94,7 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
     const pid = child.pid!;
+    labels.set(pid, `i${serial}`);
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     const ready = new Promise<void>((resolve, reject) => {
       child.once('exit', (code) => reject(new Error(`worker exited before ready (${code}): ${stderr}`)));
@@ -144,6 +148,18 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
       resigns++;
       // Usually another instance; the same one again when the others were backing off after a store error.
       await until('a new leadership after a resign', () => resource.current() !== undefined && resource.current() !== leading);
+    }
+
+    // Who leads, as an instance that does not campaign sees it (LeaderService.leader: an inspection of the store).
+    await until('a leader that has written', () => resource.current() !== undefined && resource.accepted > 0);
+    const observer = new LeaderService(new LockEngine(await createLockBackend(target.backend()), { keyPrefix: 'leader-test:', instance: 'observer' }));
+    let observed: LeaderReport['observed'];
+    try {
+      const leading = resource.current()!;
+      observed = { said: await observer.leader(name), leading: { instance: labels.get(leading.pid), term: leading.term } };
+    } finally {
+      await observer.close();
+      await (observer as unknown as { engine: LockEngine }).engine.close();
     }
 
     // Graceful shutdowns of the leader.
@@ -208,6 +224,7 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
     return {
       store: target.name,
       seconds: Math.round((performance.now() - started) / 100) / 10,
+      observed,
       leaderships: resource.beliefs.length,
       resigns,
       moves: sorted.filter((belief, i) => i > 0 && belief.pid !== sorted[i - 1].pid).length,

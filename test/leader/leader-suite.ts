@@ -40,6 +40,7 @@ export function describeLeaderSuite(setup: LeaderSetup): void {
 
       expect({ sameTermConflicts: report.sameTermConflicts, nonIncreasingTerms: report.nonIncreasingTerms, overlaps: report.overlaps }).toEqual({ sameTermConflicts: 0, nonIncreasingTerms: 0, overlaps: 0 });
       expect(report.moves).toBeGreaterThan(0);
+      expect(report.observed.said).toEqual(report.observed.leading);
       expect(report.acceptedWrites).toBeGreaterThan(0);
       // Handed over by the release, not by the lease running out.
       for (const handover of report.shutdownHandoverMs) expect(handover).toBeLessThan(target.lossMs / 2);
