@@ -116,15 +116,15 @@ export class LeaderCampaign {
     const { name, task } = this.settings;
     const term = new AbortController();
     const signal = term.signal;
-    const onLost = () => term.abort(lock.signal.reason);
-    if (lock.signal.aborted) onLost();
-    else lock.signal.addEventListener('abort', onLost, { once: true });
-    signal.addEventListener('abort', () => this.reporter.change({ leader: false }), { once: true });
     const leadership: Leadership = { name, term: lock.fence, signal, since: Date.now() };
     this.lock = lock;
     this.term = term;
     this.current = leadership;
     this.reporter.change({ leader: true, term: lock.fence });
+    signal.addEventListener('abort', () => this.reporter.change({ leader: false }), { once: true });
+    const onLost = () => term.abort(lock.signal.reason);
+    if (lock.signal.aborted) onLost();
+    else lock.signal.addEventListener('abort', onLost, { once: true });
     let outcome: 'returned' | 'threw' = 'returned';
     const settled = (async () => {
       try {
