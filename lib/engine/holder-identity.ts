@@ -23,14 +23,29 @@ export const MAX_ESCAPED_LABEL = 96;
 const MAX_RAW_LABEL = MAX_ESCAPED_LABEL;
 
 const SEPARATOR = '|';
-const SAFE_BYTE = /[A-Za-z0-9 _.:@=+,#()[\]{}/~!*'-]/;
+/** Characters kept as they are; every other one (a code point, lone surrogates included) is percent-escaped. */
+const UNSAFE_CHAR = /[^A-Za-z0-9 _.:@=+,#()[\]{}/~!*'-]/gu;
+const UNSAFE_CHAR_ONE = /[^A-Za-z0-9 _.:@=+,#()[\]{}/~!*'-]/u;
 
-/** Percent-escapes `value`'s UTF-8 bytes outside a safe set, cut at a whole escape to at most `max` characters. */
+/** Percent-escapes `value`'s UTF-8 bytes outside a safe set, cut at a whole character to at most `max` characters. */
 export function escapeHolderPart(value: string, max: number): string {
+  const head = value.length > max ? value.slice(0, max) : value;
+  // One pass that calls back only for unsafe characters: a plain label costs a regex scan.
+  const escaped = head.replace(UNSAFE_CHAR, percentEncode);
+  return escaped.length <= max ? escaped : cutAtCharacter(head, max);
+}
+
+function percentEncode(char: string): string {
+  let encoded = '';
+  for (const byte of Buffer.from(char, 'utf8')) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  return encoded;
+}
+
+/** The escaped form of the longest start of `value` that fits in `max` characters. */
+function cutAtCharacter(value: string, max: number): string {
   let escaped = '';
-  for (const byte of Buffer.from(value.slice(0, max), 'utf8')) {
-    const char = String.fromCharCode(byte);
-    const piece = byte < 0x80 && SAFE_BYTE.test(char) ? char : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  for (const char of value) {
+    const piece = UNSAFE_CHAR_ONE.test(char) ? percentEncode(char) : char;
     if (escaped.length + piece.length > max) break;
     escaped += piece;
   }

@@ -11,6 +11,15 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Where the screenshot is kept as a test artifact. */
 const ARTIFACTS = fileURLToPath(new URL('../../.test-results/', import.meta.url));
 
+/** The little of the DOM the page functions below use. */
+interface BrowserElement {
+  readonly textContent: string | null;
+  querySelector(selector: string): BrowserElement | null;
+}
+interface BrowserDocument {
+  querySelectorAll(selector: string): Iterable<BrowserElement>;
+}
+
 /** Release needs the cookie `lock-admin=yes`. */
 @Injectable()
 class AdminCookieGuard implements CanActivate {
@@ -69,10 +78,12 @@ describe('the admin page in a real browser', () => {
     const lease = row('orders:42').locator('td.lease');
     const first = await lease.textContent();
     expect(first).toMatch(/^\d+\.\d s$/);
+    // Runs in the page (the test's tsconfig has no DOM types, hence the loose `document`).
     await page.waitForFunction((before) => {
+      const { document } = globalThis as unknown as { document: BrowserDocument };
       const cells = [...document.querySelectorAll('#locks tbody tr')].find((tr) => tr.querySelector('td.key')?.textContent === 'orders:42');
       const now = cells?.querySelector('td.lease')?.textContent;
-      return now !== undefined && now !== before && parseFloat(now!) < parseFloat(before!);
+      return now != null && now !== before && parseFloat(now) < parseFloat(before!);
     }, first);
   });
 
@@ -87,7 +98,10 @@ describe('the admin page in a real browser', () => {
 
   it('filters by key prefix', async () => {
     await page.fill('#prefix', 'orders:');
-    await page.waitForFunction(() => [...document.querySelectorAll('#locks tbody td.key')].every((td) => td.textContent === '' || td.textContent!.startsWith('orders:')));
+    await page.waitForFunction(() => {
+      const { document } = globalThis as unknown as { document: BrowserDocument };
+      return [...document.querySelectorAll('#locks tbody td.key')].every((td) => td.textContent === '' || td.textContent!.startsWith('orders:'));
+    });
     expect(await page.locator('#locks tbody td.key').allTextContents()).toEqual(['orders:42']);
     await page.fill('#prefix', '');
     await row('reports:nightly').waitFor();

@@ -5,6 +5,7 @@ import { createLockBackend, LockEngine, LockLostError, type BackendOptions, type
 import { EtcdServer } from '../harness/etcd-server.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
+import { RedisMasters } from '../harness/redis-masters.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 
@@ -41,6 +42,13 @@ const stores: Store[] = [
     async start() {
       const server = await RedisServer.start();
       return { flags: ['--redis', server.url], options: { type: 'redis', url: server.url }, stop: () => server.stop() };
+    },
+  },
+  {
+    name: 'redlock',
+    async start() {
+      const masters = await RedisMasters.start(3);
+      return { flags: ['--redlock', masters.urls.join(',')], options: { type: 'redlock', urls: masters.urls }, stop: () => masters.stop() };
     },
   },
   {
@@ -82,8 +90,9 @@ describe.each(stores)('the CLI on $name', (store) => {
   beforeAll(async () => {
     const started = await store.start();
     ({ flags, stop } = started);
-    // The app whose locks the operator looks at: its own instance label, the default keyPrefix.
-    app = new LockEngine(await createLockBackend(started.options), { instance: 'web-1', leaseMs: 3_000 });
+    // The app whose locks the operator looks at: its own instance label, the default keyPrefix. A lease
+    // long enough that a loaded machine (CLI processes starting meanwhile) does not make it lapse.
+    app = new LockEngine(await createLockBackend(started.options), { instance: 'web-1', leaseMs: 9_000 });
   }, 60_000);
 
   afterAll(async () => {

@@ -165,6 +165,13 @@ describe('packed package', () => {
     expect(pkg.exports['.'].require.types).toBe('./dist/cjs/index.d.ts');
   });
 
+  it('installs the CLI as a bin that runs (`npx nestjs-distributed-lock --help`)', async () => {
+    const app = join(work, 'esm-app');
+    const help = await run(join(app, 'node_modules', '.bin', 'nestjs-distributed-lock'), ['--help'], app);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('Usage: nestjs-distributed-lock <command>');
+  });
+
   it('publishes no .d.ts that refers to an optional peer (scripts/check-dts.mjs)', () => {
     expect(`${dtsCheck.stdout}${dtsCheck.stderr}`).toContain('check-dts:');
     expect({ code: dtsCheck.code, output: dtsCheck.stderr }).toEqual({ code: 0, output: '' });

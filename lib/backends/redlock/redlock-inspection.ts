@@ -28,17 +28,21 @@ export class RedlockInspection implements LockInspection {
    * them); a key is listed from the first of them that has it. Cursor: `<master>:<its cursor>`.
    */
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
-    const { master, inner } = decodeCursor(cursor, this.masters.length);
+    let { master, inner } = decodeCursor(cursor, this.masters.length);
     const scanned = this.masters.length - this.quorum + 1;
-    const page = await this.perMaster[master]!.list({ prefix, limit, cursor: inner });
     const locks: StoredLockState[] = [];
-    for (const found of page.locks) {
-      const state = await this.inspect(found.storeKey);
-      const first = await this.firstHolding(found.storeKey, scanned);
-      if (first === master) locks.push(state);
+    for (;;) {
+      const page = await this.perMaster[master]!.list({ prefix, limit: limit - locks.length, cursor: inner });
+      for (const found of page.locks) {
+        if ((await this.firstHolding(found.storeKey, scanned)) === master) locks.push(await this.inspect(found.storeKey));
+      }
+      if (page.cursor !== undefined) return { locks, cursor: `${master}:${page.cursor}` };
+      if (master + 1 >= scanned) return { locks };
+      // This master is done: go on with the next one, in this page while there is room.
+      master++;
+      inner = undefined;
+      if (locks.length >= limit) return { locks, cursor: `${master}:` };
     }
-    const next = page.cursor !== undefined ? `${master}:${page.cursor}` : master + 1 < scanned ? `${master + 1}:` : undefined;
-    return next === undefined ? { locks } : { locks, cursor: next };
   }
 
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {
