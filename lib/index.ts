@@ -17,6 +17,8 @@ export {
   getLockServiceToken,
   getLockEngineToken,
   getLockModuleOptionsToken,
+  InjectLeaderService,
+  getLeaderServiceToken,
 } from './nest/lock-store.tokens.js';
 export { LockService } from './nest/lock.service.js';
 export { DistributedLockAdminModule } from './admin/distributed-lock-admin.module.js';
@@ -32,3 +34,6 @@ export { LockHealthIndicator, checkLockStore, type LockHealthStatus, type LockHe
 export { subscribeLockMetrics, type LockMetricsOptions, type PrometheusRegistryLike } from './metrics/prometheus-metrics.js';
 export { subscribeLockTracing, lockEventAttributes, LOCK_TRACE_ATTRIBUTES, type LockTracingOptions } from './metrics/opentelemetry-tracing.js';
 export type { LockEventSource, MetricsSubscription } from './metrics/observable-like.js';
+export { LeaderService } from './leader/leader.service.js';
+export { LeaderOnly, OnLeadership, LEADERSHIP_METADATA, type LeadershipMetadata, type LeadershipDecoratorOptions } from './leader/leadership.decorators.js';
+export type { Leadership, LeaderInfo, LeadershipChange, LeadOptions, AfterTask, Campaign } from './leader/leadership.js';

@@ -6,6 +6,7 @@ import { InventoryController } from './inventory/inventory.controller.js';
 import { InventoryService } from './inventory/inventory.service.js';
 import { MemoryStockStore } from './inventory/memory-stock.store.js';
 import { RedisStockStore } from './inventory/redis-stock.store.js';
+import { LeadershipController, StockWatcher } from './inventory/stock-watcher.js';
 import { PRICE_STORE, STOCK_STORE, type StockStore } from './inventory/stock.store.js';
 import { PricingController } from './pricing/pricing.controller.js';
 import { JobsController } from './restock/jobs.controller.js';
@@ -32,10 +33,11 @@ export class AppModule implements OnApplicationShutdown {
         // The restock job runs on a schedule in every instance; @LockedJob lets one run each tick.
         ScheduleModule.forRoot(),
       ],
-      controllers: [InventoryController, PricingController, WarehouseConsumer, JobsController],
+      controllers: [InventoryController, PricingController, WarehouseConsumer, JobsController, LeadershipController],
       providers: [
         InventoryService,
         RestockJob,
+        StockWatcher,
         { provide: SAMPLE_CONFIG, useValue: config },
         { provide: STOCK_STORE, useFactory: () => fencedStore('sample:stock:') },
         { provide: PRICE_STORE, useFactory: () => fencedStore('sample:price:') },

@@ -30,6 +30,11 @@ const { values: args } = parseArgs({
   args: normaliseRedisFlag(process.argv.slice(2)),
 });
 
+interface StockWatcherLeadership {
+  readonly leader?: { instance?: string; term?: number };
+  readonly thisInstance: string;
+}
+
 interface Row extends LoadResult {
   readonly endpoint: string;
   readonly initialStock: number;
@@ -63,11 +68,14 @@ async function main(): Promise<void> {
       rows.push({ ...result, endpoint, initialStock: stock, remaining, oversold: result.sold - (stock - remaining) });
     }
     const jobs = await collectJobTicks(apps.map((app) => app.url), Number(args['job-seconds']) * 1000);
+    const leadership = (await (await fetch(`${apps.at(-1)!.url}/leadership/stock-watcher`)).json()) as StockWatcherLeadership;
     const setup = useRedis ? `redis backend, ${apps.length} app instances (separate processes) sharing ${redisUrl}` : 'memory backend, one process';
-    if (args.json) console.log(JSON.stringify({ setup, rows: rows.map(({ latenciesMs, ...row }) => ({ ...row, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99) })), jobs }));
+    if (args.json) console.log(JSON.stringify({ setup, leader: leadership.leader, rows: rows.map(({ latenciesMs, ...row }) => ({ ...row, p50: percentile(latenciesMs, 50), p99: percentile(latenciesMs, 99) })), jobs }));
     else {
       printReport(setup, requests, concurrency, rows);
       printJobs(jobs);
+      const { leader } = leadership;
+      console.log(`\nStock watcher (@OnLeadership('stock-watcher')): led by ${leader ? `${leader.instance} (term ${leader.term})` : 'nobody'}, asked from ${leadership.thisInstance}.`);
     }
   } finally {
     await Promise.allSettled(apps.map((app) => app.stop()));

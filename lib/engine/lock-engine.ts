@@ -227,6 +227,11 @@ export class LockEngine {
     this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
   }
 
+  /** `close()` was called: no lock can be acquired any more. */
+  get isClosed(): boolean {
+    return this.shutdown.signal.aborted;
+  }
+
   /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
   close(): Promise<void> {
     this.closing ??= this.closeOnce();

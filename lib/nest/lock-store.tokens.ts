@@ -1,5 +1,6 @@
 import { Inject } from '@nestjs/common';
 import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
+import { LeaderService } from '../leader/leader.service.js';
 import { LOCK_ENGINE } from './lock.constants.js';
 import { LockService } from './lock.service.js';
 
@@ -8,6 +9,11 @@ const isDefault = (name: string | undefined): boolean => name === undefined || n
 /** Injection token of the `LockService` of the store `name`: the `LockService` class itself for the default (unnamed) store. */
 export function getLockServiceToken(name?: string): string | typeof LockService {
   return isDefault(name) ? LockService : `DistributedLockService:${name}`;
+}
+
+/** Injection token of the `LeaderService` of the store `name`: the `LeaderService` class itself for the default (unnamed) store. */
+export function getLeaderServiceToken(name?: string): string | typeof LeaderService {
+  return isDefault(name) ? LeaderService : `DistributedLeaderService:${name}`;
 }
 
 /** Injection token of the `LockEngine` of the store `name` (`LOCK_ENGINE` for the default store). */
@@ -37,3 +43,9 @@ export const DISTRIBUTED_LOCK_MODULE_OPTIONS = getLockModuleOptionsToken();
  * ```
  */
 export const InjectLockService = (name?: string): ParameterDecorator & PropertyDecorator => Inject(getLockServiceToken(name));
+
+/**
+ * Injects the `LeaderService` of a named store; without a name, the default store's (the same as
+ * injecting `LeaderService`).
+ */
+export const InjectLeaderService = (name?: string): ParameterDecorator & PropertyDecorator => Inject(getLeaderServiceToken(name));

@@ -51,6 +51,7 @@ function borrowed(backend: LockBackend): LockBackend {
   return {
     name: backend.name,
     capabilities: backend.capabilities,
+    inspection: backend.inspection,
     claim: (request) => backend.claim(request),
     ping: backend.ping && (() => backend.ping!()),
     close: async () => undefined,

@@ -23,7 +23,7 @@ interface DemoJobs {
   instances: { instance: string; ran: number; skipped: number }[];
 }
 
-async function demo(...args: string[]): Promise<{ setup: string; rows: DemoRow[]; jobs: DemoJobs }> {
+async function demo(...args: string[]): Promise<{ setup: string; leader?: { instance?: string; term?: number }; rows: DemoRow[]; jobs: DemoJobs }> {
   const { stdout } = await run(process.execPath, ['.build/sample-app/demo.js', '--json', '--requests', '60', '--concurrency', '20', '--stock', '20', '--work-ms', '10', ...args], { timeout: 60_000 });
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
@@ -51,6 +51,8 @@ describe('the demo command (npm run demo)', () => {
     it('the locked endpoint never oversells, the unguarded one does', async () => {
       const report = await demo('--redis', redis.url, '--instances', '3');
       expect(report.setup).toMatch(/3 app instances/);
+      // One of the three instances leads the stock watcher, as the instance asked (the last) reports.
+      expect(report.leader).toEqual({ instance: expect.stringMatching(/:\d+$/), term: expect.any(Number) });
       const [locked, unguarded] = report.rows;
       expect(locked).toMatchObject({ endpoint: 'sale', sold: 20, remaining: 0, oversold: 0, errors: 0 });
       expect(unguarded!.oversold).toBeGreaterThan(0);
