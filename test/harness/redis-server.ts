@@ -5,9 +5,12 @@ import { createConnection } from 'node:net';
 
 /** A throwaway redis-server on 127.0.0.1 with no persistence. */
 export class RedisServer extends ServerProcess {
-  private constructor(readonly port: number) {
+  private constructor(
+    readonly port: number,
+    extraArgs: string[] = [],
+  ) {
     super('redis', requireBinary('/usr/bin/redis-server', 'redis-server'), [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp',
+      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp', ...extraArgs,
     ]);
   }
 
@@ -19,6 +22,14 @@ export class RedisServer extends ServerProcess {
     const server = new RedisServer(port ?? (await freePort()));
     await server.restart();
     return server;
+  }
+
+  /** A replica of `master` (REPLICAOF), resolved once its replication link is up. */
+  static async startReplica(master: RedisServer): Promise<RedisServer> {
+    const replica = new RedisServer(await freePort(), ['--replicaof', '127.0.0.1', String(master.port), '--repl-diskless-load', 'on-empty-db']);
+    await replica.restart();
+    await waitUntil(`replica ${replica.port} of ${master.port} in sync`, () => replica.cli('INFO', 'replication').includes('master_link_status:up'), 10_000);
+    return replica;
   }
 
   /** (Re)starts on the same port; data is gone (no persistence), as after a crash. */
