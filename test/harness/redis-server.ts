@@ -10,7 +10,9 @@ export class RedisServer extends ServerProcess {
     extraArgs: string[] = [],
   ) {
     super('redis', requireBinary('/usr/bin/redis-server', 'redis-server'), [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp', ...extraArgs,
+      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp',
+      // Only matters on a replica: load a full sync from the socket, never through a dump file in the shared dir.
+      '--repl-diskless-load', 'on-empty-db', '--repl-diskless-sync-delay', '0', ...extraArgs,
     ]);
   }
 
@@ -26,7 +28,7 @@ export class RedisServer extends ServerProcess {
 
   /** A replica of `master` (REPLICAOF), resolved once its replication link is up. */
   static async startReplica(master: RedisServer): Promise<RedisServer> {
-    const replica = new RedisServer(await freePort(), ['--replicaof', '127.0.0.1', String(master.port), '--repl-diskless-load', 'on-empty-db']);
+    const replica = new RedisServer(await freePort(), ['--replicaof', '127.0.0.1', String(master.port)]);
     await replica.restart();
     await waitUntil(`replica ${replica.port} of ${master.port} in sync`, () => replica.cli('INFO', 'replication').includes('master_link_status:up'), 10_000);
     return replica;
