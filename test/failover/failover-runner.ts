@@ -99,7 +99,9 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
     }
   } finally {
     for (const child of children) if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
-    await Promise.race([Promise.all(exits.map((e) => e.exited)), new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(exits.map((e) => e.exited)), new Promise((resolve) => (timer = setTimeout(resolve, 20_000)))]);
+    clearTimeout(timer);
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
   return { rows, workerStats };
