@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { createServer } from 'node:net';
 import { promisify } from 'node:util';
+import { isOnlineReplica } from './redis-server.js';
 import { removeDir, requireBinary, ServerProcess, tempDir, waitUntil } from './server-process.js';
 
 const run = promisify(execFile);
@@ -95,13 +96,18 @@ export class RedisCluster {
   async rejoin(port: number): Promise<void> {
     const node = this.node(port);
     node.start();
-    await waitUntil(`cluster node ${port} back as an in-sync replica`, async () => (await this.cli(port, 'INFO', 'replication')).includes('master_link_status:up'), 60_000, 100);
+    await waitUntil(`cluster node ${port} back as an online replica`, async () => {
+      const info = await this.cli(port, 'INFO', 'replication');
+      const master = /master_port:(\d+)/.exec(info)?.[1];
+      return info.includes('master_link_status:up') && isOnlineReplica(await this.cli(Number(master), 'INFO', 'replication'), port);
+    }, 60_000, 100);
   }
 
   private async awaitReplicasInSync(ports: number[]): Promise<void> {
     await waitUntil('every cluster replica in sync', async () => {
       const infos = await Promise.all(ports.map((port) => this.cli(port, 'INFO', 'replication')));
-      return infos.every((info) => info.includes('role:master') || info.includes('master_link_status:up'));
+      const online = infos.join('\n');
+      return infos.every((info, i) => info.includes('role:master') || (info.includes('master_link_status:up') && isOnlineReplica(online, ports[i]!)));
     }, 30_000, 100);
   }
 

@@ -95,7 +95,7 @@ export class RedisSentinelGroup {
     await node.restart();
     const master = await this.masterPort();
     node.cli('REPLICAOF', '127.0.0.1', String(master));
-    await waitUntil(`node ${port} in sync with ${master}`, () => node.cli('INFO', 'replication').includes('master_link_status:up'), 30_000, 50);
+    await this.nodes.get(master)!.awaitReplicaOnline(port);
   }
 
   async stop(): Promise<void> {

@@ -121,6 +121,28 @@ describe('redis backend with `replicas` (master + 1 replica)', () => {
     await lock.release();
   });
 
+  it('concurrent acquisitions on one connection share a WAIT (one WAIT covers every earlier write)', async () => {
+    const engine = await newEngine();
+    const waits = () => Number(/cmdstat_wait:calls=(\d+)/.exec(master.cli('INFO', 'commandstats'))?.[1] ?? 0);
+    const before = waits();
+    const locks = await Promise.all(Array.from({ length: 64 }, (_, i) => engine.acquire(`shared-${i}`)));
+    const sent = waits() - before;
+    expect(sent).toBeGreaterThanOrEqual(1);
+    expect(sent).toBeLessThan(64);
+    for (const lock of locks) expect(onReplica(`rep:${lock.key}`)).toMatch(/.+/);
+    await Promise.all(locks.map((lock) => lock.release()));
+  });
+
+  it('reads the hold back after the WAIT: a lease that ran out while the replica was away does not count as acknowledged', async () => {
+    const engine = await newEngine({ min: 1, timeoutMs: 5_000 });
+    replica.pause();
+    setTimeout(() => replica.resume(), 800);
+    const error = await engine.acquire('ran-out', { leaseMs: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(LockBackendError);
+    expect((error as Error).message).toMatch(/not on the master any more/);
+    expect(await admin.exists(redisLockKeys('rep:ran-out').lock)).toBe(0);
+  });
+
   it('counts replicas: min 2 with one replica never gets a lock', async () => {
     const engine = await newEngine({ min: 2, timeoutMs: 100 });
     await expect(engine.acquire('two')).rejects.toThrow(/only 1 of the 2 replicas/);

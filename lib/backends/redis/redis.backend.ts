@@ -8,7 +8,7 @@ import type { RedisClient } from './redis-client.js';
 import { openRedisConnection } from './redis-connection.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
-import { resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
+import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
 import { RedisSemaphoreClaim } from './semaphore-claim.js';
 
 /** How long `close()` lets commands in flight settle, and QUIT flush, before it drops the connection. */
@@ -39,7 +39,7 @@ export class RedisBackend implements LockBackend {
     this.listener = new ReleaseListener(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas };
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas) };
   }
 
   claim(request: ClaimRequest): LockClaim {

@@ -30,32 +30,102 @@ export function resolveReplicaAck(value: RedisReplicasOptions | undefined): Repl
 }
 
 /**
- * @internal Waits until `ack.min` replicas acknowledged every write this connection sent so far
- * (WAIT / WAITAOF), on the master that serves `key`: the command goes in one pipeline with a read
- * of the key, which routes it there on a Cluster client. Rejects with LockBackendError when fewer
- * acknowledged within `ack.timeoutMs`.
+ * @internal What a write left for its owner, read back right after the WAIT on the same connection:
+ * should the connection have moved to another master in between (a failover, a reconnection), a
+ * WAIT there would vouch for nothing, but the write is then missing there too.
  */
-export async function awaitReplicas(client: RedisClient, key: string, ack: ReplicaAck): Promise<void> {
+export interface HeldEntry {
+  readonly key: string;
+  readonly owner: string;
+  /** `'value'`: `key` holds the owner id (a lock). `'member'`: the owner is a member of the sorted set `key` (a reader, a permit). */
+  readonly kind: 'value' | 'member';
+}
+
+interface Batch {
+  readonly entries: HeldEntry[];
+  readonly settles: ((error: LockBackendError | undefined) => void)[];
+}
+
+/**
+ * @internal The replica acknowledgements of one backend. On a single connection (a node, a Sentinel
+ * master) one WAIT covers every write sent before it, so the callers that ask in the same tick
+ * share one: 64 concurrent acquisitions wait for the replicas once, not 64 times in a row (a WAIT
+ * holds up the commands behind it on the connection). On a Cluster each call sends its own, to the
+ * key's master.
+ */
+export class ReplicaAcknowledger {
+  private batch: Batch | undefined;
+
+  constructor(
+    private readonly client: RedisClient,
+    readonly ack: ReplicaAck,
+  ) {}
+
+  /**
+   * Resolves once enough replicas have every write whose reply this process has seen and `entry`
+   * is still on the master; rejects with LockBackendError otherwise.
+   */
+  confirm(entry: HeldEntry): Promise<void> {
+    let batch = this.batch;
+    if (!batch || this.client.isCluster) {
+      const fresh: Batch = { entries: [], settles: [] };
+      batch = fresh;
+      if (!this.client.isCluster) this.batch = fresh;
+      process.nextTick(() => {
+        if (this.batch === fresh) this.batch = undefined;
+        awaitReplicas(this.client, fresh.entries, this.ack).then(
+          (errors) => fresh.settles.forEach((settle, i) => settle(errors[i])),
+          (error: LockBackendError) => fresh.settles.forEach((settle) => settle(error)),
+        );
+      });
+    }
+    batch.entries.push(entry);
+    return new Promise((resolve, reject) => batch.settles.push((error) => (error ? reject(error) : resolve())));
+  }
+}
+
+/**
+ * @internal Waits until `ack.min` replicas acknowledged every write this connection sent so far
+ * (WAIT / WAITAOF), then reads each entry back: one pipeline, which the entries' keys route to
+ * their master on a Cluster client (they share a slot there: one entry per call). Rejects with
+ * LockBackendError when fewer replicas acknowledged within `ack.timeoutMs`; resolves, per entry,
+ * a LockBackendError when it is no longer on the master.
+ */
+export async function awaitReplicas(client: RedisClient, entries: readonly HeldEntry[], ack: ReplicaAck): Promise<(LockBackendError | undefined)[]> {
   if (!client.pipeline) throw new LockBackendError('redis', '`replicas` needs an ioredis client with pipeline()');
-  const pipeline = client.pipeline().call('exists', key);
+  const pipeline = client.pipeline();
   if (ack.aof) pipeline.call('waitaof', 0, ack.min, ack.timeoutMs);
   else pipeline.call('wait', ack.min, ack.timeoutMs);
-  const results = (await pipeline.exec()) ?? [];
-  const [error, reply] = results[1] ?? [new Error('no reply to WAIT'), undefined];
+  for (const { key, owner, kind } of entries) {
+    if (kind === 'value') pipeline.call('get', key);
+    else pipeline.call('zscore', key, owner);
+  }
+  let results: [Error | null, unknown][];
+  try {
+    results = (await pipeline.exec()) ?? [];
+  } catch (error) {
+    throw new LockBackendError('redis', `waiting for replicas failed: ${(error as Error).message}`, { cause: error });
+  }
+  const [error, reply] = results[0] ?? [new Error('no reply to WAIT'), undefined];
   if (error) throw new LockBackendError('redis', waitFailed(error, ack), { cause: error });
   const acknowledged = ack.aof ? Number((reply as unknown[])[1]) : Number(reply);
   if (!(acknowledged >= ack.min)) {
     throw new LockBackendError('redis', `only ${acknowledged} of the ${ack.min} replicas required by \`replicas.min\` acknowledged the write within ${ack.timeoutMs} ms`);
   }
+  return entries.map(({ owner, kind }, i) => {
+    const [readError, value] = results[i + 1] ?? [new Error('no reply'), undefined];
+    const held = !readError && (kind === 'value' ? value === owner : value !== null && value !== undefined);
+    return held ? undefined : new LockBackendError('redis', 'the write the replicas acknowledged is not on the master any more (a failover or a reconnection in between, or the lease ran out)');
+  });
 }
 
 /**
  * @internal An acquisition just made counts once the replicas acknowledged it; otherwise `undo`
  * (an owner-checked release) runs, and this rejects with the LockBackendError all the same.
  */
-export async function acknowledgedOrUndone(client: RedisClient, key: string, ack: ReplicaAck, undo: () => Promise<unknown>): Promise<void> {
+export async function acknowledgedOrUndone(replicas: ReplicaAcknowledger, entry: HeldEntry, undo: () => Promise<unknown>): Promise<void> {
   try {
-    await awaitReplicas(client, key, ack);
+    await replicas.confirm(entry);
   } catch (error) {
     await undo();
     throw error;
@@ -63,9 +133,9 @@ export async function acknowledgedOrUndone(client: RedisClient, key: string, ack
 }
 
 /** @internal A renewal's answer, once the replicas acknowledged it when it extended the lease; rejects (a failed renewal) when they did not. */
-export async function renewedOnReplicas(client: RedisClient, key: string, ack: ReplicaAck | undefined, extended: Promise<boolean>): Promise<boolean> {
-  if (!(await extended) || !ack) return extended;
-  await awaitReplicas(client, key, ack);
+export async function renewedOnReplicas(replicas: ReplicaAcknowledger | undefined, entry: HeldEntry, extended: Promise<boolean>): Promise<boolean> {
+  if (!(await extended) || !replicas) return extended;
+  await replicas.confirm(entry);
   return true;
 }
 

@@ -7,7 +7,7 @@ import type { RedisClient } from './redis-client.js';
 import type { ReleaseListener } from './release-listener.js';
 import { redisSemaphoreKeys, type RedisSemaphoreKeys } from './semaphore-keys.js';
 import { acquirePermit, releasePermit, renewPermit } from './semaphore-scripts.js';
-import { acknowledgedOrUndone, renewedOnReplicas, type ReplicaAck } from './replica-ack.js';
+import { acknowledgedOrUndone, renewedOnReplicas, type HeldEntry, type ReplicaAcknowledger } from './replica-ack.js';
 
 /**
  * @internal One permit of a counting semaphore on Redis: this owner's entry in the key's sorted
@@ -31,7 +31,7 @@ export class RedisSemaphoreClaim implements LockClaim {
   /** Registers a command in flight, so that closing the backend can let it settle first. */
   private readonly track: <T>(command: Promise<T>) => Promise<T>;
   private readonly idleKeyTtlMs: number;
-  private readonly replicas: ReplicaAck | undefined;
+  private readonly replicas: ReplicaAcknowledger | undefined;
 
   constructor(
     context: RedisClaimContext,
@@ -65,7 +65,7 @@ export class RedisSemaphoreClaim implements LockClaim {
       local?.noteHolderUntil(this.firstExpiry);
       return reply;
     }
-    if (this.replicas) await this.track(acknowledgedOrUndone(this.client, this.keys.permits, this.replicas, () => this.undo()));
+    if (this.replicas) await this.track(acknowledgedOrUndone(this.replicas, this.heldEntry, () => this.undo()));
     this.held = true;
     this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
@@ -85,7 +85,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
     const startedAt = monotonicNow();
-    const extended = await this.track(renewedOnReplicas(this.client, this.keys.permits, this.replicas, renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
+    const extended = await this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? leaseMs : false;
   }
@@ -103,6 +103,11 @@ export class RedisSemaphoreClaim implements LockClaim {
   /** Drops a permit the replicas did not acknowledge; if that fails too, release() tries again. */
   private async undo(): Promise<void> {
     await this.track(releasePermit(this.client, this.keys, this.request.owner)).catch(() => (this.maybeHeld = true));
+  }
+
+  /** This claim's permit: its owner's entry in the permits set. */
+  private get heldEntry(): HeldEntry {
+    return { key: this.keys.permits, owner: this.request.owner, kind: 'member' };
   }
 
   private stopWaiting(): void {
