@@ -1,3 +1,4 @@
+import { checkKnownFields } from '../../engine/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisReplicasOptions } from '../backend-options.js';
@@ -20,8 +21,7 @@ const FIELDS = ['min', 'timeoutMs', 'aof'];
 export function resolveReplicaAck(value: RedisReplicasOptions | undefined): ReplicaAck | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null) throw invalid(`\`replicas\` must be an object { min, timeoutMs, aof? }, got ${describe(value)}`);
-  const unknown = Object.keys(value).find((name) => !FIELDS.includes(name));
-  if (unknown !== undefined) throw invalid(`unknown option "replicas.${unknown}" (accepted: ${FIELDS.join(', ')})`);
+  checkKnownFields(value, FIELDS, 'redis backend: `replicas`');
   const { min, timeoutMs, aof = false } = value;
   if (!isWholeIn(min, 1, 1_000)) throw invalid(`\`replicas.min\` must be a whole number of replicas from 1, got ${describe(min)}`);
   if (!isWholeIn(timeoutMs, 1, MAX_REPLICA_TIMEOUT_MS)) throw invalid(`\`replicas.timeoutMs\` must be a whole number of ms from 1 to ${MAX_REPLICA_TIMEOUT_MS}, got ${describe(timeoutMs)}`);
