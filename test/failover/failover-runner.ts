@@ -35,7 +35,7 @@ export interface FailoverRun {
  * Runs 3 processes x 4 workers taking the locks of `topology.keys` (lease 6 s, holds 1-6 s) and
  * fails the keys' master over `failovers` times, waiting for the lock to work again in between.
  */
-export async function runFailovers(topology: FailoverTopology, replicas: { min: number; timeoutMs: number } | undefined, failovers: number): Promise<FailoverRun> {
+export async function runFailovers(topology: FailoverTopology, replicas: { min: number; timeoutMs: number } | undefined, failovers: number, rows: FailoverRow[] = []): Promise<FailoverRun> {
   const configuration = `${topology.name}, ${replicas ? `replicas: { min: ${replicas.min}, timeoutMs: ${replicas.timeoutMs} }` : 'no replicas option'}`;
   const ledger = new FailoverLedger();
   const workerStats: Record<string, unknown>[] = [];
@@ -76,7 +76,8 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
     }
   }
 
-  const rows: FailoverRow[] = [];
+  const firstRow = rows.length;
+  let failure: Error | undefined;
   try {
     await Promise.all(exits.map((e) => e.ready));
     for (const child of children) child.send({ cmd: 'go' });
@@ -97,6 +98,8 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
         unavailableMs: Math.round(ledger.longestGap(times.cutAt, steadySince)),
       });
     }
+  } catch (error) {
+    failure = error as Error;
   } finally {
     for (const child of children) if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
     let timer: NodeJS.Timeout | undefined;
@@ -104,7 +107,11 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
     clearTimeout(timer);
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
-  return { rows, workerStats };
+  if (failure) {
+    // What the workers and the servers saw, to tell a stuck client from a stuck failover.
+    throw new Error(`${failure.message} (failover ${rows.length - firstRow + 1}); workers: ${JSON.stringify(workerStats)}; servers: ${await topology.describe().catch(String)}`, { cause: failure });
+  }
+  return { rows: rows.slice(firstRow), workerStats };
 }
 
 async function until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {

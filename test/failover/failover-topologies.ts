@@ -26,6 +26,8 @@ export interface FailoverTopology {
    * then restarts the killed node as a replica and waits until it is in sync.
    */
   failOver(windowMs: number): Promise<FailoverTimes>;
+  /** Who is master and replica now, for a failure message. */
+  describe(): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -66,6 +68,10 @@ export async function sentinelTopology(): Promise<FailoverTopology> {
       await group.rejoin(master.port);
       return { cutAt, killedAt, promotedAt };
     },
+    async describe() {
+      const roles = [...group.nodes.values()].map((node) => `${node.port}: ${node.running ? node.cli('ROLE').split('\n').slice(0, 3).join(' ') : 'down'}`);
+      return `Sentinels name ${await group.masterPort()}; ${roles.join('; ')}`;
+    },
     stop: () => group.stop(),
   };
 }
@@ -101,6 +107,7 @@ export async function clusterTopology(): Promise<FailoverTopology> {
       await cluster.rejoin(master);
       return { cutAt, killedAt, promotedAt };
     },
+    describe: () => cluster.cli(anyNode, 'CLUSTER', 'NODES'),
     stop: () => cluster.stop(),
   };
 }

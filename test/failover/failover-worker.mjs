@@ -17,7 +17,7 @@ const { createLockBackend } = await import(new URL('backends/create-backend.js',
 const commandTimeout = 5_000 + (config.replicas?.timeoutMs ?? 0);
 const client =
   config.topology === 'sentinel'
-    ? new Redis({ sentinels: config.sentinels, name: config.masterName, commandTimeout, maxRetriesPerRequest: 2, connectTimeout: 2_000, enableAutoPipelining: false, failoverDetector: true })
+    ? new Redis({ sentinels: config.sentinels, name: config.masterName, commandTimeout, maxRetriesPerRequest: 2, connectTimeout: 2_000, enableAutoPipelining: false })
     : new Cluster(config.startupNodes, { redisOptions: { commandTimeout, connectTimeout: 2_000 }, maxRedirections: 16, retryDelayOnFailover: 200, retryDelayOnClusterDown: 200, slotsRefreshTimeout: 2_000 });
 client.on('error', () => undefined);
 const backend = await createLockBackend({ type: 'redis', client, ...(config.replicas ? { replicas: config.replicas } : {}) });
@@ -74,7 +74,10 @@ async function loop() {
     } catch (error) {
       if (stopping.signal.aborted) break;
       if (error.name === 'LockTimeoutError') stats.timeouts++;
-      else stats.errors[error.name] = (stats.errors[error.name] ?? 0) + 1;
+      else {
+        const what = `${error.name}: ${String(error.message).replace(/\d+/g, 'N').slice(0, 90)}`;
+        stats.errors[what] = (stats.errors[what] ?? 0) + 1;
+      }
       await delay(100);
       continue;
     }

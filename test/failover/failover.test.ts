@@ -31,15 +31,13 @@ describe.each(topologies)('redis backend across %s failovers', (_name, start) =>
   afterAll(() => topology?.stop(), 60_000);
 
   it(`without \`replicas\`: fences still only go up (clock-based fences); second holders and lost updates are counted`, async () => {
-    const run = await runFailovers(topology, undefined, FAILOVERS);
-    rows.push(...run.rows);
+    const run = await runFailovers(topology, undefined, FAILOVERS, rows);
     expect(run.rows).toHaveLength(FAILOVERS);
     for (const row of run.rows) expect(row.fenceRegressions).toBe(0);
   }, 120_000 + FAILOVERS * 60_000);
 
   it(`with \`replicas: { min: 1 }\`: no second holder, no lost update, fences strictly increasing across every failover`, async () => {
-    const run = await runFailovers(topology, REPLICAS, FAILOVERS);
-    rows.push(...run.rows);
+    const run = await runFailovers(topology, REPLICAS, FAILOVERS, rows);
     expect(run.rows).toHaveLength(FAILOVERS);
     for (const row of run.rows) {
       expect({ failover: row.failover, secondHolders: row.secondHolders, lostUpdates: row.lostUpdates, staleWrites: row.staleWrites, fenceRegressions: row.fenceRegressions })
