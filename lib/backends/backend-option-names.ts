@@ -11,7 +11,17 @@ const FIELDS: { readonly [Type in BackendType]: Record<keyof Extract<BackendOpti
   mysql: { type: true, uri: true, pool: true, table: true, idleKeyTtlMs: true },
 };
 
-/** @internal The option names the backend of `type` accepts. */
+/** Accepted but not public: the library's tests set them (e.g. 0 to make releases race acquirers on parent clean-up). */
+const UNLISTED: { readonly [Type in BackendType]?: readonly string[] } = {
+  zookeeper: ['parentCleanupDelayMs'],
+};
+
+/** @internal The option names the backend of `type` accepts and advertises. */
 export function backendOptionNames(type: BackendType): readonly string[] {
   return Object.keys(FIELDS[type]);
+}
+
+/** @internal Option names the backend of `type` accepts without advertising them. */
+export function unlistedBackendOptionNames(type: BackendType): readonly string[] {
+  return UNLISTED[type] ?? [];
 }
