@@ -124,7 +124,7 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 
 /** Per configuration: failovers, second holders, lost updates, fence regressions, unavailable time. */
 export function summarise(rows: readonly FailoverRow[]): string {
-  const header = ['configuration', 'failovers', 'failovers with a second holder', 'second holders', 'lost updates', 'stale writes (a fenced resource refuses them)', 'fence regressions', 'acquisitions', 'unavailable ms (median / max)', 'promotion ms (median)'];
+  const header = ['configuration', 'failovers', 'failovers with a lost lock', 'second holders (lost locks)', 'lost updates', 'stale writes (a fenced resource refuses them)', 'fence regressions', 'acquisitions', 'unavailable ms (median / max)', 'promotion ms (median)'];
   const byConfiguration = new Map<string, FailoverRow[]>();
   for (const row of rows) byConfiguration.set(row.configuration, [...(byConfiguration.get(row.configuration) ?? []), row]);
   const lines = [...byConfiguration].map(([configuration, group]) => {
