@@ -19,11 +19,11 @@ export function redisVersion() {
   return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1];
 }
 
-/** Starts redis-server; resolves { url, port, cli(...args), stop() }. */
-export async function startRedis() {
+/** Starts redis-server (with `extraArgs`, e.g. --replicaof); resolves { url, port, cli(...args), stop() }. */
+export async function startRedis(extraArgs = []) {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], { stdio: 'ignore' });
   const cli = (...args) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
   const stop = () => {
     child.kill('SIGKILL');

@@ -22,6 +22,31 @@ export interface RedisBackendOptions {
    * breaking that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
    */
   idleKeyTtlMs?: number;
+  /**
+   * Counts an acquisition, a renewal and the fences it reserves only once `min` replicas have
+   * acknowledged them (Redis `WAIT`, sent to the key's master right after the script), so that a
+   * failover to one of those replicas keeps the lock. Not acknowledged within `timeoutMs`: an
+   * acquisition is undone and fails with LockBackendError (not as busy); a renewal fails like an
+   * unreachable store (the lease lapses unless a later renewal gets through). The lease is counted
+   * from before the wait. See docs/backends/redis.md, Replicas and failover. Default: no waiting.
+   */
+  replicas?: RedisReplicasOptions;
+}
+
+/** The `replicas` option of the `redis` backend. */
+export interface RedisReplicasOptions {
+  /** Replicas that must acknowledge each write: a whole number from 1. */
+  min: number;
+  /**
+   * How long to wait for them, in whole ms from 1 (Redis `WAIT`'s timeout). Meanwhile other
+   * commands on the same connection wait too, so keep it short (tens to hundreds of ms).
+   */
+  timeoutMs: number;
+  /**
+   * Also require the replicas to have written and fsynced the writes to their append-only file
+   * (`WAITAOF 0 min timeoutMs`, Redis 7.2+ with `appendonly yes` on the replicas). Default false.
+   */
+  aof?: boolean;
 }
 
 /** Redlock over N independent Redis masters (not replicas of one another). No fencing tokens. */

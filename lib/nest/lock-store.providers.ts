@@ -3,6 +3,7 @@ import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
 import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
 import { InvalidLockArgumentError } from '../errors.js';
+import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
 import { LeaderService } from '../leader/leader.service.js';
@@ -45,8 +46,13 @@ export function lockStoreModule(module: DynamicModule['module'], name: string, i
   };
 }
 
+const ASYNC_OPTION_NAMES = Object.keys({
+  name: true, isGlobal: true, imports: true, useFactory: true, inject: true, useClass: true, useExisting: true,
+} satisfies Record<keyof DistributedLockModuleAsyncOptions, true>);
+
 /** The providers that make the options of `forRootAsync()`: a factory, a class of yours, or an existing provider. */
 export function asyncOptionsProviders(name: string, options: DistributedLockModuleAsyncOptions): Provider[] {
+  checkKnownFields(options, ASYNC_OPTION_NAMES, 'DistributedLockModule.forRootAsync()');
   const token = getLockModuleOptionsToken(name);
   if (options.useFactory) return [{ provide: token, useFactory: options.useFactory, inject: options.inject ?? [] }];
   const factoryClass = options.useClass ?? options.useExisting;

@@ -2,6 +2,7 @@ import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { createLockBackend, isLockBackend } from '../backends/create-backend.js';
 import type { LockBackend } from '../backends/lock-backend.js';
 import { LockEngine } from '../engine/lock-engine.js';
+import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
@@ -27,6 +28,11 @@ export class LockStore implements BeforeApplicationShutdown {
   }
 }
 
+/** Every field of the module's options; the type keeps the list in step with the interface. */
+const MODULE_OPTION_NAMES = Object.keys({
+  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, isGlobal: true,
+} satisfies Record<keyof DistributedLockModuleOptions, true>);
+
 /**
  * Builds the store from its module options, at bootstrap: bad options make the application fail to
  * start with InvalidLockArgumentError instead of failing on the first lock.
@@ -35,6 +41,7 @@ export async function createLockStore(name: string, options: DistributedLockModu
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockArgumentError(Messages.moduleOptionsNotObject(describe(options)));
   }
+  checkKnownFields(options, MODULE_OPTION_NAMES, 'DistributedLockModule');
   const { backend: config, keyPrefix, leaseMs, waitMs, instance } = options;
   if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
   const backend = isLockBackend(config) ? borrowed(config) : await createLockBackend(config);

@@ -5,9 +5,14 @@ import { createConnection } from 'node:net';
 
 /** A throwaway redis-server on 127.0.0.1 with no persistence. */
 export class RedisServer extends ServerProcess {
-  private constructor(readonly port: number) {
+  private constructor(
+    readonly port: number,
+    extraArgs: string[] = [],
+  ) {
     super('redis', requireBinary('/usr/bin/redis-server', 'redis-server'), [
       '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp',
+      // Only matters on a replica: load a full sync from the socket, never through a dump file in the shared dir.
+      '--repl-diskless-load', 'on-empty-db', '--repl-diskless-sync-delay', '0', ...extraArgs,
     ]);
   }
 
@@ -21,6 +26,29 @@ export class RedisServer extends ServerProcess {
     return server;
   }
 
+  /** A replica of `master` (REPLICAOF), resolved once its replication link is up. */
+  static async startReplica(master: RedisServer): Promise<RedisServer> {
+    const replica = new RedisServer(await freePort(), ['--replicaof', '127.0.0.1', String(master.port)]);
+    await replica.restart();
+    await master.awaitReplicaOnline(replica.port);
+    return replica;
+  }
+
+  /**
+   * Waits until this master counts the replica on `port` as online and every online replica has
+   * acknowledged a write (WAIT): right after a full sync, a first WAIT was seen to time out now and then.
+   */
+  async awaitReplicaOnline(port: number, timeoutMs = 30_000): Promise<void> {
+    await waitUntil(`replica ${port} online at ${this.port}`, () => {
+      const info = this.cli('INFO', 'replication');
+      if (!isOnlineReplica(info, port)) return false;
+      const online = info.match(/state=online/g)!.length;
+      // One redis-cli connection: the WAIT covers the SET before it.
+      const acked = execFileSync('redis-cli', ['-p', String(this.port)], { encoding: 'utf8', input: `SET ndl:harness:replicated 1 PX 1000\nWAIT ${online} 200\n` });
+      return Number(acked.trim().split('\n').pop()) >= online;
+    }, timeoutMs, 50);
+  }
+
   /** (Re)starts on the same port; data is gone (no persistence), as after a crash. */
   async restart(): Promise<void> {
     if (this.running) await this.kill();
@@ -32,6 +60,11 @@ export class RedisServer extends ServerProcess {
   cli(...args: string[]): string {
     return execFileSync('redis-cli', ['-p', String(this.port), ...args], { encoding: 'utf8' }).trim();
   }
+}
+
+/** Whether an `INFO replication` reply of a master lists the replica on `port` as online. */
+export function isOnlineReplica(info: string, port: number): boolean {
+  return new RegExp(`slave\\d+:ip=[^,]+,port=${port},state=online`).test(info);
 }
 
 function ping(port: number): Promise<boolean> {

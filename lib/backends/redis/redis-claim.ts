@@ -9,7 +9,8 @@ import { releaseReadLock, renewReadLock } from './read-lease.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ReleaseListener } from './release-listener.js';
-import { RELEASED_MESSAGE, releaseHolding, releaseLockHeard } from './release.js';
+import { RELEASED_MESSAGE, releaseHolding, releaseLock, releaseLockHeard } from './release.js';
+import { acknowledgedOrUndone, renewedOnReplicas, type HeldEntry, type ReplicaAcknowledger } from './replica-ack.js';
 import { renewLock } from './renew.js';
 import { leaveQueue, queueEntryOf, queuePolicyOf } from './wait-queue.js';
 
@@ -22,6 +23,8 @@ export interface RedisClaimContext {
   readonly track: <T>(command: Promise<T>) => Promise<T>;
   /** How long a key's fence counter outlives its last lease (the `idleKeyTtlMs` option). */
   readonly idleKeyTtlMs: number;
+  /** Replicas that must acknowledge acquisitions and renewals (the `replicas` option), if any. */
+  readonly replicas?: ReplicaAcknowledger;
 }
 
 /**
@@ -117,6 +120,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       if (woken && !reply.held) this.waiting?.wakeNext(this.waiter);
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
+    if (this.context.replicas) await this.context.track(acknowledgedOrUndone(this.context.replicas, this.heldEntry(this.request.owner), () => this.undo()));
     this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs);
     if (this.plain) {
       const validUntil = startedAt + this.request.leaseMs;
@@ -146,10 +150,11 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const startedAt = monotonicNow();
     let extended: boolean;
     if (this.reader) {
-      extended = await track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+      extended = await this.renewed(this.request.owner, track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
     } else {
       const turn = this.turn;
-      const extend = () => track(renewLock(client, this.keys, turn?.storeOwner ?? this.request.owner, leaseMs, fenceIdleMs));
+      const owner = turn?.storeOwner ?? this.request.owner;
+      const extend = () => this.renewed(owner, track(renewLock(client, this.keys, owner, leaseMs, fenceIdleMs)));
       extended = await (turn ? turn.renew(leaseMs, extend) : extend());
     }
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
@@ -180,6 +185,22 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;
+  }
+
+  private renewed(owner: string, extended: Promise<boolean>): Promise<boolean> {
+    return this.context.track(renewedOnReplicas(this.context.replicas, this.heldEntry(owner), extended));
+  }
+
+  /** Where the store keeps this claim's hold: the lock key's value, or its owner's entry among the readers. */
+  private heldEntry(owner: string): HeldEntry {
+    return this.reader ? { key: this.keys.readers, owner, kind: 'member' } : { key: this.keys.lock, owner, kind: 'value' };
+  }
+
+  /** Drops an acquisition the replicas did not acknowledge; if that fails too, release() tries again. */
+  private async undo(): Promise<void> {
+    const { client, track } = this.context;
+    const owner = this.request.owner;
+    await track(this.reader ? releaseReadLock(client, this.keys, owner) : releaseLock(client, this.keys, owner)).catch(() => (this.maybeHeld = true));
   }
 
   /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for a moment. */

@@ -35,6 +35,8 @@ export interface CorkableStream {
 /** @internal An ioredis pipeline: `exec()` resolves one `[error, reply]` per queued command. */
 export interface RedisPipeline {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): RedisPipeline;
+  /** Any command by name (WAIT, WAITAOF); on a Cluster client it goes with the pipeline's keyed commands. */
+  call(command: string, ...args: (string | number)[]): RedisPipeline;
   exec(): Promise<[Error | null, unknown][] | null>;
 }
 

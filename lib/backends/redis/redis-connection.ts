@@ -22,8 +22,12 @@ export interface RedisConnection {
   readonly owned: boolean;
 }
 
-/** @internal Validates the options (InvalidLockArgumentError) and returns the user's client or a new one. */
-export async function openRedisConnection(options: RedisBackendOptions): Promise<RedisConnection> {
+/**
+ * @internal Validates the options (InvalidLockArgumentError) and returns the user's client or a new
+ * one. `waitMs` (replicas' `timeoutMs`) lengthens a created client's command timeout, so that a WAIT
+ * and the commands queued behind it on the connection are not cut short.
+ */
+export async function openRedisConnection(options: RedisBackendOptions, waitMs = 0): Promise<RedisConnection> {
   const { url, client } = options;
   if ((url === undefined) === (client === undefined)) {
     throw new InvalidLockArgumentError("The 'redis' backend needs exactly one of `url` or `client`");
@@ -38,7 +42,7 @@ export async function openRedisConnection(options: RedisBackendOptions): Promise
   const driver = await loadDriver<IoredisModule>('ioredis', 'redis');
   const Redis = redisConstructorOf(driver);
   if (!Redis) throw new InvalidLockArgumentError("The 'redis' backend could not find the Redis class in the installed \"ioredis\" package");
-  const created = new Redis(url, { ...OWNED_CLIENT_OPTIONS });
+  const created = new Redis(url, { ...OWNED_CLIENT_OPTIONS, commandTimeout: OWNED_CLIENT_OPTIONS.commandTimeout + waitMs });
   // Failures surface on the commands (as LockBackendError); without a listener ioredis logs every reconnect attempt.
   created.on('error', () => undefined);
   return { client: created, owned: true };

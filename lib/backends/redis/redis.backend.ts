@@ -9,6 +9,7 @@ import { openRedisConnection } from './redis-connection.js';
 import { RedisInspection } from './redis-inspection.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
+import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
 import { RedisSemaphoreClaim } from './semaphore-claim.js';
 
 /** How long `close()` lets commands in flight settle, and QUIT flush, before it drops the connection. */
@@ -34,12 +35,14 @@ export class RedisBackend implements LockBackend {
     private readonly ownsClient: boolean,
     /** How long a key's fence counter outlives its last lease (see docs/backends/redis.md, Footprint). */
     idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
+    /** Replicas that must acknowledge acquisitions and renewals (see docs/backends/redis.md, Replicas and failover). */
+    replicas?: ReplicaAck,
   ) {
     this.listener = new ReleaseListener(client);
     this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs };
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas) };
   }
 
   claim(request: ClaimRequest): LockClaim {
@@ -99,6 +102,7 @@ async function withinGrace<T>(promise: Promise<T>): Promise<T | undefined> {
 /** Builds the redis backend from module options. Throws InvalidLockArgumentError on bad options. */
 export async function createRedisBackend(options: RedisBackendOptions): Promise<LockBackend> {
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'redis');
-  const { client, owned } = await openRedisConnection(options);
-  return new RedisBackend(client, owned, idleKeyTtlMs);
+  const replicas = resolveReplicaAck(options.replicas);
+  const { client, owned } = await openRedisConnection(options, replicas?.timeoutMs);
+  return new RedisBackend(client, owned, idleKeyTtlMs, replicas);
 }

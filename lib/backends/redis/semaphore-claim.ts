@@ -7,6 +7,7 @@ import type { RedisClient } from './redis-client.js';
 import type { ReleaseListener } from './release-listener.js';
 import { redisSemaphoreKeys, type RedisSemaphoreKeys } from './semaphore-keys.js';
 import { acquirePermit, releasePermit, renewPermit } from './semaphore-scripts.js';
+import { acknowledgedOrUndone, renewedOnReplicas, type HeldEntry, type ReplicaAcknowledger } from './replica-ack.js';
 
 /**
  * @internal One permit of a counting semaphore on Redis: this owner's entry in the key's sorted
@@ -30,12 +31,13 @@ export class RedisSemaphoreClaim implements LockClaim {
   /** Registers a command in flight, so that closing the backend can let it settle first. */
   private readonly track: <T>(command: Promise<T>) => Promise<T>;
   private readonly idleKeyTtlMs: number;
+  private readonly replicas: ReplicaAcknowledger | undefined;
 
   constructor(
     context: RedisClaimContext,
     private readonly request: ClaimRequest,
   ) {
-    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs } = context);
+    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -63,6 +65,7 @@ export class RedisSemaphoreClaim implements LockClaim {
       local?.noteHolderUntil(this.firstExpiry);
       return reply;
     }
+    if (this.replicas) await this.track(acknowledgedOrUndone(this.replicas, this.heldEntry, () => this.undo()));
     this.held = true;
     this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
@@ -82,7 +85,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
     const startedAt = monotonicNow();
-    const extended = await this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+    const extended = await this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? leaseMs : false;
   }
@@ -95,6 +98,16 @@ export class RedisSemaphoreClaim implements LockClaim {
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;
+  }
+
+  /** Drops a permit the replicas did not acknowledge; if that fails too, release() tries again. */
+  private async undo(): Promise<void> {
+    await this.track(releasePermit(this.client, this.keys, this.request.owner)).catch(() => (this.maybeHeld = true));
+  }
+
+  /** This claim's permit: its owner's entry in the permits set. */
+  private get heldEntry(): HeldEntry {
+    return { key: this.keys.permits, owner: this.request.owner, kind: 'member' };
   }
 
   private stopWaiting(): void {

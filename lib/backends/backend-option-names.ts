@@ -1,0 +1,27 @@
+import type { BackendOptions, BackendType } from './backend-options.js';
+
+/** Every field of each backend's options, listed once; the type makes the compiler keep the lists in step with the interfaces. */
+const FIELDS: { readonly [Type in BackendType]: Record<keyof Extract<BackendOptions, { type: Type }>, true> } = {
+  memory: { type: true },
+  redis: { type: true, url: true, client: true, idleKeyTtlMs: true, replicas: true },
+  redlock: { type: true, urls: true, clients: true, quorum: true, driftFactor: true, nodeTimeoutMs: true, retryJitterMs: true },
+  zookeeper: { type: true, connectionString: true, sessionTimeoutMs: true, connectTimeoutMs: true, rootPath: true, auth: true, acl: true },
+  etcd: { type: true, hosts: true, leaseTtlSeconds: true, requestTimeoutMs: true, auth: true, credentials: true },
+  postgres: { type: true, connectionString: true, pool: true, table: true, idleKeyTtlMs: true },
+  mysql: { type: true, uri: true, pool: true, table: true, idleKeyTtlMs: true },
+};
+
+/** Accepted but not public: the library's tests set them (e.g. 0 to make releases race acquirers on parent clean-up). */
+const UNLISTED: { readonly [Type in BackendType]?: readonly string[] } = {
+  zookeeper: ['parentCleanupDelayMs'],
+};
+
+/** @internal The option names the backend of `type` accepts and advertises. */
+export function backendOptionNames(type: BackendType): readonly string[] {
+  return Object.keys(FIELDS[type]);
+}
+
+/** @internal Option names the backend of `type` accepts without advertising them. */
+export function unlistedBackendOptionNames(type: BackendType): readonly string[] {
+  return UNLISTED[type] ?? [];
+}
