@@ -13,6 +13,7 @@ import { startChildHolder } from '../support/child-holder.js';
 import { useContractSuite } from './contract-suite.js';
 import { runMultiKeyLoad } from './multi-key-load.js';
 import type { ContractTarget } from './contract-target.js';
+import { nextEvent } from '../support/next-event.js';
 
 const tick = () => new Promise((resolve) => setImmediate(resolve));
 
@@ -20,16 +21,6 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 function blockEventLoop(ms: number): void {
   const end = performance.now() + ms;
   while (performance.now() < end);
-}
-
-function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
-  return new Promise((resolve) => {
-    const subscription = engine.events.subscribe((event) => {
-      if (event.type !== type) return;
-      subscription.unsubscribe();
-      resolve(event);
-    });
-  });
 }
 
 /**

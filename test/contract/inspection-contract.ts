@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { LockEngine, LockLostError, type LockEvent, type LockInfo } from '../../lib/index.js';
+import { LockEngine, LockLostError, type LockInfo } from '../../lib/index.js';
 import type { ContractTarget } from './contract-target.js';
 import { useContractSuite } from './contract-suite.js';
+import { nextEvent } from '../support/next-event.js';
 
 /** What one store can tell about its locks (see docs/operating.md); the contract checks what it claims. */
 export interface InspectionAbilities {
@@ -13,16 +14,6 @@ export interface InspectionAbilities {
   readonly waiters: boolean;
   /** Counting semaphores, and whether the store keeps the number of permits. */
   readonly semaphores: false | { readonly permits: boolean };
-}
-
-function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
-  return new Promise((resolve) => {
-    const subscription = engine.events.subscribe((event) => {
-      if (event.type !== type) return;
-      subscription.unsubscribe();
-      resolve(event);
-    });
-  });
 }
 
 /** Polls `inspect` until `done` holds (bounded), for states the store reaches on its own (a waiter queueing). */

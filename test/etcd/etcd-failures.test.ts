@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
+import { LockBackendError, LockEngine, LockLostError } from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
 import { startChildHolder } from '../support/child-holder.js';
 import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from './etcd-target.js';
+import { nextEvent } from '../support/next-event.js';
 
 // Failures with a real etcd: crashed and paused holders, a revoked lease, etcd restarted, down and hung.
 // Child holders import the built package: `npm test` builds it first.
@@ -25,16 +26,6 @@ async function reconnected(engine: LockEngine): Promise<number> {
   const startedAt = performance.now();
   await waitUntil('the etcd client to reconnect', async () => (await engine.backend.ping?.(), true), 3_000);
   return since(startedAt);
-}
-
-function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
-  return new Promise((resolve) => {
-    const subscription = engine.events.subscribe((event) => {
-      if (event.type !== type) return;
-      subscription.unsubscribe();
-      resolve(event);
-    });
-  });
 }
 
 /** Rejects if `promise` has not settled after `ms` (so a missing event fails the test with a message). */

@@ -1,17 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
+import { LockBackendError, LockEngine, LockLostError } from '../../lib/index.js';
 import type { SqlTarget } from './sql-target.js';
-
-function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
-  return new Promise((resolve) => {
-    const subscription = engine.events.subscribe((event) => {
-      if (event.type !== type) return;
-      subscription.unsubscribe();
-      resolve(event);
-    });
-  });
-}
+import { nextEvent } from '../support/next-event.js';
 
 /** The database goes away while a lock is held: what the holder, waiters and newcomers see. */
 export function describeSqlOutages(target: SqlTarget): void {

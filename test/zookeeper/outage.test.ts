@@ -1,18 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockBackendError, LockEngine, LockLostError, type LockEvent, type ZookeeperBackendOptions } from '../../lib/index.js';
+import { createLockBackend, LockBackendError, LockEngine, LockLostError, type ZookeeperBackendOptions } from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
-
-function nextEvent(engine: LockEngine, type: LockEvent['type']): Promise<LockEvent> {
-  return new Promise((resolve) => {
-    const subscription = engine.events.subscribe((event) => {
-      if (event.type !== type) return;
-      subscription.unsubscribe();
-      resolve(event);
-    });
-  });
-}
+import { nextEvent } from '../support/next-event.js';
 
 /** The server goes down (SIGKILL) with a lock held, and comes back with its data (sessions survive a restart). */
 describe('zookeeper server outage', () => {
