@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { createLockBackend, InvalidLockArgumentError, LockEngine, type BackendOptions } from '../../lib/index.js';
 import { describeTicks, runTicks, type TickRun } from './tick-runner.js';
 
 /** A store as the scheduled-job tests see it: servers, options for the instances' processes, timings. */
@@ -47,7 +48,20 @@ export function describeTickSuite(target: TickTarget): void {
     beforeAll(() => target.start(), 60_000);
     afterAll(() => target.stop(), 60_000);
 
-    const withMinHold = target.minHold ? it : it.skip;
+    // Where the store cannot keep minHoldMs, its two runs are replaced by the refusal (never skipped).
+    const withMinHold = target.minHold ? it : (_name: string) => undefined;
+    if (!target.minHold) {
+      it('refuses minHoldMs with InvalidLockArgumentError naming the store (it cannot keep a key past its holder)', async () => {
+        const engine = new LockEngine(await createLockBackend(target.processConfig() as BackendOptions), { keyPrefix });
+        try {
+          const refused = engine.acquire('refused', { minHoldMs: MIN_HOLD_MS });
+          await expect(refused).rejects.toThrow(InvalidLockArgumentError);
+          await expect(refused).rejects.toThrow(target.name);
+        } finally {
+          await engine.close();
+        }
+      });
+    }
 
     withMinHold('with minHoldMs: each of 20 ticks of a 5 ms job runs exactly once', async () => {
       const result = await runTicks({ ...base('once'), minHoldMs: MIN_HOLD_MS, periodMs: target.periodMs, ticks: 20, instances: SKEWS.map((skewMs) => ({ skewMs })) });
