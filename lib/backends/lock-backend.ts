@@ -113,4 +113,6 @@ export interface BackendCapabilities {
   readonly semaphore?: boolean;
   /** `minHoldMs`: `LockClaim.release(holdMs)` keeps the key taken for `holdMs`, in the store, then lets it lapse. */
   readonly minHold?: boolean;
+  /** Grants carry no fencing token (Redlock): leader election is refused, as successive leaders would get no increasing term. */
+  readonly unfenced?: boolean;
 }

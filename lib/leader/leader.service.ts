@@ -54,7 +54,7 @@ export class LeaderService implements BeforeApplicationShutdown {
     const { leaseMs, afterTask = 'campaign' } = options;
     if (leaseMs !== undefined) checkLeaseMs(leaseMs);
     if (!AFTER_TASK.includes(afterTask)) throw new InvalidLockArgumentError(LeaderMessages.afterTask(name, describe(afterTask)));
-    if (this.engine.backend.name === 'redlock') throw new InvalidLockArgumentError(LeaderMessages.redlock());
+    if (this.engine.backend.capabilities?.unfenced) throw new InvalidLockArgumentError(LeaderMessages.unfenced(this.engine.backend.name));
     if (this.engine.isClosed) throw new InvalidLockArgumentError(LeaderMessages.closed());
     if (this.campaigns.get(name)?.stopped === false) throw new InvalidLockArgumentError(LeaderMessages.alreadyCampaigning(name));
     const campaign = new LeaderCampaign(this.engine, { name, task, leaseMs, afterTask }, this.reporter(name));

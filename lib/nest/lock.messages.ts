@@ -17,8 +17,6 @@ export const Messages = {
   notAMethod: (where: string) => `@Locked() can only decorate methods; ${where} is not a method`,
   lockedArgs: (where: string) =>
     `@Locked() on ${where} takes (key?, leaseMs?, waitMs?) or ({ key?, leaseMs?, waitMs?, onBusy?, mode?, fair?, permits?, store?, minHoldMs?, maxHoldMs? }), not an options object followed by more arguments`,
-  lockedUnknownOption: (where: string, name: string, known: readonly string[], decorator = '@Locked()') =>
-    `${decorator} on ${where}: unknown option "${name}" (expected ${known.join(', ')})`,
   lockedStore: (where: string, got: string) => `@Locked() on ${where}: store must be a non-empty string (a DistributedLockModule name), got ${got}`,
   lockedOnBusy: (where: string, got: string) => `@Locked() on ${where}: onBusy must be 'throw' or 'skip', got ${got}`,
   lockedOption: (where: string, message: string) => `@Locked() on ${where}: ${message}`,

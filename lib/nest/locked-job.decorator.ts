@@ -1,9 +1,9 @@
 import { InvalidLockArgumentError } from '../errors.js';
+import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from './lock.messages.js';
 import { Locked } from './locked.decorator.js';
-import { checkOptionNames } from './locked.options.js';
 
 /** Options of `@LockedJob({ ... })`. */
 export interface LockedJobOptions {
@@ -50,7 +50,7 @@ export function LockedJob(options: LockedJobOptions = {}): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const where = `${typeof target === 'function' ? target.name : target.constructor.name}.${String(propertyKey)}`;
     if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidLockArgumentError(Messages.jobArgs(where, describe(options)));
-    checkOptionNames(options, where, JOB_OPTION_NAMES, '@LockedJob()');
+    checkKnownFields(options, JOB_OPTION_NAMES, `@LockedJob() on ${where}`);
     const { minHoldMs = DEFAULT_JOB_MIN_HOLD_MS, ...rest } = options;
     const hold = minHoldMs === 0 ? {} : { minHoldMs };
     return Locked({ ...rest, ...hold, onBusy: 'skip', waitMs: 0 })(target, propertyKey, descriptor);

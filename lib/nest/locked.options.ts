@@ -4,6 +4,7 @@ import { checkHoldBounds, checkLeaseMs, checkMode, checkPermits, checkWaitMs, de
 import { InvalidLockArgumentError } from '../errors.js';
 import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from './lock.messages.js';
+import { checkKnownFields } from '../engine/known-fields.js';
 
 /** What `@Locked()` does when the lock stays busy for `waitMs`. */
 export type OnBusy = 'throw' | 'skip';
@@ -55,7 +56,7 @@ export interface LockedOptions {
 /** `LockedOptions` once checked: the store is always named. */
 export type CheckedLockedOptions = Readonly<LockedOptions & { key: LockKeys; store: string }>;
 
-export const LOCKED_OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store', 'label', 'minHoldMs', 'maxHoldMs'];
+const LOCKED_OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store', 'label', 'minHoldMs', 'maxHoldMs'];
 
 /**
  * Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class
@@ -67,15 +68,8 @@ export function parseLockedArgs(args: readonly unknown[], where: string, default
   if (args.length === 0) return checkOptions({}, where, defaultKey);
   if (typeof first !== 'object' || first === null || Array.isArray(first)) return checkOptions({ key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number }, where, defaultKey);
   if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
-  checkOptionNames(first, where, LOCKED_OPTION_NAMES);
+  checkKnownFields(first, LOCKED_OPTION_NAMES, `@Locked() on ${where}`);
   return checkOptions(first as LockedOptions, where, defaultKey);
-}
-
-/** Refuses an option `@Locked()` (or `@LockedJob()`) does not know, so a typo is not silently ignored. */
-export function checkOptionNames(options: object, where: string, known: readonly string[], decorator?: string): void {
-  for (const name of Object.keys(options)) {
-    if (!known.includes(name)) throw new InvalidLockArgumentError(Messages.lockedUnknownOption(where, name, known, decorator));
-  }
 }
 
 function checkOptions(options: LockedOptions, where: string, defaultKey: string | undefined): CheckedLockedOptions {

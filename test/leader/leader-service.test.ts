@@ -152,7 +152,7 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
     await campaign.stop();
     pair.a.lead('dup', () => undefined);
 
-    const redlock = { name: 'redlock', claim: () => { throw new Error('unused'); }, close: async () => undefined } as unknown as LockBackend;
+    const redlock = { name: 'redlock', capabilities: { unfenced: true }, claim: () => { throw new Error('unused'); }, close: async () => undefined } as unknown as LockBackend;
     const engine = new LockEngine(redlock);
     expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(InvalidLockArgumentError);
     expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(/no fencing token/);

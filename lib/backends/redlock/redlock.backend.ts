@@ -22,8 +22,8 @@ const QUIT_TIMEOUT_MS = 2_000;
 export class RedlockBackend implements LockBackend {
   readonly name = 'redlock';
   readonly inspection: RedlockInspection;
-  /** minHoldMs: a released key is kept for the rest of it on each master (owner-checked PEXPIRE). */
-  readonly capabilities: BackendCapabilities = { minHold: true };
+  /** minHoldMs: a released key is kept for the rest of it on each master (owner-checked PEXPIRE). No fences (quorum writes on independent masters). */
+  readonly capabilities: BackendCapabilities = { minHold: true, unfenced: true };
   private readonly context: RedlockContext;
   private closing: Promise<void> | undefined;
 
