@@ -188,7 +188,8 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   private renewed(owner: string, extended: Promise<boolean>): Promise<boolean> {
-    return this.context.track(renewedOnReplicas(this.context.replicas, this.heldEntry(owner), extended));
+    const { replicas } = this.context;
+    return replicas ? this.context.track(renewedOnReplicas(replicas, this.heldEntry(owner), extended)) : extended;
   }
 
   /** Where the store keeps this claim's hold: the lock key's value, or its owner's entry among the readers. */

@@ -133,8 +133,8 @@ export async function acknowledgedOrUndone(replicas: ReplicaAcknowledger, entry:
 }
 
 /** @internal A renewal's answer, once the replicas acknowledged it when it extended the lease; rejects (a failed renewal) when they did not. */
-export async function renewedOnReplicas(replicas: ReplicaAcknowledger | undefined, entry: HeldEntry, extended: Promise<boolean>): Promise<boolean> {
-  if (!(await extended) || !replicas) return extended;
+export async function renewedOnReplicas(replicas: ReplicaAcknowledger, entry: HeldEntry, extended: Promise<boolean>): Promise<boolean> {
+  if (!(await extended)) return false;
   await replicas.confirm(entry);
   return true;
 }

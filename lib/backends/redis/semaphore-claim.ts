@@ -85,7 +85,8 @@ export class RedisSemaphoreClaim implements LockClaim {
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
     const startedAt = monotonicNow();
-    const extended = await this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
+    const renewed = this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+    const extended = await (this.replicas ? this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewed)) : renewed);
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? leaseMs : false;
   }
