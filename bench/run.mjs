@@ -90,8 +90,9 @@ function keyspace(info) {
 /** Starts every process of the slot, waits until all are connected and warm, then starts them together. */
 async function measureContended(workload, name, base) {
   const key = `bench:contended:${randomBytes(4).toString('hex')}`;
+  const insideIncr = workload.insideIncr ? `${key}:count` : undefined;
   const slots = Array.from({ length: workload.processes }, (_, p) =>
-    startSlot({ ...base, workload: 'contended', seconds: workload.seconds, workers: workload.workers, workerBase: p * workload.workers, key, sync: true }),
+    startSlot({ ...base, workload: 'contended', seconds: workload.seconds, workers: workload.workers, workerBase: p * workload.workers, key, sync: true, insideIncr }),
   );
   await Promise.all(slots.map((slot) => slot.line('READY')));
   for (const slot of slots) slot.child.stdin.write('go\n');
@@ -100,7 +101,10 @@ async function measureContended(workload, name, base) {
   // Count only acquisitions inside the common window (the tail, where workers stop, is not steady state).
   const windowStart = Math.max(...results.map((result) => result.startedAt));
   const windowEnd = Math.min(...results.map((result) => result.until));
-  return analyse(holds, workload.processes * workload.workers, windowStart, windowEnd);
+  const result = analyse(holds, workload.processes * workload.workers, windowStart, windowEnd);
+  // Every hold incremented the counter once inside the lock: fewer increments than holds = a lost update.
+  if (insideIncr) result.lostUpdates = holds.length - Number(redis.cli('GET', insideIncr));
+  return result;
 }
 
 async function measureHttp(workload, name) {

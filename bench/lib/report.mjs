@@ -58,6 +58,7 @@ const COLUMNS = {
   fairness: ['fairness min/max', 2],
   bargingShare: ['barging', 'pct'],
   overlaps: ['overlaps', 0],
+  lostUpdates: ['lost updates', 0],
   requestsPerSec: ['req/s', 0],
   p99Ms: ['p99 ms', 2],
   usPerRequestOverBaseline: ['µs/request over unguarded', 1],

@@ -14,6 +14,13 @@ const spec = JSON.parse(process.argv[2]);
 // Resolves once the line is handed to the pipe: a large result (hundreds of thousands of holds) must not be cut by the exit.
 const emit = (value) => new Promise((resolve) => process.stdout.write(`RESULT ${JSON.stringify(value)}\n`, resolve));
 
+async function redisClient(url) {
+  const { Redis } = await import('ioredis');
+  const client = new Redis(url);
+  await client.ping();
+  return client;
+}
+
 function waitForGo() {
   process.stdout.write('READY\n');
   const lines = createInterface({ input: process.stdin });
@@ -45,9 +52,14 @@ async function main() {
     case 'throughput':
       result = await throughput(lock, spec);
       break;
-    case 'contended':
-      result = await contended(lock, { ...spec, waitForGo: spec.sync ? waitForGo : undefined });
+    case 'contended': {
+      // The critical section's own connection, the same for every contender.
+      const counter = spec.insideIncr ? await redisClient(spec.url) : undefined;
+      const inside = counter && (() => counter.incr(spec.insideIncr));
+      result = await contended(lock, { ...spec, inside, waitForGo: spec.sync ? waitForGo : undefined });
+      await counter?.quit();
       break;
+    }
     case 'renewal':
       result = await renewal(lock, spec);
       break;

@@ -1,10 +1,11 @@
 // Workload 3, one process's share: `workers` loops contending for ONE key. Every hold is recorded
 // as [worker, acquiredAt, releaseCalledAt] on the machine-wide monotonic clock; the runner merges
 // the holds of all processes and computes hand-offs, fairness and barging (see analyse()).
+// `inside`, if given, is the critical section (3c: an INCR, a Redis round trip, as real code has).
 import { nowMs } from '../lib/clock.mjs';
 import { quantile } from '../lib/stats.mjs';
 
-export async function contended(lock, { seconds, workers, key, workerBase = 0, waitForGo }) {
+export async function contended(lock, { seconds, workers, key, workerBase = 0, waitForGo, inside }) {
   await (await lock.acquire(`${key}:warm`))();
   if (waitForGo) await waitForGo();
   const holds = [];
@@ -17,6 +18,7 @@ export async function contended(lock, { seconds, workers, key, workerBase = 0, w
         const release = await lock.acquire(key);
         const hold = [worker, nowMs(), 0];
         holds.push(hold);
+        if (inside) await inside();
         hold[2] = nowMs();
         await release();
       }

@@ -1,5 +1,6 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import { ChannelWaiters, ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
+import { STAND_BACK_MS_PER_PROCESS } from '../../lib/backends/redis/local-turn.js';
 
 // Pure unit tests of the in-process wake-up rules (the Redis side is in waiting.test.ts).
 const never = new AbortController().signal;
@@ -18,6 +19,39 @@ function waiters(count: number) {
 }
 
 describe('ChannelWaiters', () => {
+  it('after a turn, stands back until each other process that heard the release announced one of its own', async () => {
+    const { channel, list } = waiters(2);
+    const sleep = list[0]!.sleep(60_000, never);
+    channel.standBack(2);
+    expect(channel.othersWaiting).toBe(2);
+    expect(channel.yieldLeft()).toBeGreaterThan(0);
+    // Its own announcement counts for nothing; each announcement still wakes the oldest sleeper (whose
+    // try then sleeps out the stand-back), so none is missed.
+    channel.heardRelease(false);
+    expect(await settled(sleep)).toBe(true);
+    channel.heardRelease(true);
+    expect(channel.yieldLeft()).toBeGreaterThan(0);
+    // The second other process had its turn: this one stands back no more.
+    channel.heardRelease(true);
+    expect(channel.yieldLeft()).toBeUndefined();
+  });
+
+  it(`stands back ${STAND_BACK_MS_PER_PROCESS} ms per other process at most, and not at all when nobody else heard the release`, () => {
+    jest.useFakeTimers();
+    try {
+      const { channel } = waiters(1);
+      channel.standBack(0);
+      expect(channel.yieldLeft()).toBeUndefined();
+      channel.standBack(3);
+      jest.advanceTimersByTime(3 * STAND_BACK_MS_PER_PROCESS - 1);
+      expect(channel.yieldLeft()).toBe(1);
+      jest.advanceTimersByTime(1);
+      expect(channel.yieldLeft()).toBeUndefined();
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   it('wakes only the oldest sleeping waiter per message', async () => {
     const { channel, list } = waiters(3);
     const sleeps = list.map((waiter) => waiter.sleep(60_000, never));

@@ -11,7 +11,7 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 // writer, 'r' reader; fences to reserve ('x' only: more than 1 for a local turn, see local-turn.ts);
 // the fence counter's TTL (counterTtlMs: the lease, the idle time and 1 ms, see lua-fence.ts).
 // The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
-// Taken → {1, fence} ('x' taking a free key: {1, fence, last fence reserved}). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
+// Taken → {1, fence} ('x' taking a free key: the fence alone, or {1, fence, last fence reserved} for a turn). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
 // 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
 //
 // The first block is the plain exclusive lock, unchanged (one SET NX PX and one INCR) while the key
@@ -26,6 +26,7 @@ if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then
     local count = tonumber(ARGV[4])
     ${luaReserveFences('KEYS[2]', 'count', 'ARGV[5]')}
+    if count == 1 then return first end
     return {1, first, last}
   end
   if redis.call('GET', KEYS[1]) == owner then
@@ -145,8 +146,10 @@ export async function acquireLock(client: RedisClient, keys: RedisLockKeys, requ
   const scriptKeys = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry];
   const kind = kindOf(request);
   const fences = kind === 'x' ? (request.fences ?? 1) : 1;
-  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)])) as number[];
-  const [taken, value, queued, held] = reply.map(Number);
-  if (taken === 1) return { acquired: true, fence: value!, lastFence: reply.length > 2 ? Number(reply[2]) : value! };
-  return { acquired: false, holderTtlMs: value! >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
+  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)])) as number | number[];
+  // The common case, a free key taken by a lone claim: one integer, nothing to unpack.
+  if (typeof reply === 'number') return { acquired: true, fence: reply, lastFence: reply };
+  const [taken, value, queued, held] = reply as [number, number, number?, number?];
+  if (taken === 1) return { acquired: true, fence: value, lastFence: reply.length > 2 ? reply[2]! : value };
+  return { acquired: false, holderTtlMs: value >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
 }

@@ -1,5 +1,5 @@
 import { monotonicNow, wakeableSleep } from '../../engine/clock.js';
-import type { HandOffReceiver } from './local-turn.js';
+import { STAND_BACK_MS_PER_PROCESS, type HandOffReceiver } from './local-turn.js';
 
 /**
  * @internal The claims of this process waiting for one lock, in arrival order. A release message
@@ -16,8 +16,12 @@ export class ChannelWaiters {
   activeSince = Infinity;
   /** Monotonic time by which the current holder's lease ends, as last seen by a claim of this process. */
   private holderDeadline = -Infinity;
-  /** Until then, plain claims of this process leave the lock to waiters of other processes (see yieldToOthers). */
+  /** Until then, plain claims of this process leave the lock to waiters of other processes (see standBack). */
   private yieldUntil = -Infinity;
+  /** Releases by other processes still to hear before this process stands back no more. */
+  private turnsToLetPass = 0;
+  /** Other processes that heard this process's latest release of the lock (each listens while it waits for it). */
+  othersWaiting = 0;
 
   constructor(readonly channel: string) {}
 
@@ -95,12 +99,27 @@ export class ChannelWaiters {
   }
 
   /**
-   * This process just freed the lock in Redis and other processes wait for it: for `ms`, its plain
-   * claims stand back, so that one of those takes it rather than a claim of the process whose turn
-   * just ended (which hears the release first). If none does, they try again after `ms`.
+   * This process just freed the lock in Redis, and `others` other processes heard it: its plain
+   * claims stand back until each of those had a turn (as many releases by other processes), or
+   * STAND_BACK_MS_PER_PROCESS each at most. Whoever asks Redis first wins a freed key, and the
+   * process whose turn just ended hears its own release first: without this, two quick processes
+   * could pass the lock between them while others wait.
    */
-  yieldToOthers(ms: number): void {
-    this.yieldUntil = monotonicNow() + ms;
+  standBack(others: number): void {
+    this.othersWaiting = others;
+    if (others <= 0) return;
+    this.turnsToLetPass = others;
+    this.yieldUntil = monotonicNow() + others * STAND_BACK_MS_PER_PROCESS;
+  }
+
+  /**
+   * A release was announced (`byOther`: by another process): the oldest sleeper tries again. While
+   * this process stands back, that try goes no further than this process and sleeps until the end
+   * of the stand-back, so a sleeper with a long bound still learns of a release it let pass.
+   */
+  heardRelease(byOther: boolean): void {
+    if (byOther && this.turnsToLetPass > 0 && --this.turnsToLetPass === 0) this.yieldUntil = -Infinity;
+    this.wakeOne();
   }
 
   /** While this process stands back, how much longer (whole ms, at least 1); else undefined. */

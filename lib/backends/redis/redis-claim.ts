@@ -3,7 +3,7 @@ import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js'
 import { acquireLock, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';
-import { LocalTurn, TURN_FENCES, YIELD_MS, type HandOffReceiver } from './local-turn.js';
+import { LocalTurn, SHARED_TURN_ROUNDS, TURN_FENCES, type HandOffReceiver } from './local-turn.js';
 import type { QueueHeartbeat, QueuePlace } from './queue-heartbeat.js';
 import { releaseReadLock, renewReadLock } from './read-lease.js';
 import type { RedisClient } from './redis-client.js';
@@ -125,7 +125,11 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     if (this.plain) {
       const validUntil = startedAt + this.request.leaseMs;
       // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
-      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep);
+      if (reply.lastFence > reply.fence) {
+        // Other processes wait too: a few rounds of this process's waiters, then the key goes back to Redis.
+        const handOffsBeforeSharing = local && local.othersWaiting > 0 ? (local.size - (this.waiting ? 1 : 0)) * SHARED_TURN_ROUNDS : undefined;
+        this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep, handOffsBeforeSharing);
+      }
       local?.noteHolderUntil(validUntil);
     }
     this.held = true;
@@ -204,13 +208,16 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     await track(this.reader ? releaseReadLock(client, this.keys, owner) : releaseLock(client, this.keys, owner)).catch(() => (this.maybeHeld = true));
   }
 
-  /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for a moment. */
+  /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for their turns. */
   private async releaseWriter(owner: string, holdMs: number | undefined): Promise<boolean> {
     if (holdMs !== undefined) return releaseHolding(this.context.client, this.keys, owner, holdMs, this.context.idleKeyTtlMs);
-    const heard = await releaseLockHeard(this.context.client, this.keys, owner);
-    const local = this.plain ? this.context.listener.waitersOf(this.keys.channel) : undefined;
+    const { listener } = this.context;
+    const local = this.plain ? listener.waitersOf(this.keys.channel) : undefined;
+    // Its own announcement may arrive before the reply: stand back already for those that waited last time.
+    local?.standBack(local.othersWaiting);
+    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage);
     // This backend's own subscriber is one of those that heard it when claims of this process wait.
-    if (local && local.size > 0 && heard > (local.isSubscribed ? 1 : 0)) local.yieldToOthers(YIELD_MS);
+    if (local && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
     return heard >= 0;
   }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
@@ -11,6 +12,8 @@ import type { RedisClient } from './redis-client.js';
  * waiter: every process then gets one try at about the same moment.
  */
 export class ReleaseListener {
+  /** What this backend's releases announce, so that it can tell them from other processes' releases. */
+  readonly releaseMessage = `released:${randomBytes(6).toString('base64url')}`;
   private subscriber: RedisClient | undefined;
   private readonly channels = new Map<string, ChannelWaiters>();
   private readyCount = 0;
@@ -108,7 +111,7 @@ export class ReleaseListener {
     // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
     // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
     const subscriber = this.client.isCluster ? this.client.duplicate() : this.client.duplicate({ enableReadyCheck: false });
-    subscriber.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
+    subscriber.on('message', (channel: string, message: string) => this.channels.get(channel)?.heardRelease(message !== this.releaseMessage));
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     subscriber.on('ready', () => {
       if (this.readyCount++ === 0) return;
