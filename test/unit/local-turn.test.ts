@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { FenceUpkeep } from '../../lib/backends/redis/fence-upkeep.js';
-import { LocalTurn, SHARED_TURN_MS, TURN_MS } from '../../lib/backends/redis/local-turn.js';
+import { LocalTurn, TURN_MS } from '../../lib/backends/redis/local-turn.js';
 
 describe('LocalTurn: when a Redis lock may pass to the next claim of the process (fake timers)', () => {
   beforeEach(() => {
@@ -10,8 +10,7 @@ describe('LocalTurn: when a Redis lock may pass to the next claim of the process
     jest.useRealTimers();
   });
 
-  const newTurn = (firstSpare: number, lastFence: number, validForMs = 30_000, handOffsBeforeSharing?: number) =>
-    new LocalTurn('owner-1', firstSpare, lastFence, performance.now() + validForMs, new FenceUpkeep(86_400_000, performance.now(), validForMs), handOffsBeforeSharing);
+  const newTurn = (firstSpare: number, lastFence: number, validForMs = 30_000) => new LocalTurn('owner-1', firstSpare, lastFence, performance.now() + validForMs, new FenceUpkeep(86_400_000, performance.now(), validForMs));
 
   it('hands out the reserved fences in order, and none past the last', () => {
     const turn = newTurn(11, 13);
@@ -28,19 +27,6 @@ describe('LocalTurn: when a Redis lock may pass to the next claim of the process
     expect(turn.nextHandOff(1000)).toBe(1);
     jest.advanceTimersByTime(1);
     expect(turn.nextHandOff(1000)).toBeUndefined();
-  });
-
-  it(`while other processes wait, ends after ${SHARED_TURN_MS} ms once it handed out its share, and not before either`, () => {
-    const turn = newTurn(1, 64, 30_000, 3);
-    // Within SHARED_TURN_MS, holds are short: the turn goes on past its share.
-    expect([1, 2, 3, 4].map(() => turn.nextHandOff(1000))).toEqual([1, 2, 3, 4]);
-    jest.advanceTimersByTime(SHARED_TURN_MS);
-    expect(turn.nextHandOff(1000)).toBeUndefined();
-
-    const slow = newTurn(1, 64, 30_000, 3);
-    jest.advanceTimersByTime(SHARED_TURN_MS);
-    // Past SHARED_TURN_MS, but its share is not handed out yet: every waiter of the round gets its hold.
-    expect([1, 2, 3, 4].map(() => slow.nextHandOff(1000))).toEqual([1, 2, 3, undefined]);
   });
 
   it('does not hand over less than a third of the next claim\'s lease', () => {

@@ -14,16 +14,10 @@ export const TURN_FENCES = 64;
 export const TURN_MS = 5;
 
 /**
- * @internal When other processes wait for the key, a turn ends once it has lasted SHARED_TURN_MS and
- * handed the lock SHARED_TURN_ROUNDS times to each claim that waited here when it began: a few
- * rounds of this process's waiters rather than TURN_MS of holds, when each hold takes a round trip.
+ * @internal At most how long a process whose turn ended stands back, per other process that waits
+ * (ChannelWaiters.standBack): room for a full turn of each, plus its hand-off.
  */
-export const SHARED_TURN_MS = 1;
-/** @internal See SHARED_TURN_MS. */
-export const SHARED_TURN_ROUNDS = 2;
-
-/** @internal At most how long a process whose turn ended stands back, per other process waiting (ChannelWaiters.standBack). */
-export const STAND_BACK_MS_PER_PROCESS = TURN_MS + 1;
+export const STAND_BACK_MS_PER_PROCESS = 2 * TURN_MS;
 
 /**
  * @internal A plain exclusive lock as this process holds it in Redis while it passes from one of
@@ -34,7 +28,6 @@ export const STAND_BACK_MS_PER_PROCESS = TURN_MS + 1;
  */
 export class LocalTurn {
   private readonly startedAt = monotonicNow();
-  private readonly firstFence: number;
   /** Store writes (renewals) in flight: until they land, the key's expiry is not known exactly. */
   private writes = 0;
 
@@ -48,24 +41,17 @@ export class LocalTurn {
     public validUntil: number,
     /** Keeps the key's fence counter alive through the renewals of every holder of the turn. */
     readonly fenceUpkeep: FenceUpkeep,
-    /** When other processes wait too: the hand-offs after which the turn ends (past SHARED_TURN_MS). */
-    private readonly handOffsBeforeSharing?: number,
-  ) {
-    this.firstFence = nextFence;
-  }
+  ) {}
 
   /**
    * The next fence, for a hand-off to a claim that wants `leaseMs`; undefined when the turn must
-   * end instead: fences used up, time up, its share used while other processes wait, a renewal in
-   * flight, or too little validity left.
+   * end instead: fences used up, time up, a renewal in flight, or too little validity left.
    */
   nextHandOff(leaseMs: number): number | undefined {
     const now = monotonicNow();
     if (this.nextFence > this.lastFence || this.writes > 0) return undefined;
-    const elapsed = now - this.startedAt;
-    if (elapsed >= TURN_MS || this.validUntil - now < leaseMs / 3) return undefined;
-    const shared = this.handOffsBeforeSharing !== undefined && elapsed >= SHARED_TURN_MS && this.nextFence - this.firstFence >= this.handOffsBeforeSharing;
-    return shared ? undefined : this.nextFence++;
+    if (now - this.startedAt >= TURN_MS || this.validUntil - now < leaseMs / 3) return undefined;
+    return this.nextFence++;
   }
 
   /**

@@ -3,7 +3,7 @@ import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js'
 import { acquireLock, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';
-import { LocalTurn, SHARED_TURN_ROUNDS, TURN_FENCES, type HandOffReceiver } from './local-turn.js';
+import { LocalTurn, TURN_FENCES, type HandOffReceiver } from './local-turn.js';
 import type { QueueHeartbeat, QueuePlace } from './queue-heartbeat.js';
 import { releaseReadLock, renewReadLock } from './read-lease.js';
 import type { RedisClient } from './redis-client.js';
@@ -125,11 +125,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     if (this.plain) {
       const validUntil = startedAt + this.request.leaseMs;
       // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
-      if (reply.lastFence > reply.fence) {
-        // Other processes wait too: a few rounds of this process's waiters, then the key goes back to Redis.
-        const handOffsBeforeSharing = local && local.othersWaiting > 0 ? (local.size - (this.waiting ? 1 : 0)) * SHARED_TURN_ROUNDS : undefined;
-        this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep, handOffsBeforeSharing);
-      }
+      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep);
       local?.noteHolderUntil(validUntil);
     }
     this.held = true;
