@@ -39,7 +39,9 @@ export function redisLockKeys(storeKey: string): RedisLockKeys {
 
 /** A brace, or a lone surrogate (in a `u` regex, only unpaired halves match `\p{Cs}`). */
 const NEEDS_HASH = /[{}]|\p{Cs}/u;
+/** A brace or any surrogate half: a quick test that most keys pass, before the exact one. */
+const MAY_NEED_HASH = /[{}\ud800-\udfff]/;
 
 function isPlainTag(storeKey: string): boolean {
-  return !NEEDS_HASH.test(storeKey);
+  return !MAY_NEED_HASH.test(storeKey) || !NEEDS_HASH.test(storeKey);
 }
