@@ -12,6 +12,8 @@ export interface LeaseOwner {
   /** The name of the engine's store (module), for events. */
   readonly storeName: string;
   emit(event: LockEvent): void;
+  /** Someone listens to the events: they are worth building. */
+  readonly observed: boolean;
   /** The lease ended (released or lost): stop tracking it. */
   forget(lease: Lease): void;
   /** The engine's one timer for the renewals and lapse deadlines of all its leases. */
@@ -55,7 +57,8 @@ export class Lease implements Wakeable {
   private leaseMs: number;
   private state: 'held' | 'released' | 'lost' = 'held';
   private localDeadline = 0;
-  private wallDeadline = 0;
+  /** The wall-clock time of `localDeadline`, worked out when first asked for (NaN until then). */
+  private wallDeadline = NaN;
   /** Monotonic time of the next regular renewal. */
   private renewAt = Infinity;
   private renewing = false;
@@ -90,6 +93,7 @@ export class Lease implements Wakeable {
   }
 
   get expiresAt(): number {
+    if (Number.isNaN(this.wallDeadline)) this.wallDeadline = Date.now() + (this.localDeadline - monotonicNow());
     return this.wallDeadline;
   }
 
@@ -194,7 +198,7 @@ export class Lease implements Wakeable {
     if (this.state !== 'held') return;
     this.state = 'released';
     this.owner.forget(this);
-    this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs() });
+    if (this.owner.observed) this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs() });
     this.controller?.abort(this.reason());
   }
 
@@ -232,7 +236,7 @@ export class Lease implements Wakeable {
       return;
     }
     this.setValidity(startedAt, validityMs);
-    this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.wallDeadline });
+    this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.expiresAt });
   }
 
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */
@@ -266,7 +270,7 @@ export class Lease implements Wakeable {
 
   private setValidity(startedAt: number, validityMs: number): void {
     this.localDeadline = startedAt + validityMs;
-    this.wallDeadline = Date.now() + (this.localDeadline - monotonicNow());
+    this.wallDeadline = NaN;
   }
 
   private scheduleRenewal(delayMs: number): void {

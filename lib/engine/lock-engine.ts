@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
-import type { LockBackend, LockClaim } from '../backends/lock-backend.js';
+import type { AttemptResult, LockBackend, LockClaim } from '../backends/lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { Lease, type LeaseOwner } from './lease.js';
@@ -90,10 +90,14 @@ export class LockEngine {
     this.inspector = new LockInspector(backend.name, backend.inspection, this.keyPrefix);
     // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
     setMaxListeners(0, this.shutdown.signal);
+    const events = this.eventSubject;
     this.leaseOwner = {
       backendName: backend.name,
       storeName: this.name,
       emit: (event) => this.emit(event),
+      get observed() {
+        return events.observed;
+      },
       forget: (lease) => {
         this.leases.delete(lease);
         if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
@@ -280,7 +284,7 @@ export class LockEngine {
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
     this.leases.add(lease);
-    this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
     return new LockHandle(lease, false, options.leaseMs);
   }
 
@@ -290,9 +294,12 @@ export class LockEngine {
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
-      let result = await claim.tryAcquire().catch((error: unknown) => {
+      let result: AttemptResult;
+      try {
+        result = await claim.tryAcquire();
+      } catch (error) {
         throw toBackendError(this.backend.name, error);
-      });
+      }
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
           return new Lease(

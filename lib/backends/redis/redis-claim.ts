@@ -175,16 +175,25 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     this.setQueued(false);
     if (!mayHold && !mayQueue) return true;
     const wasHeld = this.held;
-    const { client, track } = this.context;
     const owner = this.turn?.storeOwner ?? this.request.owner;
     this.turn = undefined;
-    const [freed] = await Promise.all([
-      mayHold ? track(this.reader ? releaseReadLock(client, this.keys, owner) : this.releaseWriter(owner, holdMs)) : false,
-      mayQueue ? track(leaveQueue(client, this.keys, this.entry, RELEASED_MESSAGE)) : false,
-    ]);
+    let freed = false;
+    // One command on the common path (a held lock, no queue place): nothing to gather.
+    if (mayHold && mayQueue) [freed] = await Promise.all([this.freeHeld(owner, holdMs), this.leaveQueue()]);
+    else if (mayHold) freed = await this.freeHeld(owner, holdMs);
+    else await this.leaveQueue();
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;
+  }
+
+  private freeHeld(owner: string, holdMs: number | undefined): Promise<boolean> {
+    const { client, track } = this.context;
+    return track(this.reader ? releaseReadLock(client, this.keys, owner) : this.releaseWriter(owner, holdMs));
+  }
+
+  private leaveQueue(): Promise<unknown> {
+    return this.context.track(leaveQueue(this.context.client, this.keys, this.entry, RELEASED_MESSAGE));
   }
 
   private renewed(owner: string, extended: Promise<boolean>): Promise<boolean> {

@@ -42,7 +42,8 @@ export class ReleaseListener {
 
   /** The claims of this backend waiting on `channel`, if any. */
   waitersOf(channel: string): ChannelWaiters | undefined {
-    return this.channels.get(channel);
+    // Nobody waits anywhere (the uncontended case): no lookup, whose first use of the channel name hashes it.
+    return this.channels.size === 0 ? undefined : this.channels.get(channel);
   }
 
   /** Waits, up to `maxMs`, for the channel's subscription; resolves whether it is active. Never rejects. */
