@@ -1,6 +1,7 @@
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
+import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';
 
 /**
  * @internal The backend's one subscriber connection (a `duplicate()` of its client, opened on the
@@ -9,9 +10,14 @@ import type { RedisClient } from './redis-client.js';
  *
  * Every release, this backend's own included, comes back as a message and wakes the oldest local
  * waiter: every process then gets one try at about the same moment.
+ *
+ * On a Cluster whose servers have sharded pub/sub, it is a `duplicate()` with ioredis'
+ * `shardedSubscribers` (one connection per master that serves a watched channel) and SSUBSCRIBEs, as
+ * releases SPUBLISH (sharded-pubsub.ts).
  */
 export class ReleaseListener {
   private subscriber: RedisClient | undefined;
+  private sharded = false;
   private readonly channels = new Map<string, ChannelWaiters>();
   private readyCount = 0;
   private closed = false;
@@ -34,7 +40,7 @@ export class ReleaseListener {
     if (entry.size > 0 || this.channels.get(entry.channel) !== entry) return;
     this.channels.delete(entry.channel);
     // Commands on one connection run in order, so a later SUBSCRIBE of the same channel wins.
-    if (entry.subscription && this.subscriber) this.subscriber.unsubscribe(entry.channel).catch(() => undefined);
+    if (entry.subscription && this.subscriber) this.unsubscribe(this.subscriber, entry.channel).catch(() => undefined);
   }
 
   /** The claims of this backend waiting on `channel`, if any. */
@@ -87,7 +93,11 @@ export class ReleaseListener {
 
   private subscribe(entry: ChannelWaiters): Promise<boolean> {
     const attempt: Promise<boolean> = Promise.resolve()
-      .then(() => this.connection().subscribe(entry.channel))
+      .then(() => pubSubKindOf(this.client))
+      .then((kind) => {
+        const subscriber = this.connection(kind);
+        return this.sharded ? subscriber.ssubscribe!(entry.channel) : subscriber.subscribe(entry.channel);
+      })
       .then(
         () => {
           entry.activeSince = monotonicNow();
@@ -102,21 +112,38 @@ export class ReleaseListener {
     return attempt;
   }
 
-  private connection(): RedisClient {
+  private unsubscribe(subscriber: RedisClient, channel: string): Promise<unknown> {
+    return this.sharded ? subscriber.sunsubscribe!(channel) : subscriber.unsubscribe(channel);
+  }
+
+  private connection(kind: PubSubKind): RedisClient {
     if (this.closed) throw new Error('the backend is closed');
     if (this.subscriber) return this.subscriber;
-    // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
-    // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
-    const subscriber = this.client.isCluster ? this.client.duplicate() : this.client.duplicate({ enableReadyCheck: false });
-    subscriber.on('message', (channel: string) => this.channels.get(channel)?.wakeOne());
+    const subscriber = this.duplicate(kind);
+    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string) => this.channels.get(channel)?.wakeOne());
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
-    subscriber.on('ready', () => {
-      if (this.readyCount++ === 0) return;
+    const wakeAll = () => {
       for (const entry of this.channels.values()) entry.wakeOne();
+    };
+    subscriber.on('ready', () => {
+      if (this.readyCount++ > 0) wakeAll();
     });
+    // A Cluster's sharded subscribers are not its own connection: each is replaced (and its channels
+    // subscribed again) on a lost connection or a slot move, after which ioredis emits this.
+    if (this.sharded) subscriber.on('subscribersReady', wakeAll);
     // Failures surface on the commands; without a listener ioredis would log every reconnect attempt.
     subscriber.on('error', () => undefined);
     this.subscriber = subscriber;
     return subscriber;
+  }
+
+  private duplicate(kind: PubSubKind): RedisClient {
+    if (!this.client.isCluster) {
+      // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
+      // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
+      return this.client.duplicate({ enableReadyCheck: false });
+    }
+    this.sharded = kind === 'sharded';
+    return this.sharded ? this.client.duplicate([], { shardedSubscribers: true }) : this.client.duplicate();
   }
 }
