@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockEngine } from '../../lib/index.js';
+import { createLockBackend, LockEngine, LockLostError } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { releaseLockHeard } from '../../lib/backends/redis/release.js';
@@ -169,6 +169,25 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     await first.release();
     for (const lock of await Promise.all(waiting)) if (lock !== first) await lock.release();
   }, 30_000);
+
+  it('wakes a sleeping waiter when its sharded subscriber\'s connection drops, since a release may have gone unheard', async () => {
+    const [holder, waiter] = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
+    const [master, key] = [...keyOnMaster][1]!;
+    const held = await holder.acquire(key, { leaseMs: 60_000 });
+    const waiting = waiter.acquire(key, { waitMs: 30_000 });
+    await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
+    // The key freed with no message (as if announced while the subscriber was away), then the subscriber cut.
+    // (ioredis then leaves a 2 s unref'd-less timer behind, disconnecting the dead socket: jest may note it at exit.)
+    await cluster.cli(master, 'DEL', redisLockKeys(`lock:${key}`).lock);
+    const cutAt = performance.now();
+    expect(Number(await cluster.cli(master, 'CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
+    const next = await waiting;
+    // Unwoken, it would try again only when its wait ends (30 s; the holder's lease is longer).
+    expect(performance.now() - cutAt).toBeLessThan(10_000);
+    expect(next.fence!).toBeGreaterThan(held.fence!);
+    await next.release();
+    await expect(held.release()).rejects.toThrow(LockLostError);
+  }, 60_000);
 
   it('falls back to PUBLISH / SUBSCRIBE when sharded pub/sub is not there: waiters still woken, every node relayed the release', async () => {
     const [a, b] = [await engineOn(await clusterClient('plain')), await engineOn(await clusterClient('plain'))];

@@ -54,7 +54,7 @@ describe('sharded pub/sub detection', () => {
   });
 
   it('asks again after a question that got no answer', async () => {
-    let answer = () => Promise.reject(new Error('Connection is closed.'));
+    let answer: () => Promise<unknown> = () => Promise.reject(new Error('Connection is closed.'));
     const { client, asked } = clusterLike(() => answer());
     await expect(pubSubKindOf(client)).rejects.toThrow('Connection is closed.');
     answer = async () => [['spublish']];

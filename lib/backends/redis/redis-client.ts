@@ -25,10 +25,11 @@ export interface RedisClient {
   call?(command: string, ...args: (string | number)[]): Promise<unknown>;
   /** Commands queued and sent in one write by `exec()` (absent on some look-alike clients). */
   pipeline?(): RedisPipeline;
-  /** A new connection with the same settings; a plain `Redis` takes option overrides (a `Cluster` takes other arguments). */
-  duplicate(overrides?: Record<string, unknown>): RedisClient;
-  /** A `Cluster`'s form: other startup nodes (none: the same), then option overrides. */
-  duplicate(startupNodes: unknown[], overrides: Record<string, unknown>): RedisClient;
+  /**
+   * A new connection with the same settings: a plain `Redis` takes option overrides, a `Cluster`
+   * other startup nodes (none: the same) then option overrides.
+   */
+  duplicate(...overrides: unknown[]): RedisClient;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: string, listener: (...args: any[]) => void): unknown;
