@@ -5,6 +5,7 @@ import { createLockBackend, LockEngine, LockLostError } from '../../lib/index.js
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { releaseLockHeard } from '../../lib/backends/redis/release.js';
+import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
 import { pubSubKindOf, setPubSubKind } from '../../lib/backends/redis/sharded-pubsub.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { waitUntil } from '../harness/server-process.js';
@@ -155,6 +156,47 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     }
   }, 60_000);
 
+  it('wakes waiters through every announcing script on the Cluster: force release, a reader\'s release, a semaphore release, a queue leave', async () => {
+    const [a, b, c] = [await engineOn(await clusterClient()), await engineOn(await clusterClient()), await engineOn(await clusterClient())];
+    for (const [master, key] of keyOnMaster) {
+      const forced = await a.acquire(key, { leaseMs: 60_000 });
+      const waiting = b.acquire(key, { waitMs: 15_000 });
+      await waitUntil('the waiter asleep', () => asleep(b, key) === 1, 5_000, 5);
+      expect(await c.forceRelease(key)).toBe(true);
+      await (await waiting).release();
+      await forced.release().catch(() => undefined);
+
+      const reader = await a.acquire(key, { mode: 'read', leaseMs: 60_000 });
+      const writer = b.acquire(key, { mode: 'write', waitMs: 15_000 });
+      await waitUntil('the writer asleep', () => asleep(b, key) === 1, 5_000, 5);
+      await reader.release();
+      await (await writer).release();
+
+      const permit = await a.acquire(key, { permits: 1, leaseMs: 60_000 });
+      const next = b.acquire(key, { permits: 1, waitMs: 15_000 });
+      const semaphoreChannel = redisSemaphoreKeys(`lock:${key}`).channel;
+      await waitUntil('the permit waiter subscribed', async () => (await subscribers(master, semaphoreChannel)).sharded === 1, 5_000, 5);
+      await permit.release();
+      await (await next).release();
+
+      // The first queued leaves (its wait ends) while another queues behind it: LEAVE announces it,
+      // as do the two releases that follow.
+      const spublishedBefore = (await counts(master)).spublish;
+      const holder = await a.acquire(key, { leaseMs: 60_000 });
+      const giveUp = new AbortController();
+      const leaving = b.acquire(key, { fair: true, waitMs: 15_000, signal: giveUp.signal }).catch((error: unknown) => error);
+      await waitUntil('the first fair waiter asleep', () => asleep(b, key) === 1, 5_000, 5);
+      const behind = c.acquire(key, { fair: true, waitMs: 15_000 });
+      await waitUntil('the second fair waiter asleep', () => asleep(c, key) === 1, 5_000, 5);
+      giveUp.abort();
+      expect(await leaving).toBeDefined();
+      await waitUntil('the first place given up', async () => Number(await cluster.cli(master, 'ZCARD', redisLockKeys(`lock:${key}`).queue)) === 1, 5_000, 5);
+      await holder.release();
+      await (await behind).release();
+      expect((await counts(master)).spublish - spublishedBefore).toBe(3);
+    }
+  }, 120_000);
+
   it('counts the subscribers that heard a release: one per waiting backend, on the key\'s shard', async () => {
     const client = await clusterClient();
     const waiters = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
@@ -177,7 +219,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     const waiting = waiter.acquire(key, { waitMs: 30_000 });
     await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
     // The key freed with no message (as if announced while the subscriber was away), then the subscriber cut.
-    // (ioredis then leaves a 2 s unref'd-less timer behind, disconnecting the dead socket: jest may note it at exit.)
+    // (ioredis then keeps a 2 s timer to close the dead socket, so jest may note that it did not exit at once.)
     await cluster.cli(master, 'DEL', redisLockKeys(`lock:${key}`).lock);
     const cutAt = performance.now();
     expect(Number(await cluster.cli(master, 'CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
