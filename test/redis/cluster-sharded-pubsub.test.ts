@@ -231,6 +231,19 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     await expect(held.release()).rejects.toThrow(LockLostError);
   }, 60_000);
 
+  it('stays on PUBLISH / SUBSCRIBE for a Cluster client with a keyPrefix, and wakes its waiters', async () => {
+    const prefixed = async () => {
+      const client = new Cluster(cluster.startupNodes, { keyPrefix: 'app:' });
+      clients.push(client);
+      await new Promise((resolve, reject) => client.once('ready', resolve).once('error', reject));
+      return client;
+    };
+    const [first, second] = [await prefixed(), await prefixed()];
+    expect(await pubSubKindOf(first)).toBe('plain');
+    const [a, b] = [await engineOn(first), await engineOn(second)];
+    for (const key of keyOnMaster.values()) await wokenByRelease(a, b, key);
+  }, 90_000);
+
   it('falls back to PUBLISH / SUBSCRIBE when sharded pub/sub is not there: waiters still woken, every node relayed the release', async () => {
     const [a, b] = [await engineOn(await clusterClient('plain')), await engineOn(await clusterClient('plain'))];
     for (const [master, key] of keyOnMaster) {

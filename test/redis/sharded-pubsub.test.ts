@@ -46,6 +46,12 @@ describe('sharded pub/sub detection', () => {
     expect(asked).toEqual([]);
   });
 
+  it('stays plain, without asking, on a client with a keyPrefix (ioredis would prefix the subscribed channels, not the published ones)', async () => {
+    const { client, asked } = clusterLike(async () => [['spublish']], { shardedSubscribers: false, keyPrefix: 'app:' });
+    expect(await pubSubKindOf(client)).toBe('plain');
+    expect(asked).toEqual([]);
+  });
+
   it('stays plain when the server refuses the question (an ACL without COMMAND)', async () => {
     const { client, asked } = clusterLike(() => Promise.reject(replyError("NOPERM this user has no permissions to run the 'command' command")));
     expect(await pubSubKindOf(client)).toBe('plain');

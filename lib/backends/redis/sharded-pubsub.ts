@@ -72,8 +72,14 @@ function hasSpublish(reply: unknown): boolean {
   return Array.isArray(reply) && Array.isArray(reply[0]);
 }
 
+/**
+ * ioredis >= 5.9 (`shardedSubscribers` among a Cluster's options) sends SSUBSCRIBE to the channel's
+ * shard. It also treats SSUBSCRIBE's channels as keys: a client `keyPrefix` would be put in front of
+ * them and not of the channel a script publishes on, so such a client stays plain.
+ */
 function routesShardedSubscriptions(client: RedisClient): boolean {
-  return typeof client.ssubscribe === 'function' && typeof client.call === 'function' && typeof client.options === 'object' && 'shardedSubscribers' in client.options;
+  const options = client.options as { shardedSubscribers?: unknown; keyPrefix?: unknown } | undefined;
+  return typeof client.ssubscribe === 'function' && typeof client.call === 'function' && options !== undefined && 'shardedSubscribers' in options && !options.keyPrefix;
 }
 
 function isServerReply(error: unknown): boolean {
