@@ -18,6 +18,11 @@ interface NodeCounts {
   readonly busShardPublish: number;
 }
 
+/** How long waiters wait: longer than any wake-up takes, shorter than the holders' leases (60 s). */
+const WAIT_MS = 30_000;
+/** A waiter not woken by then was not woken by the release message. */
+const WOKEN_WITHIN_MS = 10_000;
+
 describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub', () => {
   let cluster: RedisCluster;
   const clients: Cluster[] = [];
@@ -95,16 +100,29 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   }
 
   /**
-   * A holder with a 60 s lease releases while `waiter` waits at most 15 s for the key: only the
-   * release message can get it the lock (its fallback bound, the holder's lease, is past its wait).
+   * What a waiter (waiting WAIT_MS, for a holder with a longer lease) got once a release should have
+   * woken it: unwoken, it would try again only when its wait ends, and `woken` rejects long before.
    */
+  async function woken<T>(acquisition: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const notWoken = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not woken within ${WOKEN_WITHIN_MS} ms (its wait lasts ${WAIT_MS} ms)`)), WOKEN_WITHIN_MS);
+    });
+    try {
+      return await Promise.race([acquisition, notWoken]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** A holder with a 60 s lease releases while `waiter` waits for the key: only the release message can wake it in time. */
   async function wokenByRelease(holder: LockEngine, waiter: LockEngine, key: string, onceAsleep: () => Promise<void> = async () => undefined): Promise<void> {
     const held = await holder.acquire(key, { leaseMs: 60_000 });
-    const waiting = waiter.acquire(key, { waitMs: 15_000 });
+    const waiting = waiter.acquire(key, { waitMs: WAIT_MS });
     await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
     await onceAsleep();
     await held.release();
-    const next = await waiting;
+    const next = await woken(waiting);
     expect(next.fence!).toBeGreaterThan(held.fence!);
     await next.release();
   }
@@ -160,39 +178,39 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     const [a, b, c] = [await engineOn(await clusterClient()), await engineOn(await clusterClient()), await engineOn(await clusterClient())];
     for (const [master, key] of keyOnMaster) {
       const forced = await a.acquire(key, { leaseMs: 60_000 });
-      const waiting = b.acquire(key, { waitMs: 15_000 });
+      const waiting = b.acquire(key, { waitMs: WAIT_MS });
       await waitUntil('the waiter asleep', () => asleep(b, key) === 1, 5_000, 5);
       expect(await c.forceRelease(key)).toBe(true);
-      await (await waiting).release();
+      await (await woken(waiting)).release();
       await forced.release().catch(() => undefined);
 
       const reader = await a.acquire(key, { mode: 'read', leaseMs: 60_000 });
-      const writer = b.acquire(key, { mode: 'write', waitMs: 15_000 });
+      const writer = b.acquire(key, { mode: 'write', waitMs: WAIT_MS });
       await waitUntil('the writer asleep', () => asleep(b, key) === 1, 5_000, 5);
       await reader.release();
-      await (await writer).release();
+      await (await woken(writer)).release();
 
       const permit = await a.acquire(key, { permits: 1, leaseMs: 60_000 });
-      const next = b.acquire(key, { permits: 1, waitMs: 15_000 });
+      const next = b.acquire(key, { permits: 1, waitMs: WAIT_MS });
       const semaphoreChannel = redisSemaphoreKeys(`lock:${key}`).channel;
       await waitUntil('the permit waiter subscribed', async () => (await subscribers(master, semaphoreChannel)).sharded === 1, 5_000, 5);
       await permit.release();
-      await (await next).release();
+      await (await woken(next)).release();
 
       // The first queued leaves (its wait ends) while another queues behind it: LEAVE announces it,
       // as do the two releases that follow.
       const spublishedBefore = (await counts(master)).spublish;
       const holder = await a.acquire(key, { leaseMs: 60_000 });
       const giveUp = new AbortController();
-      const leaving = b.acquire(key, { fair: true, waitMs: 15_000, signal: giveUp.signal }).catch((error: unknown) => error);
+      const leaving = b.acquire(key, { fair: true, waitMs: WAIT_MS, signal: giveUp.signal }).catch((error: unknown) => error);
       await waitUntil('the first fair waiter asleep', () => asleep(b, key) === 1, 5_000, 5);
-      const behind = c.acquire(key, { fair: true, waitMs: 15_000 });
+      const behind = c.acquire(key, { fair: true, waitMs: WAIT_MS });
       await waitUntil('the second fair waiter asleep', () => asleep(c, key) === 1, 5_000, 5);
       giveUp.abort();
       expect(await leaving).toBeDefined();
       await waitUntil('the first place given up', async () => Number(await cluster.cli(master, 'ZCARD', redisLockKeys(`lock:${key}`).queue)) === 1, 5_000, 5);
       await holder.release();
-      await (await behind).release();
+      await (await woken(behind)).release();
       expect((await counts(master)).spublish - spublishedBefore).toBe(3);
     }
   }, 120_000);
@@ -203,11 +221,11 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     const key = keyOnMaster.values().next().value!;
     const keys = redisLockKeys(`lock:${key}`);
     await client.set(keys.lock, 'probe', 'PX', 60_000);
-    const waiting = waiters.map((engine) => engine.acquire(key, { waitMs: 15_000 }));
+    const waiting = waiters.map((engine) => engine.acquire(key, { waitMs: WAIT_MS }));
     await waitUntil('both waiters asleep', () => waiters.every((engine) => asleep(engine, key) === 1), 5_000, 5);
     expect(await releaseLockHeard(client, keys, 'probe')).toBe(2);
     // One of them gets the lock at once, the other once that one releases it.
-    const first = await Promise.race(waiting);
+    const first = await woken(Promise.race(waiting));
     await first.release();
     for (const lock of await Promise.all(waiting)) if (lock !== first) await lock.release();
   }, 30_000);
@@ -216,16 +234,13 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     const [holder, waiter] = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
     const [master, key] = [...keyOnMaster][1]!;
     const held = await holder.acquire(key, { leaseMs: 60_000 });
-    const waiting = waiter.acquire(key, { waitMs: 30_000 });
+    const waiting = waiter.acquire(key, { waitMs: WAIT_MS });
     await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
     // The key freed with no message (as if announced while the subscriber was away), then the subscriber cut.
     // (ioredis then keeps a 2 s timer to close the dead socket, so jest may note that it did not exit at once.)
     await cluster.cli(master, 'DEL', redisLockKeys(`lock:${key}`).lock);
-    const cutAt = performance.now();
     expect(Number(await cluster.cli(master, 'CLIENT', 'KILL', 'TYPE', 'pubsub'))).toBeGreaterThan(0);
-    const next = await waiting;
-    // Unwoken, it would try again only when its wait ends (30 s; the holder's lease is longer).
-    expect(performance.now() - cutAt).toBeLessThan(10_000);
+    const next = await woken(waiting);
     expect(next.fence!).toBeGreaterThan(held.fence!);
     await next.release();
     await expect(held.release()).rejects.toThrow(LockLostError);
