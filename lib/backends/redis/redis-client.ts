@@ -18,7 +18,7 @@ export interface RedisClient {
   ping(): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
   unsubscribe(...channels: string[]): Promise<unknown>;
-  /** Sharded pub/sub (ioredis >= 5.4 on Redis >= 7); on a Cluster, only with its `shardedSubscribers` option. */
+  /** Sharded pub/sub (Redis >= 7); on a Cluster, routed to the channel's shard only with its `shardedSubscribers` option. */
   ssubscribe?(...channels: string[]): Promise<unknown>;
   sunsubscribe?(...channels: string[]): Promise<unknown>;
   /** Any command by name. */
