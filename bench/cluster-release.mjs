@@ -2,9 +2,12 @@
 // against the plain PUBLISH fallback, which the Cluster broadcasts to every node. A local 3-master
 // Cluster; the keys all live on one master (the owner), so the other two only see what the release
 // messages cost them. Rounds alternate between the two so that machine noise hits both alike.
-//   npm run bench:cluster [-- --seconds 3 --rounds 5 --keys 16]
-// Per key, two backends (each its own Cluster client) take turns: acquire, release, acquire...; the
-// one that waits is subscribed to the key's channel, so every release wakes somebody.
+//   npm run bench:cluster [-- --seconds 3 --rounds 5 --keys 16 --workers 1]
+// Per key, two backends (each its own Cluster client, with `workers` callers each) take turns:
+// acquire, release, acquire...; the one that waits is subscribed to the key's channel, so every
+// release wakes somebody. With more than one worker most hand-offs stay within a backend (no release
+// in Redis): then the table shows how often the key changes backend, which the release's subscriber
+// count steers (a process whose turn ended stands back when others heard the release).
 // Reported per round: releases/s, and per 1,000 releases the CPU time (INFO cpu, user + sys) of the
 // owner and of the other nodes, the bytes the other nodes read (/proc/PID/io rchar: clients and the
 // cluster bus), and the release messages the cluster bus brought them (CLUSTER INFO).
@@ -16,10 +19,11 @@ import { loadPackage, packageUrl } from './lib/package-under-test.mjs';
 import { freePort, redisVersion, startRedis } from './lib/redis-server.mjs';
 import { median, pairedRatio, round } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' }, rounds: { type: 'string', default: '5' }, keys: { type: 'string', default: '16' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '3' }, rounds: { type: 'string', default: '5' }, keys: { type: 'string', default: '16' }, workers: { type: 'string', default: '1' } } });
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
 const keyCount = Number(values.keys);
+const workers = Number(values.workers);
 const MASTERS = 3;
 
 const { LockEngine, createLockBackend } = await loadPackage();
@@ -97,7 +101,7 @@ async function measure(nodes, pair, keys) {
     }
   };
   const startedAt = performance.now();
-  await Promise.all(keys.flatMap((key) => pair.map(({ engine }) => turns(engine, key))));
+  await Promise.all(keys.flatMap((key) => pair.flatMap(({ engine }) => Array.from({ length: workers }, () => turns(engine, key)))));
   const elapsedS = (performance.now() - startedAt) / 1_000;
   const after = nodes.map(nodeCounters);
   const delta = (i, name) => after[i][name] - before[i][name];
