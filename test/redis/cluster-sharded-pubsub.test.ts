@@ -105,10 +105,10 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
    * What a waiter (waiting WAIT_MS, for a holder with a longer lease) got once a release should have
    * woken it: unwoken, it would try again only when its wait ends, and `woken` rejects long before.
    */
-  async function woken<T>(acquisition: Promise<T>): Promise<T> {
+  async function woken<T>(acquisition: Promise<T>, withinMs = WOKEN_WITHIN_MS): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const notWoken = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`not woken within ${WOKEN_WITHIN_MS} ms (its wait lasts ${WAIT_MS} ms)`)), WOKEN_WITHIN_MS);
+      timer = setTimeout(() => reject(new Error(`not woken within ${withinMs} ms`)), withinMs);
     });
     try {
       return await Promise.race([acquisition, notWoken]);
@@ -273,5 +273,40 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
       expect(seen.get(master)).toMatchObject({ publish: 2, spublish: 0 });
       for (const port of cluster.ports.filter((port) => port !== master)) expect(seen.get(port)!.busPublish).toBe(2);
     }
+  }, 90_000);
+
+  it('follows a slot moved to another master while a waiter sleeps: the release on the new master still wakes it', async () => {
+    const [holder, waiter] = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
+    const [from, to] = cluster.ports as [number, number, number];
+    let key = '';
+    let slot = -1;
+    for (let n = 0; slot < 0; n++) {
+      const candidate = `moving-${randomUUID().slice(0, 8)}-${n}`;
+      const candidateSlot = Number(await cluster.cli(from, 'CLUSTER', 'KEYSLOT', channelOf(candidate)));
+      if ((await cluster.slotNodes(candidateSlot, from)).master === from) [key, slot] = [candidate, candidateSlot];
+    }
+    const held = await holder.acquire(key, { leaseMs: 60_000 });
+    // Waits longer than the subscriber takes to see the move (it re-reads the slot map every 5 s).
+    const waiting = waiter.acquire(key, { waitMs: 45_000 });
+    await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
+    expect((await subscribers(from, channelOf(key))).sharded).toBe(1);
+
+    const [fromId, toId] = [await cluster.cli(from, 'CLUSTER', 'MYID'), await cluster.cli(to, 'CLUSTER', 'MYID')];
+    await cluster.cli(to, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', fromId);
+    await cluster.cli(from, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', toId);
+    const keys = (await cluster.cli(from, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100')).split('\n').filter(Boolean);
+    await cluster.cli(from, 'MIGRATE', '127.0.0.1', String(to), '', '0', '5000', 'KEYS', ...keys);
+    for (const port of cluster.ports) await cluster.cli(port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
+    await waitUntil('every node sees the slot moved', async () => {
+      const seen = await Promise.all(cluster.ports.map((port) => cluster.slotNodes(slot, port)));
+      return seen.every(({ master }) => master === to);
+    }, 10_000, 50);
+
+    await held.release();
+    const next = await woken(waiting, 25_000);
+    expect(next.fence!).toBeGreaterThan(held.fence!);
+    await next.release();
+    // Later waits subscribe on the new master.
+    await wokenByRelease(holder, waiter, key, async () => expect((await subscribers(to, channelOf(key))).sharded).toBe(1));
   }, 90_000);
 });

@@ -3,6 +3,9 @@ import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
 import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';
 
+/** How often a sharded subscriber re-reads the Cluster's slot map when the client does not say. */
+const SLOTS_REFRESH_MS = 5_000;
+
 /**
  * @internal The backend's one subscriber connection (a `duplicate()` of its client, opened on the
  * first wait, closed with the backend). Each lock's release channel is subscribed while at least
@@ -144,6 +147,11 @@ export class ReleaseListener {
       return this.client.duplicate({ enableReadyCheck: false });
     }
     this.sharded = kind === 'sharded';
-    return this.sharded ? this.client.duplicate([], { shardedSubscribers: true }) : this.client.duplicate();
+    if (!this.sharded) return this.client.duplicate();
+    // A moved slot only unsubscribes its channels on the old master: the subscriber learns of it when
+    // it refreshes its slot map (then subscribes again on the new one), which ioredis does not do
+    // periodically unless asked.
+    const { slotsRefreshInterval } = (this.client.options ?? {}) as { slotsRefreshInterval?: number };
+    return this.client.duplicate([], { shardedSubscribers: true, slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS });
   }
 }
