@@ -5,10 +5,11 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-export function freePort() {
+/** A free port (or `wanted`, rejecting if it is taken). */
+export function freePort(wanted = 0) {
   return new Promise((resolve, reject) => {
     const server = createServer().once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
+    server.listen(wanted, '127.0.0.1', () => {
       const { port } = server.address();
       server.close(() => resolve(port));
     });
@@ -19,9 +20,9 @@ export function redisVersion() {
   return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1];
 }
 
-/** Starts redis-server (with `extraArgs`, e.g. --replicaof); resolves { url, port, cli(...args), stop() }. */
-export async function startRedis(extraArgs = []) {
-  const port = await freePort();
+/** Starts redis-server (with `extraArgs`, e.g. --replicaof; on `port`, else a free one); resolves { url, port, pid, cli(...args), stop() }. */
+export async function startRedis(extraArgs = [], port = undefined) {
+  port ??= await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-redis-'));
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], { stdio: 'ignore' });
   const cli = (...args) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
@@ -39,5 +40,5 @@ export async function startRedis(extraArgs = []) {
     }
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return { url: `redis://127.0.0.1:${port}`, port, cli, stop };
+  return { url: `redis://127.0.0.1:${port}`, port, pid: child.pid, cli, stop };
 }

@@ -3,7 +3,8 @@ import { luaKeepFence } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { RELEASED_MESSAGE } from './release.js';
-import { luaScript, runScript, runScriptBatched } from './run-script.js';
+import { luaScript, runScriptBatched } from './run-script.js';
+import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
 // KEYS: readers[, fence counter]. ARGV: owner, lease ms[, idle ms]. Extends a reader's lease only
 // while it has not lapsed; with a fence counter, keeps it for at least the idle time after the new lease.
@@ -19,14 +20,14 @@ return 1
 
 // KEYS: readers. ARGV: owner, channel, message. Removes this reader only; when it was the last one
 // (the others lapsed or left), announces the release, so a queued writer wakes. 1 if it still held.
-const RELEASE_READ = luaScript(`
+const RELEASE_READ = publishingScript((publish) => `
 ${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  redis.call('${publish}', ARGV[2], ARGV[3])
 else
   ${luaKeepReaders('KEYS[1]')}
 end
@@ -45,5 +46,5 @@ export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, ow
 
 /** @internal Whether this reader still held its share (and so freed it). */
 export async function releaseReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<boolean> {
-  return Number(await runScript(client, RELEASE_READ, [keys.readers], [owner, keys.channel, message])) === 1;
+  return Number(await runPublishingScript(client, RELEASE_READ, [keys.readers], [owner, keys.channel, message])) === 1;
 }

@@ -9,6 +9,8 @@ export interface RedisClient {
   readonly status: string;
   /** True on an ioredis `Cluster`. */
   readonly isCluster?: boolean;
+  /** The client's options (a `Cluster` of ioredis >= 5.9 has `shardedSubscribers` among them). */
+  readonly options?: object;
   /** The connection's socket (a plain `Redis`; absent on a `Cluster`). */
   readonly stream?: CorkableStream;
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): Promise<unknown>;
@@ -16,10 +18,18 @@ export interface RedisClient {
   ping(): Promise<unknown>;
   subscribe(...channels: string[]): Promise<unknown>;
   unsubscribe(...channels: string[]): Promise<unknown>;
+  /** Sharded pub/sub (Redis >= 7); on a Cluster, routed to the channel's shard only with its `shardedSubscribers` option. */
+  ssubscribe?(...channels: string[]): Promise<unknown>;
+  sunsubscribe?(...channels: string[]): Promise<unknown>;
+  /** Any command by name. */
+  call?(command: string, ...args: (string | number)[]): Promise<unknown>;
   /** Commands queued and sent in one write by `exec()` (absent on some look-alike clients). */
   pipeline?(): RedisPipeline;
-  /** A new connection with the same settings; a plain `Redis` takes option overrides (a `Cluster` takes other arguments). */
-  duplicate(overrides?: Record<string, unknown>): RedisClient;
+  /**
+   * A new connection with the same settings: a plain `Redis` takes option overrides, a `Cluster`
+   * other startup nodes (none: the same) then option overrides.
+   */
+  duplicate(...overrides: unknown[]): RedisClient;
   quit(): Promise<unknown>;
   disconnect(): void;
   on(event: string, listener: (...args: any[]) => void): unknown;

@@ -6,6 +6,7 @@ import { redisLockKeys } from './redis-keys.js';
 import { RELEASED_MESSAGE } from './release.js';
 import { luaScript, runScript } from './run-script.js';
 import { redisSemaphoreKeys } from './semaphore-keys.js';
+import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
 // KEYS: lock, fence counter, readers, queue expiries, semaphore permits.
 // → {owner or '', lock PTTL, fence or '', live waiters, n readers, reader owner, ms left..., permit owner, ms left...}
@@ -28,14 +29,14 @@ return reply
 // KEYS: lock, readers, semaphore permits. ARGV: lock channel, semaphore channel, message.
 // Deletes every holder (the fence counters and the queue stay), announces both releases.
 // → {writer or '', reader..., '|', permit...}
-const FORCE_RELEASE = luaScript(`${LUA_NOW}
+const FORCE_RELEASE = publishingScript((publish) => `${LUA_NOW}
 local reply = {redis.call('GET', KEYS[1]) or ''}
 for _, reader in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do table.insert(reply, reader) end
 table.insert(reply, '|')
 local permits = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf')
 for _, permit in ipairs(permits) do table.insert(reply, permit) end
-if redis.call('DEL', KEYS[1], KEYS[2]) > 0 then redis.call('PUBLISH', ARGV[1], ARGV[3]) end
-if redis.call('DEL', KEYS[3]) > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
+if redis.call('DEL', KEYS[1], KEYS[2]) > 0 then redis.call('${publish}', ARGV[1], ARGV[3]) end
+if redis.call('DEL', KEYS[3]) > 0 then redis.call('${publish}', ARGV[2], ARGV[3]) end
 return reply
 `);
 
@@ -111,7 +112,7 @@ export class RedisInspection implements LockInspection {
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {
     const lock = redisLockKeys(storeKey);
     const semaphore = redisSemaphoreKeys(storeKey);
-    const reply = (await runScript(this.client, FORCE_RELEASE, [lock.lock, lock.readers, semaphore.permits], [lock.channel, semaphore.channel, RELEASED_MESSAGE])) as string[];
+    const reply = (await runPublishingScript(this.client, FORCE_RELEASE, [lock.lock, lock.readers, semaphore.permits], [lock.channel, semaphore.channel, RELEASED_MESSAGE])) as string[];
     const split = reply.indexOf('|');
     const lockOwners = reply.slice(0, split).filter((owner) => owner !== '');
     return [...lockOwners.map((owner) => ({ owner })), ...reply.slice(split + 1).map((owner) => ({ owner, permit: true }))];

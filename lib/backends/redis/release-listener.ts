@@ -2,6 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
+import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';
+
+/** How often a sharded subscriber re-reads the Cluster's slot map when the client does not say. */
+const SLOTS_REFRESH_MS = 5_000;
 
 /**
  * @internal The backend's one subscriber connection (a `duplicate()` of its client, opened on the
@@ -9,12 +13,18 @@ import type { RedisClient } from './redis-client.js';
  * one claim of this backend waits for that lock, and unsubscribed when the last one leaves.
  *
  * Every release, this backend's own included, comes back as a message and wakes the oldest local
- * waiter: every process then gets one try at about the same moment.
+ * waiter: every process then gets one try at about the same moment (a process whose turn just ended
+ * stands back; see ChannelWaiters.standBack). A release by this backend names it (`releaseMessage`).
+ *
+ * On a Cluster whose servers have sharded pub/sub, it is a `duplicate()` with ioredis'
+ * `shardedSubscribers` (one connection per master that serves a watched channel) and SSUBSCRIBEs, as
+ * releases SPUBLISH (sharded-pubsub.ts).
  */
 export class ReleaseListener {
   /** What this backend's releases announce, so that it can tell them from other processes' releases. */
   readonly releaseMessage = `released:${randomBytes(6).toString('base64url')}`;
   private subscriber: RedisClient | undefined;
+  private sharded = false;
   private readonly channels = new Map<string, ChannelWaiters>();
   private readyCount = 0;
   private closed = false;
@@ -37,7 +47,7 @@ export class ReleaseListener {
     if (entry.size > 0 || this.channels.get(entry.channel) !== entry) return;
     this.channels.delete(entry.channel);
     // Commands on one connection run in order, so a later SUBSCRIBE of the same channel wins.
-    if (entry.subscription && this.subscriber) this.subscriber.unsubscribe(entry.channel).catch(() => undefined);
+    if (entry.subscription && this.subscriber) this.unsubscribe(this.subscriber, entry.channel).catch(() => undefined);
   }
 
   /** The claims of this backend waiting on `channel`, if any. */
@@ -91,7 +101,11 @@ export class ReleaseListener {
 
   private subscribe(entry: ChannelWaiters): Promise<boolean> {
     const attempt: Promise<boolean> = Promise.resolve()
-      .then(() => this.connection().subscribe(entry.channel))
+      .then(() => pubSubKindOf(this.client))
+      .then((kind) => {
+        const subscriber = this.connection(kind);
+        return this.sharded ? subscriber.ssubscribe!(entry.channel) : subscriber.subscribe(entry.channel);
+      })
       .then(
         () => {
           entry.activeSince = monotonicNow();
@@ -106,21 +120,43 @@ export class ReleaseListener {
     return attempt;
   }
 
-  private connection(): RedisClient {
+  private unsubscribe(subscriber: RedisClient, channel: string): Promise<unknown> {
+    return this.sharded ? subscriber.sunsubscribe!(channel) : subscriber.unsubscribe(channel);
+  }
+
+  private connection(kind: PubSubKind): RedisClient {
     if (this.closed) throw new Error('the backend is closed');
     if (this.subscriber) return this.subscriber;
-    // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
-    // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
-    const subscriber = this.client.isCluster ? this.client.duplicate() : this.client.duplicate({ enableReadyCheck: false });
-    subscriber.on('message', (channel: string, message: string) => this.channels.get(channel)?.heardRelease(message !== this.releaseMessage));
+    const subscriber = this.duplicate(kind);
+    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => this.channels.get(channel)?.heardRelease(message !== this.releaseMessage));
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
-    subscriber.on('ready', () => {
-      if (this.readyCount++ === 0) return;
+    const wakeAll = () => {
       for (const entry of this.channels.values()) entry.wakeOne();
+    };
+    subscriber.on('ready', () => {
+      if (this.readyCount++ > 0) wakeAll();
     });
+    // A Cluster's sharded subscribers are not its own connection: each is replaced (and its channels
+    // subscribed again) on a lost connection or a slot move, after which ioredis emits this.
+    if (this.sharded) subscriber.on('subscribersReady', wakeAll);
     // Failures surface on the commands; without a listener ioredis would log every reconnect attempt.
     subscriber.on('error', () => undefined);
     this.subscriber = subscriber;
     return subscriber;
+  }
+
+  private duplicate(kind: PubSubKind): RedisClient {
+    if (!this.client.isCluster) {
+      // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
+      // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
+      return this.client.duplicate({ enableReadyCheck: false });
+    }
+    this.sharded = kind === 'sharded';
+    if (!this.sharded) return this.client.duplicate();
+    // A moved slot only unsubscribes its channels on the old master: the subscriber learns of it when
+    // it refreshes its slot map (then subscribes again on the new one), which ioredis does not do
+    // periodically unless asked.
+    const { slotsRefreshInterval } = (this.client.options ?? {}) as { slotsRefreshInterval?: number };
+    return this.client.duplicate([], { shardedSubscribers: true, slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS });
   }
 }

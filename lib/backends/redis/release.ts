@@ -1,19 +1,19 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { renewLock } from './renew.js';
-import { luaScript, runScript } from './run-script.js';
+import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
 /** @internal The message a release publishes when the caller does not name itself. */
 export const RELEASED_MESSAGE = 'released';
 
 // KEYS: lock. ARGV: owner, channel, message (names the releasing backend). Deletes the lock only if
-// this owner holds it, and announces it to the waiters. PUBLISH takes a channel, not a key: fine in a cluster, and
-// plain PUBLISH reaches subscribers on every node. → 0 if not this owner's, else 1 + the subscribers
-// that heard it (on this node).
-const RELEASE = luaScript(`
+// this owner holds it, and announces it to the waiters. The channel shares the key's slot: a sharded
+// SPUBLISH stays on its shard, a plain PUBLISH reaches subscribers on every node (sharded-pubsub.ts).
+// → 0 if not this owner's, else 1 + the subscribers that heard it (on this node).
+const RELEASE = publishingScript((publish) => `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
-  return 1 + redis.call('PUBLISH', ARGV[2], ARGV[3])
+  return 1 + redis.call('${publish}', ARGV[2], ARGV[3])
 end
 return 0
 `);
@@ -25,7 +25,7 @@ export async function releaseLock(client: RedisClient, keys: RedisLockKeys, owne
 
 /** @internal Like releaseLock: -1 when this owner did not hold the lock, else how many subscribers heard the release. */
 export async function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<number> {
-  return Number(await runScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])) - 1;
+  return Number(await runPublishingScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])) - 1;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { RedisSemaphoreKeys } from './semaphore-keys.js';
 import { LUA_NOW } from './lua-clock.js';
 import { counterTtlMs, luaKeepFence, luaReserveFences } from './lua-fence.js';
 import { luaScript, runScript, runScriptBatched } from './run-script.js';
+import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
 // Every script judges expiries by Redis's clock (LUA_NOW), whatever the callers' clocks say.
 
@@ -46,11 +47,11 @@ return 1
 
 // KEYS: permits. ARGV: owner, channel, message. Removes the owner's permit and announces it to the
 // waiters; 1 if it was still valid, 0 if it had lapsed or was gone.
-const RELEASE = luaScript(`${LUA_NOW}
+const RELEASE = publishingScript((publish) => `${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
-redis.call('PUBLISH', ARGV[2], ARGV[3])
+redis.call('${publish}', ARGV[2], ARGV[3])
 if tonumber(expiry) > now then return 1 end
 return 0
 `);
@@ -76,5 +77,5 @@ export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys,
 
 /** @internal Whether the owner still held a valid permit (which is now free). */
 export async function releasePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string): Promise<boolean> {
-  return Number(await runScript(client, RELEASE, [keys.permits], [owner, keys.channel, 'released'])) === 1;
+  return Number(await runPublishingScript(client, RELEASE, [keys.permits], [owner, keys.channel, 'released'])) === 1;
 }

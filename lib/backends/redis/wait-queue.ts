@@ -2,7 +2,8 @@ import type { ClaimRequest } from '../lock-backend.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
-import { luaScript, runScript, runScriptBatched } from './run-script.js';
+import { luaScript, runScriptBatched } from './run-script.js';
+import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
 /**
  * @internal How long a queued waiter's place lasts unless refreshed (its waiter refreshes it every
@@ -44,13 +45,13 @@ return 1
 
 // KEYS: queue, queue expiries. ARGV: entry, channel, message. Gives the place up; when it was the
 // first place or a writer's (the ones that hold others back) and others still queue, announces it.
-const LEAVE = luaScript(`
+const LEAVE = publishingScript((publish) => `
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
 if not rank then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 if (rank == 0 or string.sub(ARGV[1], 1, 1) == 'w') and redis.call('EXISTS', KEYS[1]) == 1 then
-  redis.call('PUBLISH', ARGV[2], ARGV[3])
+  redis.call('${publish}', ARGV[2], ARGV[3])
 end
 return 1
 `);
@@ -62,5 +63,5 @@ export async function refreshQueuePlace(client: RedisClient, keys: RedisLockKeys
 
 /** @internal Gives a waiter's place up (it stopped waiting); wakes the waiters it held back. */
 export async function leaveQueue(client: RedisClient, keys: RedisLockKeys, entry: string, message: string): Promise<boolean> {
-  return Number(await runScript(client, LEAVE, [keys.queue, keys.queueExpiry], [entry, keys.channel, message])) === 1;
+  return Number(await runPublishingScript(client, LEAVE, [keys.queue, keys.queueExpiry], [entry, keys.channel, message])) === 1;
 }
