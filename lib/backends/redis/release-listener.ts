@@ -127,7 +127,9 @@ export class ReleaseListener {
   private connection(kind: PubSubKind): RedisClient {
     if (this.closed) throw new Error('the backend is closed');
     if (this.subscriber) return this.subscriber;
-    const subscriber = this.duplicate(kind);
+    // pubSubKindOf is 'plain' for anything but a Cluster.
+    this.sharded = kind === 'sharded';
+    const subscriber = this.duplicate();
     subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => this.channels.get(channel)?.heardRelease(message !== this.releaseMessage));
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     const wakeAll = () => {
@@ -145,13 +147,12 @@ export class ReleaseListener {
     return subscriber;
   }
 
-  private duplicate(kind: PubSubKind): RedisClient {
+  private duplicate(): RedisClient {
     if (!this.client.isCluster) {
       // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
       // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
       return this.client.duplicate({ enableReadyCheck: false });
     }
-    this.sharded = kind === 'sharded';
     if (!this.sharded) return this.client.duplicate();
     // A moved slot only unsubscribes its channels on the old master: the subscriber learns of it when
     // it refreshes its slot map (then subscribes again on the new one), which ioredis does not do
