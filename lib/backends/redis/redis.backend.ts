@@ -27,7 +27,12 @@ export class RedisBackend implements LockBackend {
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Commands in flight (a count, not a set: one add and delete per command cost more than the rest of the tracking). */
+  private inFlight = 0;
+  private allSettled: (() => void) | undefined;
+  private readonly settled = () => {
+    if (--this.inFlight === 0) this.allSettled?.();
+  };
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -75,15 +80,14 @@ export class RedisBackend implements LockBackend {
     if (!this.ownsClient) return;
     // ioredis' disconnect() while it reconnects leaves queued commands pending until their
     // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
-    await withinGrace(Promise.allSettled(this.inFlight));
+    await withinGrace(this.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.allSettled = resolve)));
     if (this.client.status === 'ready' && (await withinGrace(this.client.quit().then(() => true, () => false)))) return;
     this.client.disconnect();
   }
 
   private track<T>(command: Promise<T>): Promise<T> {
-    this.inFlight.add(command);
-    const forget = () => void this.inFlight.delete(command);
-    command.then(forget, forget);
+    this.inFlight++;
+    command.then(this.settled, this.settled);
     return command;
   }
 }

@@ -8,7 +8,12 @@ import type { CorkableStream, RedisClient } from './redis-client.js';
  */
 export const MAX_COALESCED = 16;
 
-const held = new WeakMap<CorkableStream, number>();
+/** Per socket: the commands held back in the current write (0: none, the socket is not corked). */
+interface Coalescing {
+  held: number;
+}
+
+const coalescing = new WeakMap<CorkableStream, Coalescing>();
 
 /**
  * @internal Sends a command (`send` writes it) on `client`'s socket together with the other commands
@@ -19,23 +24,26 @@ const held = new WeakMap<CorkableStream, number>();
 export function sendCoalesced<T>(client: RedisClient, send: () => Promise<T>): Promise<T> {
   const stream = client.status === 'ready' ? client.stream : undefined;
   if (!stream) return send();
-  const count = held.get(stream);
-  if (count === undefined) {
+  let state = coalescing.get(stream);
+  if (!state) {
+    state = { held: 0 };
+    coalescing.set(stream, state);
+  }
+  if (state.held === 0) {
     stream.cork();
-    held.set(stream, 1);
-    process.nextTick(flush, stream);
+    state.held = 1;
+    process.nextTick(flush, stream, state);
     return send();
   }
-  if (count + 1 < MAX_COALESCED) {
-    held.set(stream, count + 1);
-    return send();
-  }
+  if (++state.held < MAX_COALESCED) return send();
   const sent = send();
-  flush(stream);
+  flush(stream, state);
   return sent;
 }
 
 /** One uncork per cork: a flush scheduled for a batch that a full one already sent finds nothing. */
-function flush(stream: CorkableStream): void {
-  if (held.delete(stream)) stream.uncork();
+function flush(stream: CorkableStream, state: Coalescing): void {
+  if (state.held === 0) return;
+  state.held = 0;
+  stream.uncork();
 }
