@@ -64,7 +64,11 @@ export class LockEngine {
   private readonly leases = new Set<Lease>();
   private readonly shutdown = new AbortController();
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
-  private readonly inFlight = new Set<Promise<unknown>>();
+  private inFlight = 0;
+  private allSettled: (() => void) | undefined;
+  private readonly settled = () => {
+    if (--this.inFlight === 0) this.allSettled?.();
+  };
   private closing: Promise<void> | undefined;
   private readonly leaseOwner: LeaseOwner;
   /** The start of every owner id this engine makes: its instance label, escaped (holder-identity.ts). */
@@ -383,16 +387,15 @@ export class LockEngine {
   private async closeOnce(): Promise<void> {
     this.shutdown.abort();
     await Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
-    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.allSettled = resolve));
     this.leaseOwner.scheduler.close();
     this.eventSubject.complete();
     await this.backend.close();
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
-    this.inFlight.add(promise);
-    const forget = () => this.inFlight.delete(promise);
-    promise.then(forget, forget);
+    this.inFlight++;
+    promise.then(this.settled, this.settled);
     return promise;
   }
 
