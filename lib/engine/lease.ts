@@ -5,7 +5,7 @@ import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
 import { toBackendError } from './backend-error.js';
 import { HoldBounds } from './hold-bounds.js';
-import { MAX_SLACK_MS, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
+import { MAX_SLACK_MS, type ScheduledWake, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
   readonly backendName: string;
@@ -64,6 +64,8 @@ export class Lease implements Wakeable {
   private renewing = false;
   private releasing: Promise<void> | undefined;
   private readonly bounds: HoldBounds;
+  /** @internal Kept by the engine's WakeScheduler. */
+  scheduledWake?: ScheduledWake;
   /** After maxHoldMs: the timer that frees the key in the store once the last lease lapses. */
   private lapseTimer: NodeJS.Timeout | undefined;
 

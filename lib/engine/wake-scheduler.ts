@@ -3,9 +3,12 @@ import { monotonicNow, unrefTimer } from './clock.js';
 /** @internal Something the scheduler wakes: a held lease that has a renewal or its lapse due. */
 export interface Wakeable {
   wake(): void;
+  /** The scheduler's note of this target's pending wake-up (kept on the target: no map lookup per lease). */
+  scheduledWake?: ScheduledWake;
 }
 
-interface Entry {
+/** @internal */
+export interface ScheduledWake {
   readonly target: Wakeable;
   /** Monotonic time at which the target wants to be woken. */
   readonly due: number;
@@ -27,16 +30,18 @@ export const MAX_SLACK_MS = 50;
  * `due`, so a target may wake up to MAX_SLACK_MS early or late, never more.
  */
 export class WakeScheduler {
-  private heap: Entry[] = [];
-  private readonly current = new Map<Wakeable, Entry>();
+  private heap: ScheduledWake[] = [];
+  /** Targets with a wake-up pending. */
+  private live = 0;
   private timer: NodeJS.Timeout | undefined;
   private timerDue = Infinity;
 
   /** Wakes `target` at `due` (monotonic ms), give or take `slackMs` (capped at MAX_SLACK_MS); replaces its previous wake-up. */
   schedule(target: Wakeable, due: number, slackMs = 0): void {
     this.drop(target);
-    const entry: Entry = { target, due, earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS), cancelled: false };
-    this.current.set(target, entry);
+    const entry: ScheduledWake = { target, due, earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS), cancelled: false };
+    target.scheduledWake = entry;
+    this.live++;
     this.push(entry);
     this.arm();
   }
@@ -45,21 +50,22 @@ export class WakeScheduler {
     this.drop(target);
     // The timer stays armed when nothing is left: the next lease (on a busy path, a moment later) can
     // reuse it instead of setting one per acquisition; with nothing to wake, it just ends.
-    if (this.current.size === 0) this.heap.length = 0;
-    else if (this.heap.length > 1024 && this.heap.length > 2 * this.current.size) this.compact();
+    if (this.live === 0) this.heap.length = 0;
+    else if (this.heap.length > 1024 && this.heap.length > 2 * this.live) this.compact();
   }
 
   /** Stops the timer and forgets every target. */
   close(): void {
-    this.current.clear();
+    for (const entry of this.heap) this.drop(entry.target);
     this.reset();
   }
 
   private drop(target: Wakeable): void {
-    const entry = this.current.get(target);
+    const entry = target.scheduledWake;
     if (!entry) return;
     entry.cancelled = true;
-    this.current.delete(target);
+    target.scheduledWake = undefined;
+    this.live--;
   }
 
   private reset(): void {
@@ -70,7 +76,7 @@ export class WakeScheduler {
   }
 
   private compact(): void {
-    this.heap = [...this.current.values()].sort((a, b) => a.earliest - b.earliest);
+    this.heap = this.heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
   }
 
   private arm(): void {
@@ -91,7 +97,7 @@ export class WakeScheduler {
     while (this.heap.length > 0 && this.heap[0]!.earliest <= now) {
       const entry = this.pop()!;
       if (entry.cancelled) continue;
-      this.current.delete(entry.target);
+      this.drop(entry.target);
       ready.push(entry.target);
     }
     for (const target of ready) {
@@ -104,7 +110,7 @@ export class WakeScheduler {
     this.arm();
   }
 
-  private push(entry: Entry): void {
+  private push(entry: ScheduledWake): void {
     const heap = this.heap;
     heap.push(entry);
     let i = heap.length - 1;
@@ -117,7 +123,7 @@ export class WakeScheduler {
     heap[i] = entry;
   }
 
-  private pop(): Entry | undefined {
+  private pop(): ScheduledWake | undefined {
     const heap = this.heap;
     const top = heap[0];
     const last = heap.pop();
