@@ -4,6 +4,7 @@ import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutE
 import type { AttemptResult, LockBackend, LockClaim } from '../backends/lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { InFlight } from './in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import type { LockEvent } from './lock-events.js';
 import { LockHandle } from './lock-handle.js';
@@ -64,11 +65,7 @@ export class LockEngine {
   private readonly leases = new Set<Lease>();
   private readonly shutdown = new AbortController();
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
-  private inFlight = 0;
-  private allSettled: (() => void) | undefined;
-  private readonly settled = () => {
-    if (--this.inFlight === 0) this.allSettled?.();
-  };
+  private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
   private readonly leaseOwner: LeaseOwner;
   /** The start of every owner id this engine makes: its instance label, escaped (holder-identity.ts). */
@@ -387,16 +384,14 @@ export class LockEngine {
   private async closeOnce(): Promise<void> {
     this.shutdown.abort();
     await Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
-    if (this.inFlight > 0) await new Promise<void>((resolve) => (this.allSettled = resolve));
+    await this.inFlight.settled();
     this.leaseOwner.scheduler.close();
     this.eventSubject.complete();
     await this.backend.close();
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
-    this.inFlight++;
-    promise.then(this.settled, this.settled);
-    return promise;
+    return this.inFlight.track(promise);
   }
 
   private emit(event: LockEvent): void {

@@ -1,3 +1,4 @@
+import { InFlight } from '../../engine/in-flight.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
 import { DEFAULT_IDLE_KEY_TTL_MS, resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
@@ -27,12 +28,7 @@ export class RedisBackend implements LockBackend {
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
-  /** Commands in flight (a count, not a set: one add and delete per command cost more than the rest of the tracking). */
-  private inFlight = 0;
-  private allSettled: (() => void) | undefined;
-  private readonly settled = () => {
-    if (--this.inFlight === 0) this.allSettled?.();
-  };
+  private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -80,15 +76,13 @@ export class RedisBackend implements LockBackend {
     if (!this.ownsClient) return;
     // ioredis' disconnect() while it reconnects leaves queued commands pending until their
     // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
-    await withinGrace(this.inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => (this.allSettled = resolve)));
+    await withinGrace(this.inFlight.settled());
     if (this.client.status === 'ready' && (await withinGrace(this.client.quit().then(() => true, () => false)))) return;
     this.client.disconnect();
   }
 
   private track<T>(command: Promise<T>): Promise<T> {
-    this.inFlight++;
-    command.then(this.settled, this.settled);
-    return command;
+    return this.inFlight.track(command);
   }
 }
 
