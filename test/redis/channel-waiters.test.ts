@@ -1,15 +1,10 @@
 import { describe, expect, it, jest } from '@jest/globals';
 import { ChannelWaiters, ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
 import { STAND_BACK_MS_PER_PROCESS } from '../../lib/backends/redis/local-turn.js';
+import { hasSettled } from '../support/settled.js';
 
 // Pure unit tests of the in-process wake-up rules (the Redis side is in waiting.test.ts).
 const never = new AbortController().signal;
-const settled = async (promise: Promise<void>) => {
-  let done = false;
-  void promise.then(() => (done = true));
-  await new Promise((resolve) => setImmediate(resolve));
-  return done;
-};
 
 function waiters(count: number) {
   const channel = new ChannelWaiters('c');
@@ -28,7 +23,7 @@ describe('ChannelWaiters', () => {
     // Its own announcement counts for nothing; each announcement still wakes the oldest sleeper (whose
     // try then sleeps out the stand-back), so none is missed.
     channel.heardRelease(false);
-    expect(await settled(sleep)).toBe(true);
+    expect(await hasSettled(sleep)).toBe(true);
     channel.heardRelease(true);
     expect(channel.yieldLeft()).toBeGreaterThan(0);
     // The second other process had its turn: this one stands back no more.
@@ -56,11 +51,11 @@ describe('ChannelWaiters', () => {
     const { channel, list } = waiters(3);
     const sleeps = list.map((waiter) => waiter.sleep(60_000, never));
     channel.wakeOne();
-    expect(await settled(sleeps[0]!)).toBe(true);
-    expect(await settled(sleeps[1]!)).toBe(false);
+    expect(await hasSettled(sleeps[0]!)).toBe(true);
+    expect(await hasSettled(sleeps[1]!)).toBe(false);
     channel.wakeOne();
-    expect(await settled(sleeps[1]!)).toBe(true);
-    expect(await settled(sleeps[2]!)).toBe(false);
+    expect(await hasSettled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[2]!)).toBe(false);
     channel.wakeAll();
     await Promise.all(sleeps);
   });
@@ -70,8 +65,8 @@ describe('ChannelWaiters', () => {
     const sleeps = list.map((waiter) => waiter.sleep(60_000, never));
     channel.wakeOne();
     channel.wakeOne();
-    expect(await settled(sleeps[0]!)).toBe(true);
-    expect(await settled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[0]!)).toBe(true);
+    expect(await hasSettled(sleeps[1]!)).toBe(true);
   });
 
   it('keeps a message that finds nobody asleep for the next sleeper, unless a try started since', () => {
@@ -91,7 +86,7 @@ describe('ChannelWaiters', () => {
     channel.wakeOne();
     await sleeps[0];
     channel.remove(first); // e.g. its caller aborted before it could try
-    expect(await settled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[1]!)).toBe(true);
   });
 
   it('does not pass on a wake-up that a try used', async () => {
@@ -102,7 +97,7 @@ describe('ChannelWaiters', () => {
     await sleeps[0];
     first.noteTry();
     channel.remove(first); // it acquired the lock
-    expect(await settled(sleeps[1]!)).toBe(false);
+    expect(await hasSettled(sleeps[1]!)).toBe(false);
     channel.wakeAll();
     await sleeps[1];
   });
@@ -112,12 +107,12 @@ describe('ChannelWaiters', () => {
     const [first, second, third] = list as [ReleaseWaiter, ReleaseWaiter, ReleaseWaiter];
     const sleeps = [second.sleep(60_000, never), third.sleep(60_000, never)];
     channel.wakeNext(second); // a woken waiter passing its turn on goes forward only, never back to itself
-    expect(await settled(sleeps[0]!)).toBe(false);
-    expect(await settled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[0]!)).toBe(false);
+    expect(await hasSettled(sleeps[1]!)).toBe(true);
     expect(second.noteTry()).toBe(false);
     expect(third.noteTry()).toBe(true); // the woken one sees its wake-up on its next try
     channel.wakeNext(); // first is awake: the oldest sleeper is second
-    expect(await settled(sleeps[0]!)).toBe(true);
+    expect(await hasSettled(sleeps[0]!)).toBe(true);
     channel.wakeNext(third); // nobody after the last one
     channel.remove(first);
     expect(channel.takePending()).toBe(false);
@@ -141,7 +136,7 @@ describe('ChannelWaiters', () => {
     const controller = new AbortController();
     const aborted = waiter.sleep(60_000, controller.signal);
     controller.abort();
-    expect(await settled(aborted)).toBe(true);
+    expect(await hasSettled(aborted)).toBe(true);
     await waiter.sleep(5, never);
     expect(waiter.isAsleep).toBe(false);
   });

@@ -1,16 +1,11 @@
 import { describe, expect, it } from '@jest/globals';
 import { InFlight } from '../../lib/engine/in-flight.js';
+import { hasSettled } from '../support/settled.js';
 
-const isSettled = async (promise: Promise<void>) => {
-  let done = false;
-  void promise.then(() => (done = true));
-  await new Promise((resolve) => setImmediate(resolve));
-  return done;
-};
 
 describe('InFlight: what closing waits for', () => {
   it('settles at once with nothing in flight', async () => {
-    expect(await isSettled(new InFlight().settled())).toBe(true);
+    expect(await hasSettled(new InFlight().settled())).toBe(true);
   });
 
   it('settles once every tracked promise has, fulfilled or rejected, for every caller waiting', async () => {
@@ -22,10 +17,10 @@ describe('InFlight: what closing waits for', () => {
     const first = inFlight.settled();
     const second = inFlight.settled();
     fulfil();
-    expect(await isSettled(first)).toBe(false);
+    expect(await hasSettled(first)).toBe(false);
     reject(new Error('store unreachable'));
-    expect(await isSettled(first)).toBe(true);
-    expect(await isSettled(second)).toBe(true);
+    expect(await hasSettled(first)).toBe(true);
+    expect(await hasSettled(second)).toBe(true);
   });
 
   it('returns the promise it tracks, unchanged', async () => {
