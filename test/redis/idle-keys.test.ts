@@ -57,7 +57,7 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
   it('keeps a counter that runs ahead of the clock until the clock has passed it by the idle time', async () => {
     const name = key('ahead');
     const aheadUs = 1_500_000;
-    // As after a burst of local turns (64 fences reserved per acquisition) on one key: the counter is ahead of Redis's clock.
+    // As after a burst of local turns (TURN_FENCES reserved per acquisition) on one key: the counter is ahead of Redis's clock.
     const counter = (await redisMicros()) + aheadUs;
     await redis.set(fenceKey(name), String(counter));
     const first = await engine.acquire(name);

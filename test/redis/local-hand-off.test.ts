@@ -82,7 +82,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
     await otherLock.release();
     await Promise.all(workers);
 
-    // Every turn ends within TURN_FENCES hand-offs (or 5 ms); the process that ends one stands back when
+    // Every turn ends within TURN_FENCES hand-offs (or TURN_MS); the process that ends one stands back when
     // another listens. A few turns of slack for a loaded machine; without turns it would wait for all 50,000.
     expect(holdsBeforeOther).toBeLessThan(5 * TURN_FENCES);
     expect(fences.filter((fence) => fence < otherFence).length).toBeGreaterThan(0);

@@ -5,13 +5,13 @@ import type { FenceUpkeep } from './fence-upkeep.js';
  * @internal Fences a plain acquisition reserves when other claims of this process already wait for the key.
  * Below 1 000: the fence counter's TTL leaves 1 ms for fences reserved ahead of the clock (counterTtlMs).
  */
-export const TURN_FENCES = 64;
+export const TURN_FENCES = 128;
 
 /**
  * @internal How long a turn may pass the lock from claim to claim of this process before it frees
  * the key in Redis, so that waiters of other processes (and fair or read claims) get their chance.
  */
-export const TURN_MS = 5;
+export const TURN_MS = 10;
 
 /**
  * @internal At most how long a process whose turn ended stands back, per other process that waits

@@ -4,7 +4,7 @@
  * A fresh counter starts at Redis's clock in µs (`TIME`), and every acquisition takes
  * `max(counter + 1, now in µs)`, so fences stay strictly increasing after the counter expired (or
  * was lost in a failover): the clock has passed every fence handed out before. The counter can run
- * ahead of the clock (a local turn reserves 64 fences at once), so its TTL is the idle time, plus
+ * ahead of the clock (a local turn reserves 128 fences at once), so its TTL is the idle time, plus
  * the lease, plus how far it is ahead: it cannot expire before the clock has passed its value by
  * the idle time. So fences hold as long as Redis's clock never steps back by more than the idle
  * time. µs since 1970 (~1.8e15) are exact in Lua's doubles and in JS numbers, and redis.call writes
