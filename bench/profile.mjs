@@ -2,14 +2,14 @@
 // loop (fresh keys, `--callers` concurrent loops) in this process under the V8 sampling profiler,
 // after a warm-up; self time is divided by the operations done and grouped (socket writes, ioredis,
 // this library, timers, promises, GC, the rest). Run it on a quiet machine: samples are wall-clock CPU.
-//   npm run build && node bench/profile.mjs [--callers 1] [--seconds 4] [--peer raw] [--top 25]
+//   npm run build && node bench/profile.mjs [--callers 1] [--seconds 4] [--peer raw] [--top 25] [--group 'node timers']
 import { Session } from 'node:inspector/promises';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { startRedis } from './lib/redis-server.mjs';
 import { CONTENDERS } from './lib/contenders.mjs';
 
-const { values } = parseArgs({ options: { callers: { type: 'string', default: '1' }, seconds: { type: 'string', default: '4' }, peer: { type: 'string', default: 'raw' }, top: { type: 'string', default: '25' } } });
+const { values } = parseArgs({ options: { callers: { type: 'string', default: '1' }, seconds: { type: 'string', default: '4' }, peer: { type: 'string', default: 'raw' }, top: { type: 'string', default: '25' }, group: { type: 'string', default: 'this library' } } });
 const callers = Number(values.callers);
 
 /** The group a profile node's self time belongs to. */
@@ -59,8 +59,8 @@ async function profile(name, url) {
     const group = groupOf(frame);
     if (!group) return;
     groups.set(group, (groups.get(group) ?? 0) + us);
-    if (group !== 'this library') return;
-    const fn = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/.*\/dist\/esm\//, '')}:${frame.lineNumber + 1}`;
+    if (group !== values.group) return;
+    const fn = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/.*\/(dist\/esm|node_modules)\//, '')}:${frame.lineNumber + 1}`;
     functions.set(fn, (functions.get(fn) ?? 0) + us);
   });
   const perOp = (map) => new Map([...map].map(([k, us]) => [k, us / ops]));
@@ -80,7 +80,7 @@ try {
   console.log(row('all sampled (not idle)', sum(ours.groups), sum(peer.groups)));
   console.log(row('process CPU (user + system)', ours.cpuUsPerOp, peer.cpuUsPerOp));
   console.log(`ops/s while profiled: ours ${ours.opsPerSec.toFixed(0)}, ${values.peer} ${peer.opsPerSec.toFixed(0)}`);
-  console.log(`\nthis library's functions, µs per operation (top ${values.top}):`);
+  console.log(`\n${values.group}: functions, µs per operation (top ${values.top}):`);
   for (const [fn, us] of [...ours.functions].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`${us.toFixed(2).padStart(6)}  ${fn}`);
 } finally {
   redis.stop();
