@@ -6,9 +6,10 @@ const REDIS_PEERS = ['ours', 'raw', 'semaphore', 'semaphore-fast', 'redlock', 'r
 
 export function plan({ quick }) {
   const seconds = quick ? 0.3 : 1.5;
+  const warmupSeconds = quick ? 0 : 1;
   return [
-    { id: 'uncontended', title: '1. uncontended acquire+release, one caller, fresh keys', kind: 'slot', contenders: REDIS_PEERS, spec: { workload: 'throughput', callers: 1, seconds }, countKeys: true, metric: 'opsPerSec', unit: 'ops/s', higherIsBetter: true, rounds: quick ? 1 : 3 },
-    { id: 'parallel64', title: '2. 64 concurrent callers, distinct fresh keys', kind: 'slot', contenders: REDIS_PEERS, spec: { workload: 'throughput', callers: 64, seconds }, metric: 'opsPerSec', unit: 'ops/s', higherIsBetter: true, rounds: quick ? 1 : 3 },
+    { id: 'uncontended', title: '1. uncontended acquire+release, one caller, fresh keys', kind: 'slot', contenders: REDIS_PEERS, spec: { workload: 'throughput', callers: 1, seconds, warmupSeconds }, countKeys: true, metric: 'opsPerSec', unit: 'ops/s', higherIsBetter: true, rounds: quick ? 1 : 3 },
+    { id: 'parallel64', title: '2. 64 concurrent callers, distinct fresh keys', kind: 'slot', contenders: REDIS_PEERS, spec: { workload: 'throughput', callers: 64, seconds, warmupSeconds }, metric: 'opsPerSec', unit: 'ops/s', higherIsBetter: true, rounds: quick ? 1 : 3 },
     { id: 'contended1x32', title: '3a. 32 workers, ONE key, one process', kind: 'contended', processes: 1, workers: 32, contenders: REDIS_PEERS, seconds: quick ? 0.5 : 2, metric: 'acqPerSec', unit: 'acq/s', higherIsBetter: true, rounds: quick ? 1 : 3 },
     { id: 'contended4x8', title: '3b. 32 workers, ONE key, 4 processes x 8', kind: 'contended', processes: 4, workers: 8, contenders: REDIS_PEERS.filter((name) => name !== 'ours-memory'), seconds: quick ? 0.5 : 2, metric: 'acqPerSec', unit: 'acq/s', higherIsBetter: true, rounds: quick ? 1 : 3 },
     { id: 'contended4x8io', title: '3c. 32 workers, ONE key, 4 processes x 8, a Redis round trip (INCR) inside the lock', kind: 'contended', processes: 4, workers: 8, insideIncr: true, contenders: REDIS_PEERS.filter((name) => name !== 'ours-memory'), seconds: quick ? 0.5 : 2, metric: 'acqPerSec', unit: 'acq/s', higherIsBetter: true, rounds: quick ? 1 : 3 },

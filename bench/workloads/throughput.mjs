@@ -2,10 +2,12 @@
 import { randomBytes } from 'node:crypto';
 import { nowMs } from '../lib/clock.mjs';
 
-export async function throughput(lock, { seconds, callers = 1 }) {
+export async function throughput(lock, { seconds, callers = 1, warmupSeconds = 0 }) {
   const prefix = `bench:tp:${randomBytes(4).toString('hex')}`;
-  // Warm-up: connections, script caches, JIT.
-  for (let i = 0; i < 50; i++) await (await lock.acquire(`${prefix}:warm:${i}`))();
+  // Warm-up: connections, script caches, and the JIT: the same loop for `warmupSeconds` (at least 50
+  // operations), so that the measure is of the steady state a server runs in, not of V8 compiling.
+  const warmUntil = nowMs() + warmupSeconds * 1000;
+  for (let i = 0; i < 50 || nowMs() < warmUntil; i++) await (await lock.acquire(`${prefix}:warm:${i}`))();
   let ops = 0;
   const startedAt = nowMs();
   const until = startedAt + seconds * 1000;
