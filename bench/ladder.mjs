@@ -1,0 +1,105 @@
+// One caller's acquire+release (workload 1) built up step by step from raw ioredis to this library,
+// so that each step's cost shows apart: the client's settings, our two scripts, the engine. Every
+// step runs in this process against one Redis, in alternating order, `--rounds` times; medians of
+// ops/s, client CPU (this process, bench loop included), redis-server CPU and script time per operation.
+//   npm run build && node bench/ladder.mjs [--seconds 1.5] [--rounds 7]
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { parseArgs } from 'node:util';
+import { startRedis } from './lib/redis-server.mjs';
+import { CONTENDERS } from './lib/contenders.mjs';
+import { packageUrl } from './lib/package-under-test.mjs';
+import { throughput } from './workloads/throughput.mjs';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1.5' }, rounds: { type: 'string', default: '7' } } });
+const internal = (path) => import(new URL(path, packageUrl).href);
+const { OWNED_CLIENT_OPTIONS } = await internal('./backends/redis/redis-connection.js');
+const { acquireLock } = await internal('./backends/redis/acquire.js');
+const { releaseLockHeard } = await internal('./backends/redis/release.js');
+const { redisLockKeys } = await internal('./backends/redis/redis-keys.js');
+const { holderOwnerId, ownerIdPrefix } = await internal('./engine/holder-identity.js');
+const { Redis } = await import('ioredis');
+
+const CAS_DEL = { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0" };
+
+async function client(url, options) {
+  const created = new Redis(url, options);
+  created.defineCommand('casDel', CAS_DEL);
+  await created.ping();
+  return created;
+}
+
+/** SET NX PX, then compare-and-delete: the raw contender's two round trips, on `redis`. */
+function setAndDelete(redis) {
+  return {
+    async acquire(key) {
+      const token = randomUUID();
+      await redis.set(key, token, 'PX', 10_000, 'NX');
+      return () => redis.casDel(key, token);
+    },
+  };
+}
+
+/** This library's acquire and release scripts, called directly (no engine, no claim). */
+function ourScripts(redis) {
+  const prefix = ownerIdPrefix(`${hostname()}:${process.pid}`); // as the engine's default instance label
+  return {
+    async acquire(key) {
+      const keys = redisLockKeys(key);
+      const owner = holderOwnerId(prefix, undefined);
+      await acquireLock(redis, keys, { owner, leaseMs: 10_000, mode: 'exclusive', policy: 'found', idleKeyTtlMs: 3_600_000 });
+      return () => releaseLockHeard(redis, keys, owner);
+    },
+  };
+}
+
+const server = await startRedis();
+const usage = () => {
+  const cpu = server.cli('INFO', 'cpu');
+  const cpuUs = ['used_cpu_sys', 'used_cpu_user'].reduce((sum, name) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)[1]), 0) * 1e6;
+  // A script's time includes its inner commands' (which INFO also counts under their own names).
+  const scriptUs = Number(/cmdstat_evalsha:calls=\d+,usec=(\d+),/.exec(server.cli('INFO', 'commandstats'))?.[1] ?? 0);
+  return { cpuUs, scriptUs };
+};
+const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+
+const defaults = await client(server.url, {});
+const ours = await client(server.url, OWNED_CLIENT_OPTIONS);
+const engine = await CONTENDERS.ours.open({ url: server.url });
+const steps = [
+  ['raw ioredis (SET NX PX + compare-and-delete), ioredis defaults', setAndDelete(defaults)],
+  ['the same, with our client settings (commandTimeout)', setAndDelete(ours)],
+  ['our acquire and release scripts, no engine', ourScripts(ours)],
+  ['this library (LockEngine, redis backend)', engine],
+];
+const results = steps.map(() => ({ opsPerSec: [], clientUs: [], serverUs: [], scriptUs: [] }));
+try {
+  for (let round = 0; round < Number(values.rounds); round++) {
+    const order = steps.map((_, index) => index);
+    if (round % 2) order.reverse();
+    for (const index of order) {
+      const before = { client: process.cpuUsage(), server: usage() };
+      const { ops, opsPerSec } = await throughput(steps[index][1], { seconds: Number(values.seconds), warmupSeconds: 0.5 });
+      const client = process.cpuUsage(before.client);
+      const after = usage();
+      const row = results[index];
+      row.opsPerSec.push(opsPerSec);
+      row.clientUs.push((client.user + client.system) / ops);
+      row.serverUs.push((after.cpuUs - before.server.cpuUs) / ops);
+      row.scriptUs.push((after.scriptUs - before.server.scriptUs) / ops);
+    }
+  }
+  console.log(`one caller, acquire+release on fresh keys; medians of ${values.rounds} alternating rounds of ${values.seconds} s (node ${process.version})`);
+  console.log('| step | ops/s | ÷ raw | client CPU µs/op | redis-server CPU µs/op | of it in scripts (EVALSHA) µs/op |\n|---|--:|--:|--:|--:|--:|');
+  const raw = median(results[0].opsPerSec);
+  steps.forEach(([label], index) => {
+    const row = results[index];
+    const ops = median(row.opsPerSec);
+    console.log(`| ${label} | ${ops.toFixed(0)} | ${(ops / raw).toFixed(2)}x | ${median(row.clientUs).toFixed(1)} | ${median(row.serverUs).toFixed(1)} | ${median(row.scriptUs).toFixed(1)} |`);
+  });
+} finally {
+  await engine.close();
+  defaults.disconnect();
+  ours.disconnect();
+  server.stop();
+}
