@@ -8,11 +8,11 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startRedis } from './lib/redis-server.mjs';
 import { runSlot } from './lib/spawn-slot.mjs';
+import { median, pairedRatio } from './lib/stats.mjs';
 
 const { values } = parseArgs({ options: { a: { type: 'string' }, b: { type: 'string', default: 'dist/esm/index.js' }, callers: { type: 'string', default: '1' }, rounds: { type: 'string', default: '7' }, seconds: { type: 'string', default: '1.5' } } });
 if (!values.a) throw new Error('--a <esm index.js of the build to compare against> is required');
 const builds = { A: resolve(values.a), B: resolve(values.b) };
-const median = (list) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)];
 
 const redis = await startRedis();
 try {
@@ -29,7 +29,7 @@ try {
   console.log(`acquire+release on fresh keys, ${values.callers} caller(s), ${values.rounds} rounds of ${values.seconds} s, fresh process per run`);
   console.log(`A ${builds.A}: ${median(opsPerSec.A).toFixed(0)} ops/s`);
   console.log(`B ${builds.B}: ${median(opsPerSec.B).toFixed(0)} ops/s`);
-  console.log(`B ÷ A: ${median(ratios).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
+  console.log(`B ÷ A: ${pairedRatio(opsPerSec.B, opsPerSec.A).toFixed(2)}x (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')})`);
 } finally {
   redis.stop();
 }

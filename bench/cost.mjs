@@ -4,22 +4,20 @@
 // by whichever side costs more per operation; this shows which.
 //   npm run bench:cost [-- --seconds 2 --rounds 5]
 import { parseArgs } from 'node:util';
-import { startRedis } from './lib/redis-server.mjs';
+import { redisCpuUs, startRedis } from './lib/redis-server.mjs';
+import { median } from './lib/stats.mjs';
 import { CONTENDERS } from './lib/contenders.mjs';
 import { throughput } from './workloads/throughput.mjs';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '2' }, rounds: { type: 'string', default: '5' } } });
 const seconds = Number(values.seconds);
 const rounds = Number(values.rounds);
-const median = (list) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)];
 
 const redis = await startRedis();
-/** redis-server's CPU seconds so far, and the µs its commands spent executing. */
+/** redis-server's CPU so far, and the time its commands spent executing, in µs. */
 function serverCpu() {
-  const info = redis.cli('INFO', 'cpu');
-  const seconds = ['used_cpu_sys', 'used_cpu_user'].reduce((sum, name) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]), 0);
   const commands = [...redis.cli('INFO', 'commandstats').matchAll(/,usec=(\d+),/g)].reduce((sum, match) => sum + Number(match[1]), 0);
-  return { cpuUs: seconds * 1e6, commandUs: commands };
+  return { cpuUs: redisCpuUs(redis.cli), commandUs: commands };
 }
 
 try {
@@ -29,8 +27,9 @@ try {
   for (const callers of [1, 64]) {
     for (let round = 0; round < rounds; round++) {
       for (const name of round % 2 ? [...names].reverse() : names) {
-        const before = { client: process.cpuUsage(), server: serverCpu() };
-        const { ops, opsPerSec } = await throughput(locks[name], { seconds, callers });
+        let before;
+        const onStart = () => (before = { client: process.cpuUsage(), server: serverCpu() });
+        const { ops, opsPerSec } = await throughput(locks[name], { seconds, callers, onStart });
         const client = process.cpuUsage(before.client);
         const server = serverCpu();
         const row = (results[`${name} x${callers}`] ??= { opsPerSec: [], clientUs: [], serverUs: [], commandUs: [] });

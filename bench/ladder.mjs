@@ -6,8 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startRedis } from './lib/redis-server.mjs';
-import { CONTENDERS } from './lib/contenders.mjs';
+import { redisCpuUs, startRedis } from './lib/redis-server.mjs';
+import { median } from './lib/stats.mjs';
+import { COMPARE_AND_DELETE, CONTENDERS } from './lib/contenders.mjs';
 import { packageUrl } from './lib/package-under-test.mjs';
 import { throughput } from './workloads/throughput.mjs';
 
@@ -20,11 +21,9 @@ const { redisLockKeys } = await internal('./backends/redis/redis-keys.js');
 const { holderOwnerId, ownerIdPrefix } = await internal('./engine/holder-identity.js');
 const { Redis } = await import('ioredis');
 
-const CAS_DEL = { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0" };
-
 async function client(url, options) {
   const created = new Redis(url, options);
-  created.defineCommand('casDel', CAS_DEL);
+  created.defineCommand('casDel', COMPARE_AND_DELETE);
   await created.ping();
   return created;
 }
@@ -54,14 +53,11 @@ function ourScripts(redis) {
 }
 
 const server = await startRedis();
-const usage = () => {
-  const cpu = server.cli('INFO', 'cpu');
-  const cpuUs = ['used_cpu_sys', 'used_cpu_user'].reduce((sum, name) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(cpu)[1]), 0) * 1e6;
+const usage = () => ({
+  cpuUs: redisCpuUs(server.cli),
   // A script's time includes its inner commands' (which INFO also counts under their own names).
-  const scriptUs = Number(/cmdstat_evalsha:calls=\d+,usec=(\d+),/.exec(server.cli('INFO', 'commandstats'))?.[1] ?? 0);
-  return { cpuUs, scriptUs };
-};
-const median = (list) => [...list].sort((a, b) => a - b)[Math.floor(list.length / 2)];
+  scriptUs: Number(/cmdstat_evalsha:calls=\d+,usec=(\d+),/.exec(server.cli('INFO', 'commandstats'))?.[1] ?? 0),
+});
 
 const defaults = await client(server.url, {});
 const ours = await client(server.url, OWNED_CLIENT_OPTIONS);
@@ -78,8 +74,9 @@ try {
     const order = steps.map((_, index) => index);
     if (round % 2) order.reverse();
     for (const index of order) {
-      const before = { client: process.cpuUsage(), server: usage() };
-      const { ops, opsPerSec } = await throughput(steps[index][1], { seconds: Number(values.seconds), warmupSeconds: 0.5 });
+      let before;
+      const onStart = () => (before = { client: process.cpuUsage(), server: usage() });
+      const { ops, opsPerSec } = await throughput(steps[index][1], { seconds: Number(values.seconds), warmupSeconds: 0.5, onStart });
       const client = process.cpuUsage(before.client);
       const after = usage();
       const row = results[index];

@@ -32,12 +32,15 @@ function ours(type) {
   };
 }
 
+/** The raw contender's release, for `client.defineCommand('casDel', COMPARE_AND_DELETE)`. */
+export const COMPARE_AND_DELETE = { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0" };
+
 // The two-round-trip floor: SET NX PX to take, a compare-and-delete script to release. A busy
 // lock is polled every `retryMs` (it has no notion of waiting).
 function raw(retryMs) {
   return async ({ url }) => {
     const client = await ioredis(url);
-    client.defineCommand('casDel', { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0" });
+    client.defineCommand('casDel', COMPARE_AND_DELETE);
     return {
       async acquire(key, { leaseMs = LEASE_MS } = {}) {
         const token = randomUUID();

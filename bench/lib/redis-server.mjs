@@ -20,6 +20,12 @@ export function redisVersion() {
   return execFileSync('redis-server', ['--version'], { encoding: 'utf8' }).match(/v=(\S+)/)?.[1];
 }
 
+/** redis-server's CPU time so far, in µs (user + system, `INFO cpu`); `cli` is a started server's. */
+export function redisCpuUs(cli) {
+  const info = cli('INFO', 'cpu');
+  return ['used_cpu_sys', 'used_cpu_user'].reduce((sum, name) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]), 0) * 1e6;
+}
+
 /** Starts redis-server (with `extraArgs`, e.g. --replicaof; on `port`, else a free one); resolves { url, port, pid, cli(...args), stop() }. */
 export async function startRedis(extraArgs = [], port = undefined) {
   port ??= await freePort();

@@ -2,7 +2,6 @@ import { describe, expect, it } from '@jest/globals';
 import { InFlight } from '../../lib/engine/in-flight.js';
 import { hasSettled } from '../support/settled.js';
 
-
 describe('InFlight: what closing waits for', () => {
   it('settles at once with nothing in flight', async () => {
     expect(await hasSettled(new InFlight().settled())).toBe(true);
