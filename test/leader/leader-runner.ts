@@ -57,6 +57,8 @@ interface Worker {
   readonly child: ChildProcess;
   readonly pid: number;
   readonly exited: Promise<void>;
+  /** Its exit code or signal and the end of its stderr, once it exited. */
+  readonly exitReport: () => string;
 }
 
 /** An unref'ed sleep: a pending one never keeps the test process alive. */
@@ -105,7 +107,8 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
         changed();
       });
     });
-    const worker = { child, pid, exited };
+    const exitReport = () => `worker ${labels.get(pid)} exited (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim() || '(no stderr)'}`;
+    const worker = { child, pid, exited, exitReport };
     workers.set(pid, worker);
     await ready;
     return worker;
@@ -221,6 +224,9 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
     await until('a write after the store thawed', () => resource.acceptedSince(thawedAt) > 0, 30_000);
     const afterFreezeMs = ms(process.hrtime.bigint() - thawedAt);
 
+    // An instance the scenario did not kill must still be running: say why one is not.
+    const gone = [...workers.values()].filter((worker) => !worker.child.connected);
+    if (gone.length > 0) throw new Error(gone.map((worker) => worker.exitReport()).join('\n'));
     for (const worker of workers.values()) worker.child.send({ cmd: 'stop' });
     await Promise.race([Promise.all([...workers.values()].map((worker) => worker.exited)), sleep(15_000)]);
 
