@@ -145,4 +145,29 @@ describe('zookeeper lock nodes', () => {
       await (await other.acquire(k, { waitMs: 0 })).release();
     }, 30_000);
   });
+
+  describe('a connection broken in the middle of a reply', () => {
+    it('reconnects with the same session: the torn reply is not read in front of the next connection, the lock is kept', async () => {
+      const engine = await newEngine({ connectionString: proxy.connectionString, connectTimeoutMs: 2_000 });
+      const other = await newEngine();
+      const k = key('torn-reply');
+      const lock = await engine.acquire(k);
+      let lost = 0;
+      engine.events.subscribe((event) => (lost += event.type === 'lost' ? 1 : 0));
+      for (let round = 0; round < 3; round++) {
+        const torn = proxy.tearNextReply();
+        // The next request's reply (the lookup of a free key) arrives cut short, then the connection closes.
+        const attempt = engine.tryAcquire(key('during')).then((during) => during?.release(), (error: unknown) => error);
+        await torn;
+        await attempt;
+        // Reconnected: the driver parsed the new handshake (a stale tail would make it garbage, or throw and kill the process).
+        await waitUntil('a renewal after the reconnect', () => lock.extend().then(() => true, () => false), 10_000, 100);
+      }
+      expect(lock.signal.aborted).toBe(false);
+      expect(await other.tryAcquire(k)).toBeNull();
+      await lock.release();
+      await (await other.acquire(k, { waitMs: 0 })).release();
+      expect(lost).toBe(0);
+    }, 40_000);
+  });
 });

@@ -21,6 +21,8 @@ export class TcpProxy {
   private loseCreateReply = false;
   /** Resolves when an armed create request went through and its answer was dropped. */
   private onCreateLost: (() => void) | undefined;
+  /** Resolves when an armed reply was cut short. */
+  private onReplyTorn: (() => void) | undefined;
 
   private constructor(
     private readonly listener: Server,
@@ -53,6 +55,14 @@ export class TcpProxy {
   loseNextCreateReply(): Promise<void> {
     this.loseCreateReply = true;
     return new Promise((resolve) => (this.onCreateLost = resolve));
+  }
+
+  /**
+   * The next reply (after a handshake) reaches the client only in part, its length and a few bytes,
+   * and the connection closes: a connection broken in the middle of a reply.
+   */
+  tearNextReply(): Promise<void> {
+    return new Promise((resolve) => (this.onReplyTorn = resolve));
   }
 
   async close(): Promise<void> {
@@ -89,8 +99,21 @@ export class TcpProxy {
         }
       }
     });
+    let sawConnectReply = false;
     link.server.on('data', (chunk: Buffer) => {
-      if (!link.dropReplies) client.write(chunk);
+      if (link.dropReplies) return;
+      const tear = sawConnectReply ? this.onReplyTorn : undefined;
+      sawConnectReply = true;
+      if (!tear || chunk.length < 8) {
+        client.write(chunk);
+        return;
+      }
+      this.onReplyTorn = undefined;
+      link.dropReplies = true;
+      client.write(chunk.subarray(0, 6), () => {
+        this.drop(link);
+        tear();
+      });
     });
     const end = () => this.drop(link);
     client.on('close', end);

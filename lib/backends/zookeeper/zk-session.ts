@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { LockBackendError } from '../../errors.js';
 import { unrefTimer } from '../../engine/clock.js';
 import { ConnectionWatchdog } from './connection-watchdog.js';
+import { guardReplyStream } from './reply-stream-guard.js';
 import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';
 import { driverAcl } from './zk-acl.js';
 import { ZK_ERROR, zkErrorCode, type ZkAcl, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
@@ -40,6 +41,7 @@ export class ZkSession {
     // Before connect(): the client sends them right after each handshake, ahead of any request.
     for (const { scheme, credentials } of options.auth) this.client.addAuthInfo(scheme, credentials);
     this.client.on('state', (state) => this.onState(state));
+    guardReplyStream(this.client);
     // Time for one attempt to connect: enough to try two members within connectTimeoutMs.
     this.watchdog = new ConnectionWatchdog(this.client, Math.max(250, Math.min(options.connectTimeoutMs / 2, options.sessionTimeoutMs / 3)));
     this.watchdog.watchReconnect();
