@@ -273,8 +273,20 @@ export class LockEngine {
     });
     let lease: Lease | undefined;
     const startedAt = monotonicNow();
+    lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
+    if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    return new LockHandle(lease, false, options.leaseMs);
+  }
+
+  /**
+   * Waits for the grant and files the lease, or gives the claim back when the wait failed or the
+   * grant came while closing. Tracked as a whole: the give-back is in flight before this settles,
+   * so close() never closes the clients under it.
+   */
+  private async grant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+    let lease: Lease;
     try {
-      lease = await this.track(this.waitForGrant(key, storeKey, claim, options, startedAt));
+      lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
     } catch (error) {
       this.track(claim.release()).catch(() => undefined);
       throw error;
@@ -285,8 +297,7 @@ export class LockEngine {
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
     this.leases.add(lease);
-    if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
-    return new LockHandle(lease, false, options.leaseMs);
+    return lease;
   }
 
   private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {

@@ -1,0 +1,73 @@
+import { describe, expect, it } from '@jest/globals';
+import { LockBackendError, LockEngine, type AttemptResult, type LockBackend, type LockClaim } from '../../lib/index.js';
+import { hasSettled } from '../support/settled.js';
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** One claim whose attempt and release answer when the test says; records what reached the store, in order. */
+function backendWithOneClaim() {
+  const attempt = deferred<AttemptResult>();
+  const released = deferred<boolean>();
+  const calls: string[] = [];
+  const claim: LockClaim = {
+    tryAcquire: () => {
+      calls.push('tryAcquire');
+      return attempt.promise;
+    },
+    waitForChange: () => new Promise<void>(() => undefined),
+    renew: async (leaseMs) => leaseMs,
+    release: () => {
+      calls.push('release');
+      return released.promise.then((freed) => (calls.push('released'), freed));
+    },
+  };
+  const backend: LockBackend = {
+    name: 'scripted',
+    claim: () => claim,
+    close: async () => void calls.push('close'),
+  };
+  return { backend, attempt, released, calls };
+}
+
+/** Lets every callback queued so far (and those they queue) run. */
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('close() while an acquisition is under way', () => {
+  it('gives back a lock granted while closing before it closes the clients', async () => {
+    const { backend, attempt, released, calls } = backendWithOneClaim();
+    const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
+    const acquiring = engine.acquire('k').catch((error: unknown) => error);
+    await settle();
+    const closing = engine.close();
+    attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 });
+    await settle();
+    // The grant came too late: it is released in the store, and the clients wait for that.
+    expect(calls).toEqual(['tryAcquire', 'release']);
+    expect(await hasSettled(closing)).toBe(false);
+    released.resolve(true);
+    await closing;
+    expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
+    expect(await acquiring).toBeInstanceOf(LockBackendError);
+  });
+
+  it('cleans up after an attempt that failed while closing before it closes the clients', async () => {
+    const { backend, attempt, released, calls } = backendWithOneClaim();
+    const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
+    const acquiring = engine.acquire('k').catch((error: unknown) => error);
+    await settle();
+    const closing = engine.close();
+    attempt.reject(new Error('connection reset'));
+    await settle();
+    expect(calls).toEqual(['tryAcquire', 'release']);
+    expect(await hasSettled(closing)).toBe(false);
+    released.resolve(false);
+    await closing;
+    expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
+    expect(await acquiring).toBeInstanceOf(LockBackendError);
+  });
+});
