@@ -288,7 +288,9 @@ export class LockEngine {
     try {
       lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
     } catch (error) {
-      this.track(claim.release()).catch(() => undefined);
+      const givenBack = this.track(claim.release()).catch(() => undefined);
+      // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
+      if (error instanceof LockTimeoutError) await givenBack;
       throw error;
     }
     if (this.shutdown.signal.aborted) {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { LockEngine, LockLostError, type LockInfo } from '../../lib/index.js';
+import { LockEngine, LockLostError, LockTimeoutError, type LockInfo } from '../../lib/index.js';
 import type { ContractTarget } from './contract-target.js';
 import { useContractSuite } from './contract-suite.js';
 import { nextEvent } from '../support/next-event.js';
@@ -101,6 +101,16 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
         await lock.release();
         await (await waiter).release();
       });
+
+      it('leaves no claim waiting once tryAcquire has returned null or acquire has timed out', async () => {
+        const k = key('gave-up');
+        const lock = await a.acquire(k);
+        expect(await b.tryAcquire(k, { fair: true })).toBeNull();
+        expect((await a.inspect(k)).waiting).toBe(0);
+        await expect(b.acquire(k, { waitMs: 100, fair: true })).rejects.toBeInstanceOf(LockTimeoutError);
+        expect((await a.inspect(k)).waiting).toBe(0);
+        await lock.release();
+      });
     }
 
     if (can.semaphores) {
@@ -123,6 +133,7 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       const keys = [`${base}:1`, `${base}:2`, `${base}:3`];
       const locks = await Promise.all(keys.map((k, i) => (i % 2 ? a : b).acquire(k, { label: `job ${i}` })));
       const other = await a.acquire(key('elsewhere'));
+      for (const k of keys) await target.settled?.(suite.keyPrefix + k);
       const seen: LockInfo[] = [];
       let cursor: string | undefined;
       let pages = 0;
