@@ -12,6 +12,11 @@ export interface ContractTarget {
   processConfig?(): BackendOptions;
   /** Deletes the lock from the store behind its holder's back (as an operator or a store failure would). */
   expireLock?(storeKey: string): Promise<void>;
+  /**
+   * Waits until the writes of an acquisition that has returned have all reached the store (redlock:
+   * the masters that had not answered yet when the quorum did). Absent: they have when it returns.
+   */
+  settled?(storeKey: string): Promise<void>;
   /** Deletes every permit of the semaphore `storeKey` behind their holders' back (stores with semaphores). */
   expireSemaphore?(storeKey: string): Promise<void>;
   /** A backend pointed at a store that is not running. */

@@ -1,6 +1,7 @@
 import { createLockBackend, type LockBackend, type RedlockBackendOptions } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { freePort } from '../harness/free-port.js';
+import { waitUntil } from '../harness/server-process.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { describeBackendContract } from './backend-contract.js';
 import type { ContractTarget } from './contract-target.js';
@@ -26,6 +27,10 @@ const target: ContractTarget = {
   processConfig: options,
   async expireLock(storeKey) {
     await masters.deleteEverywhere(redisLockKeys(storeKey).lock);
+  },
+  async settled(storeKey) {
+    const lockKey = redisLockKeys(storeKey).lock;
+    await waitUntil(`${lockKey} on all 5 masters`, async () => (await masters.countHolding(lockKey)) === 5, 5_000, 5);
   },
   // Five ports that were free a moment ago: nothing listens there.
   async createUnreachableBackend() {

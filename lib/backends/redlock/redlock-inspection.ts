@@ -25,7 +25,11 @@ export class RedlockInspection implements LockInspection {
 
   /**
    * Scans the first `masters - quorum + 1` masters in turn (every quorum-held key is on one of
-   * them); a key is listed from the first of them that has it. Cursor: `<master>:<its cursor>`.
+   * them); a key is listed from the last of them that has it. Cursor: `<master>:<its cursor>`.
+   * Last, not first: an acquisition's write can still land on a master after the round reached
+   * its quorum, so a key can appear on a master already scanned (and would then be listed by
+   * none), but a held key never leaves a master it is on. At worst a key acquired during the
+   * listing shows up twice.
    */
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
     let { master, inner } = decodeCursor(cursor, this.masters.length);
@@ -34,7 +38,7 @@ export class RedlockInspection implements LockInspection {
     for (;;) {
       const page = await this.perMaster[master]!.list({ prefix, limit: limit - locks.length, cursor: inner });
       for (const found of page.locks) {
-        if ((await this.firstHolding(found.storeKey, scanned)) === master) locks.push(await this.inspect(found.storeKey));
+        if ((await this.lastHolding(found.storeKey, scanned)) === master) locks.push(await this.inspect(found.storeKey));
       }
       if (page.cursor !== undefined) return { locks, cursor: `${master}:${page.cursor}` };
       if (master + 1 >= scanned) return { locks };
@@ -66,9 +70,9 @@ export class RedlockInspection implements LockInspection {
     return { storeKey, ...(holders.length > 0 ? { mode: 'exclusive' as const } : {}), holders };
   }
 
-  /** The index of the first of the first `count` masters on which someone holds `storeKey`. */
-  private async firstHolding(storeKey: string, count: number): Promise<number | undefined> {
-    for (let i = 0; i < count; i++) {
+  /** The index of the last of the first `count` masters on which someone holds `storeKey` (one that does not answer counts as not holding it). */
+  private async lastHolding(storeKey: string, count: number): Promise<number | undefined> {
+    for (let i = count - 1; i >= 0; i--) {
       if (!isReachable(this.masters[i]!)) continue;
       const state = await this.perMaster[i]!.inspect(storeKey).catch(() => undefined);
       if (state && state.holders.some((holder) => !holder.permit)) return i;
