@@ -1,5 +1,6 @@
 // One caller's acquire+release (workload 1) built up step by step from raw ioredis to this library,
-// so that each step's cost shows apart: the client's settings, our two scripts, the engine. Every
+// so that each step's cost shows apart: the client's settings, our two scripts, the engine; and, for
+// scale, the least that any lock with fences and cross-process wake-ups must send. Every
 // step runs in this process against one Redis, in alternating order, `--rounds` times; medians of
 // ops/s, client CPU (this process, bench loop included), redis-server CPU and script time per operation.
 //   npm run build && node bench/ladder.mjs [--seconds 1.5] [--rounds 7]
@@ -39,6 +40,23 @@ function setAndDelete(redis) {
   };
 }
 
+/**
+ * Less than any lock with fences and wake-ups can do: one script takes the key and counts a fence
+ * (`INCR`: no clock floor, no expiry), one deletes it and publishes (no queue, readers or turns).
+ * What it costs over raw is the least a library giving those two guarantees pays.
+ */
+function fencedAndWaking(redis) {
+  redis.defineCommand('fencedTake', { numberOfKeys: 2, lua: "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return 0" });
+  redis.defineCommand('wakingRelease', { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return redis.call('PUBLISH', ARGV[2], 'released') end return -1" });
+  return {
+    async acquire(key) {
+      const token = randomUUID();
+      await redis.fencedTake(`{${key}}`, `{${key}}:fence`, token, 10_000);
+      return () => redis.wakingRelease(`{${key}}`, token, `{${key}}:released`);
+    },
+  };
+}
+
 /** This library's acquire and release scripts, called directly (no engine, no claim). */
 function ourScripts(redis) {
   const prefix = ownerIdPrefix(`${hostname()}:${process.pid}`); // as the engine's default instance label
@@ -64,7 +82,8 @@ const ours = await client(server.url, OWNED_CLIENT_OPTIONS);
 const engine = await CONTENDERS.ours.open({ url: server.url });
 const steps = [
   ['raw ioredis (SET NX PX + compare-and-delete), ioredis defaults', setAndDelete(defaults)],
-  ['the same, with our client settings (commandTimeout)', setAndDelete(ours)],
+  ['the least a fenced lock with wake-ups does (SET NX PX + INCR; compare-and-delete + PUBLISH), ioredis defaults', fencedAndWaking(defaults)],
+  ['raw again, with our client settings (commandTimeout)', setAndDelete(ours)],
   ['our acquire and release scripts, no engine', ourScripts(ours)],
   ['this library (LockEngine, redis backend)', engine],
 ];
