@@ -82,8 +82,8 @@ const ours = await client(server.url, OWNED_CLIENT_OPTIONS);
 const engine = await CONTENDERS.ours.open({ url: server.url });
 const steps = [
   ['raw ioredis (SET NX PX + compare-and-delete), ioredis defaults', setAndDelete(defaults)],
-  ['the least a fenced lock with wake-ups does (SET NX PX + INCR; compare-and-delete + PUBLISH), ioredis defaults', fencedAndWaking(defaults)],
-  ['raw again, with our client settings (commandTimeout)', setAndDelete(ours)],
+  ['the least a lock with fences and wake-ups sends (a script: SET NX PX + INCR; compare-and-delete + PUBLISH), ioredis defaults', fencedAndWaking(defaults)],
+  ['raw, with our client settings (commandTimeout)', setAndDelete(ours)],
   ['our acquire and release scripts, no engine', ourScripts(ours)],
   ['this library (LockEngine, redis backend)', engine],
 ];
