@@ -149,6 +149,27 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       expect((await b.list({ prefix: `${base}:` })).locks).toEqual([]);
     });
 
+    it('lists every key held throughout the listing, while the keys already listed are released between pages', async () => {
+      const base = key('churn');
+      const keys = [1, 2, 3, 4].map((i) => `${base}:${i}`);
+      const locks = new Map(await Promise.all(keys.map(async (k) => [k, await a.acquire(k)] as const)));
+      for (const k of keys) await target.settled?.(suite.keyPrefix + k);
+      const seen = new Set<string>();
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const page = await b.list({ prefix: `${base}:`, limit: 1, cursor });
+        for (const info of page.locks) {
+          seen.add(info.key);
+          await locks.get(info.key)?.release();
+          locks.delete(info.key);
+        }
+        cursor = page.cursor;
+      } while (cursor !== undefined && ++pages < 500);
+      expect([...seen].sort()).toEqual(keys);
+      expect(locks.size).toBe(0);
+    });
+
     it('refuses bad list options with InvalidLockArgumentError', async () => {
       await expect(a.list({ limit: 0 })).rejects.toThrow('limit must be');
       await expect(a.list({ prefix: 7 as unknown as string })).rejects.toThrow('prefix must be');

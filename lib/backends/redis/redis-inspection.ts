@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
 import { LUA_NOW } from './lua-clock.js';
@@ -83,25 +84,28 @@ export class RedisInspection implements LockInspection {
 
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
     if (this.client.isCluster) throw new LockBackendError('redis', 'list() is not available on a Redis Cluster (inspect() is)');
-    let { scan, skip } = decodeCursor(cursor);
+    let { scan, returned } = decodeCursor(cursor);
     const pattern = `{${escapeGlob(prefix)}*`;
     const found: string[] = [];
     let next: string | undefined = undefined;
     for (let round = 0; ; round++) {
       const [after, names] = await (this.client as unknown as Scanner).scan(scan, 'MATCH', pattern, 'COUNT', Math.max(100, limit));
-      const fresh = storeKeysOf(names, prefix).slice(skip);
+      const fresh = storeKeysOf(names, prefix).filter((storeKey) => !returned.has(shortId(storeKey)));
       const room = limit - found.length;
       if (fresh.length > room) {
-        found.push(...fresh.slice(0, room));
-        next = `${scan}:${skip + room}`; // the rest of this batch comes first on the next page
+        const taken = fresh.slice(0, room);
+        found.push(...taken);
+        // The rest of this batch comes first on the next page. Asked again, SCAN may answer this cursor
+        // with other keys (some released, or the table resized), so the cursor names the keys returned.
+        next = `${scan}:${[...returned, ...taken.map(shortId)].join('.')}`;
         break;
       }
       found.push(...fresh);
-      skip = 0;
+      returned = new Set();
       scan = after;
       if (scan === '0') break;
       if (found.length >= limit || round + 1 >= MAX_SCAN_ROUNDS) {
-        next = `${scan}:0`;
+        next = `${scan}:`;
         break;
       }
     }
@@ -135,10 +139,15 @@ function escapeGlob(text: string): string {
   return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
 }
 
-/** `<SCAN cursor>:<keys of that SCAN batch already returned>`. */
-function decodeCursor(cursor: string | undefined): { scan: string; skip: number } {
-  if (cursor === undefined) return { scan: '0', skip: 0 };
-  const match = /^(\d+):(\d+)$/.exec(cursor);
+/** `<SCAN cursor>:<shortIds of the keys of that SCAN batch already returned, joined by '.'>`. */
+function decodeCursor(cursor: string | undefined): { scan: string; returned: Set<string> } {
+  if (cursor === undefined) return { scan: '0', returned: new Set() };
+  const match = /^(\d+):((?:[\w-]{8})(?:\.[\w-]{8})*)?$/.exec(cursor);
   if (!match) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
-  return { scan: match[1]!, skip: Number(match[2]) };
+  return { scan: match[1]!, returned: new Set(match[2] ? match[2].split('.') : []) };
+}
+
+/** 48 bits of the key's SHA-1 (8 characters): short enough for a cursor, and two keys of one SCAN batch do not meet. */
+function shortId(storeKey: string): string {
+  return createHash('sha1').update(storeKey).digest('base64url').slice(0, 8);
 }
