@@ -37,35 +37,24 @@ function backendWithOneClaim() {
 /** Lets every callback queued so far (and those they queue) run. */
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+type Scripted = ReturnType<typeof backendWithOneClaim>;
+
 describe('close() while an acquisition is under way', () => {
-  it('gives back a lock granted while closing before it closes the clients', async () => {
+  it.each<[string, (attempt: Scripted['attempt']) => void]>([
+    ['gives back a lock granted while closing', (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 })],
+    ['cleans up after an attempt that failed while closing', (attempt) => attempt.reject(new Error('connection reset'))],
+  ])('%s before it closes the clients', async (_name, answer) => {
     const { backend, attempt, released, calls } = backendWithOneClaim();
     const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
     const acquiring = engine.acquire('k').catch((error: unknown) => error);
     await settle();
     const closing = engine.close();
-    attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 });
+    answer(attempt);
     await settle();
-    // The grant came too late: it is released in the store, and the clients wait for that.
+    // The answer came too late: the claim is given back in the store, and the clients wait for that.
     expect(calls).toEqual(['tryAcquire', 'release']);
     expect(await hasSettled(closing)).toBe(false);
     released.resolve(true);
-    await closing;
-    expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
-    expect(await acquiring).toBeInstanceOf(LockBackendError);
-  });
-
-  it('cleans up after an attempt that failed while closing before it closes the clients', async () => {
-    const { backend, attempt, released, calls } = backendWithOneClaim();
-    const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
-    const acquiring = engine.acquire('k').catch((error: unknown) => error);
-    await settle();
-    const closing = engine.close();
-    attempt.reject(new Error('connection reset'));
-    await settle();
-    expect(calls).toEqual(['tryAcquire', 'release']);
-    expect(await hasSettled(closing)).toBe(false);
-    released.resolve(false);
     await closing;
     expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
     expect(await acquiring).toBeInstanceOf(LockBackendError);

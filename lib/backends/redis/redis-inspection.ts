@@ -90,7 +90,8 @@ export class RedisInspection implements LockInspection {
     let next: string | undefined = undefined;
     for (let round = 0; ; round++) {
       const [after, names] = await (this.client as unknown as Scanner).scan(scan, 'MATCH', pattern, 'COUNT', Math.max(100, limit));
-      const fresh = storeKeysOf(names, prefix).filter((storeKey) => !returned.has(shortId(storeKey)));
+      const batch = storeKeysOf(names, prefix);
+      const fresh = returned.size === 0 ? batch : batch.filter((storeKey) => !returned.has(shortId(storeKey)));
       const room = limit - found.length;
       if (fresh.length > room) {
         const taken = fresh.slice(0, room);
