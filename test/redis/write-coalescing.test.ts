@@ -23,41 +23,45 @@ function fakeClient(status = 'ready') {
 const endOfTick = () => new Promise((resolve) => process.nextTick(resolve));
 
 describe('write coalescing of script calls', () => {
-  it(`sends the commands of one tick in writes of at most ${MAX_COALESCED}, and leaves the socket uncorked`, async () => {
+  it(`writes the first command of a tick at once and the rest in writes of at most ${MAX_COALESCED}, and leaves the socket uncorked`, async () => {
     const { wire, send, depth } = fakeClient();
-    const commands = Array.from({ length: 2 * MAX_COALESCED + 3 }, (_, i) => `c${i}`);
+    const commands = Array.from({ length: 1 + 2 * MAX_COALESCED + 3 }, (_, i) => `c${i}`);
     const replies = Promise.all(commands.map(send));
-    expect(wire.map((write) => write.length)).toEqual([MAX_COALESCED, MAX_COALESCED]);
+    expect(wire.map((write) => write.length)).toEqual([1, MAX_COALESCED, MAX_COALESCED]);
     await endOfTick();
-    expect(wire.map((write) => write.length)).toEqual([MAX_COALESCED, MAX_COALESCED, 3]);
+    expect(wire.map((write) => write.length)).toEqual([1, MAX_COALESCED, MAX_COALESCED, 3]);
     expect(wire.flat()).toEqual(commands);
     expect(depth()).toBe(0);
     await expect(replies).resolves.toEqual(commands);
   });
 
-  it('sends a lone command by the end of the tick it was issued in', async () => {
+  it('writes a lone command at once, and the first command of the next tick at once again', async () => {
     const { wire, send, depth } = fakeClient();
     void send('alone');
-    expect(wire).toEqual([]);
-    await endOfTick();
     expect(wire).toEqual([['alone']]);
+    expect(depth()).toBe(0);
+    await endOfTick();
+    void send('next tick');
+    expect(wire).toEqual([['alone'], ['next tick']]);
     expect(depth()).toBe(0);
   });
 
   it('starts a new batch after a full one, in the same tick', async () => {
     const { wire, send, depth } = fakeClient();
-    for (let i = 0; i < MAX_COALESCED; i++) void send(`a${i}`);
+    for (let i = 0; i <= MAX_COALESCED; i++) void send(`a${i}`);
+    expect(depth()).toBe(0);
     void send('next');
     expect(depth()).toBe(1);
     await endOfTick();
-    expect(wire.map((write) => write.length)).toEqual([MAX_COALESCED, 1]);
+    expect(wire.map((write) => write.length)).toEqual([1, MAX_COALESCED, 1]);
     expect(depth()).toBe(0);
   });
 
   it('does not hold back the commands of a client that is not ready (ioredis queues those itself)', () => {
     const { wire, send, depth } = fakeClient('connecting');
     void send('queued');
-    expect(wire).toEqual([['queued']]);
+    void send('queued too');
+    expect(wire).toEqual([['queued'], ['queued too']]);
     expect(depth()).toBe(0);
   });
 });

@@ -8,40 +8,46 @@ import type { CorkableStream, RedisClient } from './redis-client.js';
  */
 export const MAX_COALESCED = 16;
 
-/** Per socket: the commands held back in the current write (0: none, the socket is not corked). */
+/** Per socket, in the current tick: whether a command went out, and the commands held back since (0: the socket is not corked). */
 interface Coalescing {
+  sent: boolean;
   held: number;
 }
 
 const coalescing = new WeakMap<CorkableStream, Coalescing>();
 
 /**
- * @internal Sends a command (`send` writes it) on `client`'s socket together with the other commands
- * of this tick, up to MAX_COALESCED per write: a write syscall costs more than preparing a script
- * call, so many concurrent callers pay a fraction of it each. A lone command waits for nothing but
- * the end of the current tick. A client that is not ready (or a Cluster) sends as it is.
+ * @internal Sends a command (`send` writes it) on `client`'s socket; the commands that follow it in
+ * the same tick go out together, up to MAX_COALESCED per write: a write syscall costs more than
+ * preparing a script call, so many concurrent callers pay a fraction of it each. The first command
+ * of a tick is written at once: a lone caller's command reaches Redis while this process finishes
+ * its tick, instead of after it. A client that is not ready (or a Cluster) sends as it is.
  */
 export function sendCoalesced<T>(client: RedisClient, send: () => Promise<T>): Promise<T> {
   const stream = client.status === 'ready' ? client.stream : undefined;
   if (!stream) return send();
   let state = coalescing.get(stream);
   if (!state) {
-    state = { held: 0 };
+    state = { sent: false, held: 0 };
     coalescing.set(stream, state);
   }
-  if (state.held === 0) {
-    stream.cork();
-    state.held = 1;
-    process.nextTick(flush, stream, state);
+  if (!state.sent) {
+    state.sent = true;
+    process.nextTick(endTick, stream, state);
     return send();
   }
-  if (++state.held < MAX_COALESCED) return send();
+  if (state.held === 0) stream.cork();
   const sent = send();
-  flush(stream, state);
+  if (++state.held === MAX_COALESCED) flush(stream, state);
   return sent;
 }
 
-/** One uncork per cork: a flush scheduled for a batch that a full one already sent finds nothing. */
+function endTick(stream: CorkableStream, state: Coalescing): void {
+  state.sent = false;
+  flush(stream, state);
+}
+
+/** One uncork per cork. */
 function flush(stream: CorkableStream, state: Coalescing): void {
   if (state.held === 0) return;
   state.held = 0;
