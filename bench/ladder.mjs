@@ -1,6 +1,7 @@
 // One caller's acquire+release (workload 1) built up step by step from raw ioredis to this library,
 // so that each step's cost shows apart: the client's settings, our two scripts, the engine; and, for
-// scale, the least that any lock with fences and cross-process wake-ups must send. Every
+// scale, the least that any lock with fences and cross-process wake-ups must send, and
+// redis-semaphore's Mutex (workload 1's other yardstick; no fences, no wake-ups: it polls). Every
 // step runs in this process against one Redis, in alternating order, `--rounds` times; medians of
 // ops/s, client CPU (this process, bench loop included), redis-server CPU and script time per operation.
 //   npm run build && node bench/ladder.mjs [--seconds 1.5] [--rounds 7]
@@ -80,12 +81,14 @@ const usage = () => ({
 const defaults = await client(server.url, {});
 const ours = await client(server.url, OWNED_CLIENT_OPTIONS);
 const engine = await CONTENDERS.ours.open({ url: server.url });
+const semaphore = await CONTENDERS.semaphore.open({ url: server.url });
 const steps = [
   ['raw ioredis (SET NX PX + compare-and-delete), ioredis defaults', setAndDelete(defaults)],
   ['the least a lock with fences and wake-ups sends (a script: SET NX PX + INCR; compare-and-delete + PUBLISH), ioredis defaults', fencedAndWaking(defaults)],
   ['raw, with our client settings (commandTimeout)', setAndDelete(ours)],
   ['our acquire and release scripts, no engine', ourScripts(ours)],
   ['this library (LockEngine, redis backend)', engine],
+  ['redis-semaphore Mutex, as npm run bench configures it (a plain ioredis client)', semaphore],
 ];
 const results = steps.map(() => ({ opsPerSec: [], clientUs: [], serverUs: [], scriptUs: [] }));
 try {
@@ -115,6 +118,7 @@ try {
   });
 } finally {
   await engine.close();
+  await semaphore.close();
   defaults.disconnect();
   ours.disconnect();
   server.stop();
