@@ -31,19 +31,23 @@ const CLOCK_FENCE = "local time = redis.call('TIME') local last = time[1] * 1000
 const fastPath = ({ effects = true, check = true, fence = CLOCK_FENCE } = {}) =>
   `${effects ? EFFECTS : ''}if ${check ? `${NO_READERS_OR_QUEUE} and ` : ''}${TAKE} then ${fence} end return 0`;
 
+const FLOOR = fastPath({ effects: false, check: false, fence: "return redis.call('INCR', KEYS[2])" });
+
+// [label, script, declared keys (5: the library's)]
 const ACQUIRE_VARIANTS = [
   ['the fast path written out (EXISTS; SET NX PX; TIME; SET counter NX PX)', fastPath()],
   ['  without the readers/queue check (EXISTS)', fastPath({ check: false })],
   ['  without replicate_commands()', fastPath({ effects: false })],
   ['  a counter that never expires (SET counter NX, no PX)', fastPath({ fence: CLOCK_FENCE.replace(", 'PX', ARGV[5]", '') })],
   ['  a counter without the clock floor (INCR, no TIME, no expiry)', fastPath({ fence: "return redis.call('INCR', KEYS[2])" })],
-  ['the floor: SET NX PX + INCR, nothing else', fastPath({ effects: false, check: false, fence: "return redis.call('INCR', KEYS[2])" })],
+  ['the floor: SET NX PX + INCR, nothing else', FLOOR],
+  ['  the same with the 2 keys it uses declared, not 5', FLOOR, 2],
 ];
 
 const server = await startRedis();
 const client = new Redis(server.url, { enableAutoPipelining: false });
 client.defineCommand('casDel', COMPARE_AND_DELETE);
-for (const [index, [, lua]] of ACQUIRE_VARIANTS.entries()) client.defineCommand(`variant${index}`, { numberOfKeys: 5, lua });
+for (const [index, [, lua, numberOfKeys = 5]] of ACQUIRE_VARIANTS.entries()) client.defineCommand(`variant${index}`, { numberOfKeys, lua });
 
 let seq = 0;
 const freshKeys = () => redisLockKeys(`bench:script:${seq++}`);
@@ -72,9 +76,12 @@ const releasing = (release) => ({
 
 const rows = [
   ['acquire, this library', acquiring((keys, holder) => acquireLock(client, keys, { owner: holder, leaseMs: LEASE_MS, mode: 'exclusive', policy: 'found', idleKeyTtlMs: IDLE_MS }))],
-  ...ACQUIRE_VARIANTS.map(([label], index) => [
+  ...ACQUIRE_VARIANTS.map(([label, , numberOfKeys = 5], index) => [
     label,
-    acquiring((keys, holder) => client[`variant${index}`](keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry, holder, LEASE_MS, 'x', 1, counterTtlMs(IDLE_MS, LEASE_MS))),
+    acquiring((keys, holder) => {
+      const declared = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry].slice(0, numberOfKeys);
+      return client[`variant${index}`](...declared, holder, LEASE_MS, 'x', 1, counterTtlMs(IDLE_MS, LEASE_MS));
+    }),
   ]),
   ['release, this library (GET; DEL; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder))],
   ['release, raw compare-and-delete (GET; DEL)', releasing((keys, holder) => client.casDel(keys.lock, holder))],
