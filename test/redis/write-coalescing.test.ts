@@ -17,7 +17,7 @@ function fakeClient(status = 'ready') {
   const write = (command: string) => (depth > 0 ? pending.push(command) : wire.push([command]));
   const client = { status, stream } as unknown as RedisClient;
   const send = (command: string) => sendCoalesced(client, async () => (write(command), command));
-  return { wire, send, depth: () => depth };
+  return { wire, send, depth: () => depth, client };
 }
 
 const endOfTick = () => new Promise((resolve) => process.nextTick(resolve));
@@ -54,6 +54,20 @@ describe('write coalescing of script calls', () => {
     expect(depth()).toBe(1);
     await endOfTick();
     expect(wire.map((write) => write.length)).toEqual([1, MAX_COALESCED, 1]);
+    expect(depth()).toBe(0);
+  });
+
+  it('uncorks the socket at the end of the tick when a held-back send throws', async () => {
+    const { wire, send, depth, client } = fakeClient();
+    void send('first');
+    const throwing = (): Promise<string> => {
+      throw new Error('bad arguments');
+    };
+    expect(() => sendCoalesced(client, throwing)).toThrow('bad arguments');
+    void send('after');
+    expect(depth()).toBe(1);
+    await endOfTick();
+    expect(wire).toEqual([['first'], ['after']]);
     expect(depth()).toBe(0);
   });
 

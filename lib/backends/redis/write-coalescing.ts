@@ -36,9 +36,10 @@ export function sendCoalesced<T>(client: RedisClient, send: () => Promise<T>): P
     process.nextTick(endTick, stream, state);
     return send();
   }
-  if (state.held === 0) stream.cork();
+  // Counted before it is sent: a send that throws still leaves a cork for the end of the tick to undo.
+  if (state.held++ === 0) stream.cork();
   const sent = send();
-  if (++state.held === MAX_COALESCED) flush(stream, state);
+  if (state.held === MAX_COALESCED) flush(stream, state);
   return sent;
 }
 
