@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { LockBackendError, LockLostError, type LockEngine } from '../../lib/index.js';
+import { LockBackendError, LockLostError, type LockEngine, type LockInfo } from '../../lib/index.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { waitUntil } from '../harness/server-process.js';
 import { key, nextEvent, RedlockEngines, timed } from './redlock-engines.js';
@@ -177,5 +177,33 @@ describe('redlock over 5 masters: failures', () => {
     await expect(a.backend.ping!()).resolves.toBeUndefined();
     await masters.kill(0, 1, 2);
     await expect(a.backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
+  });
+
+  it("lists a held key that reaches a master already scanned while the listing runs (an acquisition's late write)", async () => {
+    const engine = await engines.create();
+    const prefix = key('late');
+    // Held on masters 1-4 only, as when master 0's write is still on its way after the round's quorum.
+    const late = await engine.acquire(`${prefix}:held`);
+    const lateKey = engines.storeKey(`${prefix}:held`);
+    // The acquisition returned at its quorum: wait for all five writes, so that the DEL below is the last word on master 0.
+    await waitUntil(`${lateKey} on all 5 masters`, async () => (await masters.countHolding(lateKey)) === 5, 5_000, 5);
+    const [owner, ttl] = [String(await masters.command(1, 'GET', lateKey)), String(await masters.command(1, 'PTTL', lateKey))];
+    await masters.command(0, 'DEL', lateKey);
+    // On master 0 only (no quorum: not listed), so that the first page (limit 1) fills up with master 0.
+    await masters.command(0, 'SET', engines.storeKey(`${prefix}:stray`), 'someone', 'PX', '60000');
+
+    const first = await engine.list({ prefix: `${prefix}:`, limit: 1 });
+    expect(first).toEqual({ locks: [], cursor: '1:' });
+    // The late write lands on master 0 between the pages.
+    await masters.command(0, 'SET', lateKey, owner, 'PX', ttl);
+    const seen: LockInfo[] = [...first.locks];
+    let cursor = first.cursor;
+    for (let pages = 0; cursor !== undefined && pages < 100; pages++) {
+      const page = await engine.list({ prefix: `${prefix}:`, limit: 1, cursor });
+      seen.push(...page.locks);
+      cursor = page.cursor;
+    }
+    expect(seen).toEqual([expect.objectContaining({ key: `${prefix}:held`, held: true })]);
+    await late.release();
   });
 });

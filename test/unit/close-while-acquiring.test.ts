@@ -40,10 +40,11 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 type Scripted = ReturnType<typeof backendWithOneClaim>;
 
 describe('close() while an acquisition is under way', () => {
-  it.each<[string, (attempt: Scripted['attempt']) => void]>([
-    ['gives back a lock granted while closing', (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 })],
-    ['cleans up after an attempt that failed while closing', (attempt) => attempt.reject(new Error('connection reset'))],
-  ])('%s before it closes the clients', async (_name, answer) => {
+  // The give-back's answer: true when the store held the granted lock, false when the failed attempt had taken nothing.
+  it.each<[string, (attempt: Scripted['attempt']) => void, boolean]>([
+    ['gives back a lock granted while closing', (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 }), true],
+    ['cleans up after an attempt that failed while closing', (attempt) => attempt.reject(new Error('connection reset')), false],
+  ])('%s before it closes the clients', async (_name, answer, heldInStore) => {
     const { backend, attempt, released, calls } = backendWithOneClaim();
     const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
     const acquiring = engine.acquire('k').catch((error: unknown) => error);
@@ -54,7 +55,7 @@ describe('close() while an acquisition is under way', () => {
     // The answer came too late: the claim is given back in the store, and the clients wait for that.
     expect(calls).toEqual(['tryAcquire', 'release']);
     expect(await hasSettled(closing)).toBe(false);
-    released.resolve(true);
+    released.resolve(heldInStore);
     await closing;
     expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
     expect(await acquiring).toBeInstanceOf(LockBackendError);
