@@ -3,9 +3,9 @@ export { isMultiLock, type Lock, type MultiLock, type LockOptions } from './engi
 export type { LockMode } from './engine/lock-mode.js';
 export type { LockEvent, LockEventType } from './engine/lock-events.js';
 export type { LockInfo, LockHolder, LockList, ListLocksOptions, ForceReleaseOptions } from './engine/lock-info.js';
-export type { LockInspection, StoredHolder, StoredLockState, ListRequest, ListPage } from './backends/lock-inspection.js';
+export type { LockInspection, StoredHolder, StoredLockState, ListRequest, ListPage } from './engine/lock-inspection.js';
 export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS, DEFAULT_STORE_NAME } from './engine/lock-engine.js';
-export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Busy, BackendCapabilities } from './backends/lock-backend.js';
+export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Busy, BackendCapabilities } from './engine/lock-backend.js';
 export { MemoryBackend } from './backends/memory/memory.backend.js';
 export type * from './backends/backend-options.js';
 export { createLockBackend } from './backends/create-backend.js';

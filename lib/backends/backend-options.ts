@@ -1,4 +1,4 @@
-import type { LockBackend } from './lock-backend.js';
+import type { LockBackend } from '../engine/lock-backend.js';
 
 // Driver types are referenced loosely so that the published .d.ts files never import an optional peer.
 

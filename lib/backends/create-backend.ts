@@ -3,7 +3,7 @@ import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import { backendOptionNames, unlistedBackendOptionNames } from './backend-option-names.js';
 import type { BackendConfig, BackendType } from './backend-options.js';
-import type { LockBackend } from './lock-backend.js';
+import type { LockBackend } from '../engine/lock-backend.js';
 import { MemoryBackend } from './memory/memory.backend.js';
 
 type Factory = (options: never) => Promise<LockBackend>;

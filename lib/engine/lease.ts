@@ -1,5 +1,5 @@
 import { LockBackendError, LockLostError } from '../errors.js';
-import type { LockClaim } from '../backends/lock-backend.js';
+import type { LockClaim } from './lock-backend.js';
 import { monotonicNow, unrefTimer } from './clock.js';
 import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';

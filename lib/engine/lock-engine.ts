@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
-import type { AttemptResult, LockBackend, LockClaim } from '../backends/lock-backend.js';
+import type { AttemptResult, LockBackend, LockClaim } from './lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { InFlight } from './in-flight.js';

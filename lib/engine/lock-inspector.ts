@@ -1,6 +1,6 @@
 import { InvalidLockArgumentError } from '../errors.js';
-import type { LockInspection, StoredHolder, StoredLockState } from '../backends/lock-inspection.js';
-import { isBusyState } from '../backends/lock-inspection.js';
+import type { LockInspection, StoredHolder, StoredLockState } from './lock-inspection.js';
+import { isBusyState } from './lock-inspection.js';
 import { parseHolderIdentity } from './holder-identity.js';
 import type { ForceReleaseOptions, ListLocksOptions, LockHolder, LockInfo, LockList } from './lock-info.js';
 import { assertKey, describe } from './lock-options.js';

@@ -1,6 +1,6 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { createLockBackend, isLockBackend } from '../backends/create-backend.js';
-import type { LockBackend } from '../backends/lock-backend.js';
+import type { LockBackend } from '../engine/lock-backend.js';
 import { LockEngine } from '../engine/lock-engine.js';
 import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';

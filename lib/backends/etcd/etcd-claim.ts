@@ -1,6 +1,6 @@
 import type { IRangeResponse, IRequestOp } from 'etcd3';
 import { isShared } from '../../engine/lock-mode.js';
-import type { ClaimRequest } from '../lock-backend.js';
+import type { ClaimRequest } from '../../engine/lock-backend.js';
 import { LockKeys, prefixEnd } from './etcd-keys.js';
 import { EtcdQueueClaim, type EtcdContext } from './etcd-queue-claim.js';
 import { waitForKeyChange } from './etcd-wait.js';

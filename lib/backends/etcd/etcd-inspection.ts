@@ -1,6 +1,6 @@
 import type { Etcd3, IKeyValue } from 'etcd3';
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
 import { escapeSegment, LockKeys, prefixEnd, SemaphoreKeys } from './etcd-keys.js';
 
 /** A claim's key: `<escaped key>/<read|write>/<escaped owner>` or `<escaped key>%sem/<escaped owner>`. */

@@ -1,6 +1,6 @@
 import type { Etcd3, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
 import { monotonicNow } from '../../engine/clock.js';
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
 
 /** @internal What every claim of one backend shares. */

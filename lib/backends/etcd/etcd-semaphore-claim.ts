@@ -1,5 +1,5 @@
 import type { IRangeResponse, IRequestOp } from 'etcd3';
-import type { ClaimRequest } from '../lock-backend.js';
+import type { ClaimRequest } from '../../engine/lock-backend.js';
 import { prefixEnd, SemaphoreKeys } from './etcd-keys.js';
 import { EtcdQueueClaim, type EtcdContext } from './etcd-queue-claim.js';
 import { waitForDeletionsAhead } from './etcd-wait.js';

@@ -1,7 +1,7 @@
 import type { Etcd3, IOptions } from 'etcd3';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
-import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../../engine/lock-backend.js';
 import { loadDriver } from '../load-driver.js';
 import { EtcdClaim } from './etcd-claim.js';
 import { resolveEtcdCredentials } from './etcd-credentials.js';

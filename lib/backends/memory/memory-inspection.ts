@@ -1,6 +1,6 @@
 import { monotonicNow } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
 import type { KeyState, MemoryKeys } from './memory-queue.js';
 
 /** Inspection of the memory backend: it knows everything (holders, fences, leases, waiters, permits). */

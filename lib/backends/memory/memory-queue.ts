@@ -1,4 +1,4 @@
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { monotonicNow, unrefTimer, wakeableSleep } from '../../engine/clock.js';
 
 /** @internal A claim holding a key, until its lease lapses. */

@@ -1,4 +1,4 @@
-import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { MemoryInspection } from './memory-inspection.js';
 import { MemoryKeys } from './memory-queue.js';
 import { LOCK_RULE, SEMAPHORE_RULE } from './memory-rules.js';

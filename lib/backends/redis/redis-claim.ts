@@ -1,5 +1,5 @@
 import { monotonicNow } from '../../engine/clock.js';
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { acquireLock, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys } from './redis-keys.js';

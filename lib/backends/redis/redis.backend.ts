@@ -2,7 +2,7 @@ import { InFlight } from '../../engine/in-flight.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
 import { DEFAULT_IDLE_KEY_TTL_MS, resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
-import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { QueueHeartbeat } from './queue-heartbeat.js';
 import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';

@@ -1,5 +1,5 @@
 import { monotonicNow } from '../../engine/clock.js';
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';
 import type { RedisClaimContext } from './redis-claim.js';

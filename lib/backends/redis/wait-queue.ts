@@ -1,4 +1,4 @@
-import type { ClaimRequest } from '../lock-backend.js';
+import type { ClaimRequest } from '../../engine/lock-backend.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';

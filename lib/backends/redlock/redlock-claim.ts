@@ -1,6 +1,6 @@
 import { LockBackendError } from '../../errors.js';
 import { monotonicNow, sleep } from '../../engine/clock.js';
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { redisLockKeys, type RedisLockKeys } from '../redis/redis-keys.js';
 import { releaseHolding, releaseLock } from '../redis/release.js';
 import { renewLock } from '../redis/renew.js';

@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
 import { RedisInspection } from '../redis/redis-inspection.js';
 import { isReachable, type RedlockMaster } from './redlock-masters.js';
 

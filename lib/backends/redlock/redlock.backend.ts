@@ -1,6 +1,6 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
-import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { describeFailures } from './node-call.js';
 import { runRound, tally } from './quorum-round.js';
 import { RedlockClaim, type RedlockContext } from './redlock-claim.js';

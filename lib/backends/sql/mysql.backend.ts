@@ -1,6 +1,6 @@
 import type { MysqlBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
-import type { LockBackend } from '../lock-backend.js';
+import type { LockBackend } from '../../engine/lock-backend.js';
 import { asPromisePool, loadMysqlDriver, type MysqlPromisePool } from './mysql-driver.js';
 import { MysqlDialect } from './mysql-dialect.js';
 import { MysqlInspectionQueries } from './mysql-inspection.js';

@@ -1,6 +1,6 @@
 import type { PostgresBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
-import type { LockBackend } from '../lock-backend.js';
+import type { LockBackend } from '../../engine/lock-backend.js';
 import { isPgPool, loadPgDriver, type PgClient, type PgPool } from './postgres-driver.js';
 import { PostgresDialect } from './postgres-dialect.js';
 import { PostgresInspectionQueries } from './postgres-inspection.js';

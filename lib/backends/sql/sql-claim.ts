@@ -1,5 +1,5 @@
 import { sleep } from '../../engine/clock.js';
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { Backoff } from './sql-backoff.js';
 import type { LeaseRow } from './sql-dialect.js';
 import { displayKey, keyHash, storedOwner } from './sql-keys.js';

@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
 import { keyHash } from './sql-keys.js';
 
 /** One held row as inspection reads it. */

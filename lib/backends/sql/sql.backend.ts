@@ -1,5 +1,5 @@
 import { toBackendError } from '../../engine/backend-error.js';
-import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../lock-backend.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
 import type { SqlDialect } from './sql-dialect.js';
 import { DEFAULT_IDLE_KEY_TTL_MS } from '../idle-key-ttl.js';

@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../lock-inspection.js';
+import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
 import { removeIfPresent } from './lock-nodes.js';
 import { ZK_ERROR, zkErrorCode } from './zk-driver.js';
 import { keyNodeName, lockParentPath, parseLockNode, type LockNode } from './zk-paths.js';

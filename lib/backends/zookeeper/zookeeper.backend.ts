@@ -1,5 +1,5 @@
 import type { ZookeeperBackendOptions } from '../backend-options.js';
-import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../lock-backend.js';
+import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../../engine/lock-backend.js';
 import { loadZookeeperDriver, type ZkDriver } from './zk-driver.js';
 import { explainAccessError } from './zk-access-error.js';
 import { ZookeeperInspection } from './zk-inspection.js';

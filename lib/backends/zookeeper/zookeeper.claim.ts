@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { LockBackendError } from '../../errors.js';
 import { monotonicNow, sleep } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
-import type { AttemptResult, ClaimRequest, LockClaim } from '../lock-backend.js';
+import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { queuePosition } from './lock-queue.js';
 import { createLockNode, removeIfPresent } from './lock-nodes.js';
 import { explainAccessError } from './zk-access-error.js';

@@ -1,4 +1,4 @@
-import type { LockMode } from '../engine/lock-mode.js';
+import type { LockMode } from './lock-mode.js';
 import type { LockInspection } from './lock-inspection.js';
 
 /**
