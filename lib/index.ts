@@ -4,12 +4,12 @@ export type { LockMode } from './engine/lock-mode.js';
 export type { LockEvent, LockEventType } from './engine/lock-events.js';
 export type { LockInfo, LockHolder, LockList, ListLocksOptions, ForceReleaseOptions } from './engine/lock-info.js';
 export type { LockInspection, StoredHolder, StoredLockState, ListRequest, ListPage } from './engine/lock-inspection.js';
-export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS, DEFAULT_STORE_NAME } from './engine/lock-engine.js';
+export { LockEngine, type LockEngineOptions, DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS } from './engine/lock-engine.js';
 export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Busy, BackendCapabilities } from './engine/lock-backend.js';
 export { MemoryBackend } from './backends/memory/memory.backend.js';
 export type * from './backends/backend-options.js';
 export { createLockBackend } from './backends/create-backend.js';
-export { DistributedLockModule } from './nest/distributed-lock.module.js';
+export { DistributedLockModule } from './module/distributed-lock.module.js';
 export type { DistributedLockModuleOptions, DistributedLockModuleAsyncOptions, DistributedLockOptionsFactory } from './nest/distributed-lock.options.js';
 export {
   DISTRIBUTED_LOCK_MODULE_OPTIONS,
@@ -17,8 +17,7 @@ export {
   getLockServiceToken,
   getLockEngineToken,
   getLockModuleOptionsToken,
-  InjectLeaderService,
-  getLeaderServiceToken,
+  DEFAULT_STORE_NAME,
 } from './nest/lock-store.tokens.js';
 export { LockService } from './nest/lock.service.js';
 export { DistributedLockAdminModule } from './admin/distributed-lock-admin.module.js';
@@ -36,5 +35,6 @@ export { subscribeLockMetrics, type LockMetricsOptions, type PrometheusRegistryL
 export { subscribeLockTracing, lockEventAttributes, LOCK_TRACE_ATTRIBUTES, type LockTracingOptions } from './metrics/opentelemetry-tracing.js';
 export type { LockEventSource, MetricsSubscription } from './metrics/observable-like.js';
 export { LeaderService } from './leader/leader.service.js';
+export { InjectLeaderService, getLeaderServiceToken } from './leader/leader.tokens.js';
 export { LeaderOnly, OnLeadership, LEADERSHIP_METADATA, type LeadershipMetadata, type LeadershipDecoratorOptions } from './leader/leadership.decorators.js';
 export type { Leadership, LeaderInfo, LeadershipChange, LeadOptions, AfterTask, Campaign } from './leader/leadership.js';

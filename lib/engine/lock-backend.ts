@@ -113,6 +113,9 @@ export interface BackendCapabilities {
   readonly semaphore?: boolean;
   /** `minHoldMs`: `LockClaim.release(holdMs)` keeps the key taken for `holdMs`, in the store, then lets it lapse. */
   readonly minHold?: boolean;
-  /** Grants carry no fencing token (Redlock): leader election is refused, as successive leaders would get no increasing term. */
-  readonly unfenced?: boolean;
+  /**
+   * Every grant carries a fence, strictly increasing per key over successive holders. Leader election
+   * requires it (a leader's term is its fence); a store that leaves it out (Redlock) is refused there.
+   */
+  readonly fenced?: boolean;
 }

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
-import type { AttemptResult, LockBackend, LockClaim } from './lock-backend.js';
+import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { InFlight } from './in-flight.js';
@@ -36,7 +36,6 @@ export interface LockEngineOptions {
 export const DEFAULT_KEY_PREFIX = 'lock:';
 export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_WAIT_MS = 10_000;
-export const DEFAULT_STORE_NAME = 'default';
 
 /** How long a call waits for a lock its own call chain seems to hold before a `self-wait` event says so. */
 export const SELF_WAIT_NOTICE_MS = 1_000;
@@ -81,7 +80,7 @@ export class LockEngine {
     readonly backend: LockBackend,
     options: LockEngineOptions = {},
   ) {
-    this.name = checkLabel(options.name ?? DEFAULT_STORE_NAME, 'name');
+    this.name = checkLabel(options.name ?? 'default', 'name');
     this.instance = checkLabel(options.instance ?? defaultInstanceLabel(), 'instance');
     this.ownerPrefix = ownerIdPrefix(this.instance);
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
@@ -373,6 +372,11 @@ export class LockEngine {
       this.emit({ type: 'self-wait', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(waitedMs) });
     }
     return Infinity;
+  }
+
+  /** Whether the store declares this capability (see {@link BackendCapabilities}). */
+  supports(capability: keyof BackendCapabilities): boolean {
+    return this.backend.capabilities?.[capability] === true;
   }
 
   /** Refuses a kind of lock the store does not implement, before anything reaches the store. */

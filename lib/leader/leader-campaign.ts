@@ -83,7 +83,7 @@ export class LeaderCampaign {
 
   private async campaign(): Promise<void> {
     const stop = this.stopping.signal;
-    const fair = this.engine.backend.capabilities?.fair === true;
+    const fair = this.engine.supports('fair');
     let retryMs = FIRST_RETRY_MS;
     while (!stop.aborted && !this.engine.isClosed) {
       let lock: Lock;

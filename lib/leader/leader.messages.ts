@@ -7,7 +7,7 @@ export const LeaderMessages = {
   alreadyCampaigning: (name: string) =>
     `This instance already campaigns for leadership "${name}" (lead() was called for it and not stopped, or @OnLeadership / @LeaderOnly use it); stop that campaign first, or share its leadership`,
   unfenced: (backend: string) =>
-    `Leader election is refused on the ${backend} backend: it has no fencing token, so successive leaders would get no increasing term, and a leader paused past its lease (or a store restarted without persistence) could act next to its successor with nothing to tell them apart. Use ZooKeeper or etcd (consensus and honest terms), or Redis, PostgreSQL or MySQL, for leader election`,
+    `Leader election is refused on the ${backend} backend: it does not declare fencing tokens (capabilities.fenced), so successive leaders would get no increasing term, and a leader paused past its lease (or a store restarted without persistence) could act next to its successor with nothing to tell them apart. Use ZooKeeper or etcd (consensus and honest terms), or Redis, PostgreSQL or MySQL, for leader election`,
   closed: () => 'The lock service is shut down: no campaign can start',
   taskFailed: (name: string, message: string) => `The leader task of "${name}" failed (this instance resigns and campaigns again): ${message}`,
   storeFailed: (name: string, message: string, retryInMs: number) =>

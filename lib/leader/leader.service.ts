@@ -6,10 +6,12 @@ import { InvalidLockArgumentError } from '../errors.js';
 import { LOCK_ENGINE } from '../nest/lock.constants.js';
 import { LeaderCampaign, type CampaignReporter } from './leader-campaign.js';
 import { LeaderMessages } from './leader.messages.js';
-import { leaderRegistry } from './leader.registry.js';
 import { leadershipKey, type AfterTask, type Campaign, type LeaderInfo, type Leadership, type LeadershipChange, type LeadOptions } from './leadership.js';
 
 const AFTER_TASK: readonly AfterTask[] = ['campaign', 'stop'];
+
+/** @internal The leader service of each engine, for `@LeaderOnly()` methods (which find the engine through the lock registry). */
+export const leaderRegistry = new WeakMap<LockEngine, LeaderService>();
 
 /**
  * Leader election on the module's lock store: one leader per name across every instance of the
@@ -54,7 +56,7 @@ export class LeaderService implements BeforeApplicationShutdown {
     const { leaseMs, afterTask = 'campaign' } = options;
     if (leaseMs !== undefined) checkLeaseMs(leaseMs);
     if (!AFTER_TASK.includes(afterTask)) throw new InvalidLockArgumentError(LeaderMessages.afterTask(name, describe(afterTask)));
-    if (this.engine.backend.capabilities?.unfenced) throw new InvalidLockArgumentError(LeaderMessages.unfenced(this.engine.backend.name));
+    if (!this.engine.supports('fenced')) throw new InvalidLockArgumentError(LeaderMessages.unfenced(this.engine.backend.name));
     if (this.engine.isClosed) throw new InvalidLockArgumentError(LeaderMessages.closed());
     if (this.campaigns.get(name)?.stopped === false) throw new InvalidLockArgumentError(LeaderMessages.alreadyCampaigning(name));
     const campaign = new LeaderCampaign(this.engine, { name, task, leaseMs, afterTask }, this.reporter(name));

@@ -1,10 +1,10 @@
 import { describe } from '../engine/lock-options.js';
-import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
+import { DEFAULT_STORE_NAME } from '../nest/lock-store.tokens.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import { copyMetadata } from '../nest/copy-metadata.js';
 import { lockRegistry } from '../nest/lock.registry.js';
 import { LeaderMessages } from './leader.messages.js';
-import { leaderRegistry } from './leader.registry.js';
+import { leaderRegistry } from './leader.service.js';
 
 /**
  * Metadata key under which `@OnLeadership()` and `@LeaderOnly()` record what they ask for on the

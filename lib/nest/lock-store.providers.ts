@@ -1,18 +1,16 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
-import { DiscoveryModule, DiscoveryService } from '@nestjs/core';
+import { DiscoveryService } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
-import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
+import { DEFAULT_STORE_NAME } from './lock-store.tokens.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
-import { LeaderService } from '../leader/leader.service.js';
-import { LeadershipExplorer } from '../leader/leadership.explorer.js';
 import { LockExplorer } from './lock.explorer.js';
 import { Messages } from './lock.messages.js';
 import { LockService } from './lock.service.js';
 import { createLockStore, type LockStore } from './lock-store.js';
-import { getLeaderServiceToken, getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
+import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
 
 /** The store name `forRoot()` / `forRootAsync()` was given; checked at the call, since the providers' tokens derive from it. */
 export function storeNameOf(name: unknown): string {
@@ -21,29 +19,17 @@ export function storeNameOf(name: unknown): string {
   return name;
 }
 
-/** The dynamic module of one store: its options provider(s), the store, its engine, its `LockService`, its `LeaderService` and their explorers. */
-export function lockStoreModule(module: DynamicModule['module'], name: string, isGlobal: boolean | undefined, options: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
+/** The providers of one store: its options provider(s), the store, its engine, its `LockService` and the explorer of its `@Locked()` methods. */
+export function lockStoreProviders(name: string, options: Provider[]): { providers: Provider[]; exports: NonNullable<DynamicModule['exports']> } {
   const storeToken = getLockStoreToken(name);
   const providers: Provider[] = [
     ...options,
     { provide: storeToken, useFactory: (value: DistributedLockModuleOptions) => createLockStore(name, value), inject: [getLockModuleOptionsToken(name)] },
     { provide: getLockEngineToken(name), useFactory: (store: LockStore) => store.engine, inject: [storeToken] },
     { provide: getLockServiceToken(name), useFactory: (engine: LockEngine) => new LockService(engine), inject: [getLockEngineToken(name)] },
-    { provide: getLeaderServiceToken(name), useFactory: (engine: LockEngine) => new LeaderService(engine), inject: [getLockEngineToken(name)] },
     { provide: `${storeToken}:explorer`, useFactory: (discovery: DiscoveryService, store: LockStore) => new LockExplorer(discovery, store), inject: [DiscoveryService, storeToken] },
-    {
-      provide: `${storeToken}:leadership-explorer`,
-      useFactory: (discovery: DiscoveryService, engine: LockEngine, leaders: LeaderService) => new LeadershipExplorer(discovery, name, engine, leaders),
-      inject: [DiscoveryService, getLockEngineToken(name), getLeaderServiceToken(name)],
-    },
   ];
-  return {
-    module,
-    global: isGlobal !== false,
-    imports: [DiscoveryModule, ...imports],
-    providers,
-    exports: [getLockServiceToken(name), getLockEngineToken(name), getLeaderServiceToken(name)],
-  };
+  return { providers, exports: [getLockServiceToken(name), getLockEngineToken(name)] };
 }
 
 const ASYNC_OPTION_NAMES = Object.keys({

@@ -1,34 +1,31 @@
 import { Inject } from '@nestjs/common';
-import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
-import { LeaderService } from '../leader/leader.service.js';
 import { LOCK_ENGINE } from './lock.constants.js';
 import { LockService } from './lock.service.js';
 
-const isDefault = (name: string | undefined): boolean => name === undefined || name === DEFAULT_STORE_NAME;
+/** The name of the store that `forRoot()` / `forRootAsync()` register when given no `name`. */
+export const DEFAULT_STORE_NAME = 'default';
+
+/** Whether `name` means the default store (its tokens are the plain classes and constants). */
+export const isDefaultStore = (name: string | undefined): boolean => name === undefined || name === DEFAULT_STORE_NAME;
 
 /** Injection token of the `LockService` of the store `name`: the `LockService` class itself for the default (unnamed) store. */
 export function getLockServiceToken(name?: string): string | typeof LockService {
-  return isDefault(name) ? LockService : `DistributedLockService:${name}`;
-}
-
-/** Injection token of the `LeaderService` of the store `name`: the `LeaderService` class itself for the default (unnamed) store. */
-export function getLeaderServiceToken(name?: string): string | typeof LeaderService {
-  return isDefault(name) ? LeaderService : `DistributedLeaderService:${name}`;
+  return isDefaultStore(name) ? LockService : `DistributedLockService:${name}`;
 }
 
 /** Injection token of the `LockEngine` of the store `name` (`LOCK_ENGINE` for the default store). */
 export function getLockEngineToken(name?: string): string {
-  return isDefault(name) ? LOCK_ENGINE : `${LOCK_ENGINE}:${name}`;
+  return isDefaultStore(name) ? LOCK_ENGINE : `${LOCK_ENGINE}:${name}`;
 }
 
 /** Injection token of the options of the store `name`, as `forRoot()` got them or `forRootAsync()`'s factory made them. */
 export function getLockModuleOptionsToken(name?: string): string {
-  return isDefault(name) ? 'DISTRIBUTED_LOCK_MODULE_OPTIONS' : `DISTRIBUTED_LOCK_MODULE_OPTIONS:${name}`;
+  return isDefaultStore(name) ? 'DISTRIBUTED_LOCK_MODULE_OPTIONS' : `DISTRIBUTED_LOCK_MODULE_OPTIONS:${name}`;
 }
 
 /** @internal The store itself (its engine and shutdown). */
 export function getLockStoreToken(name?: string): string {
-  return isDefault(name) ? 'DISTRIBUTED_LOCK_STORE' : `DISTRIBUTED_LOCK_STORE:${name}`;
+  return isDefaultStore(name) ? 'DISTRIBUTED_LOCK_STORE' : `DISTRIBUTED_LOCK_STORE:${name}`;
 }
 
 /** Injection token of the default store's module options. */
@@ -43,9 +40,3 @@ export const DISTRIBUTED_LOCK_MODULE_OPTIONS = getLockModuleOptionsToken();
  * ```
  */
 export const InjectLockService = (name?: string): ParameterDecorator & PropertyDecorator => Inject(getLockServiceToken(name));
-
-/**
- * Injects the `LeaderService` of a named store; without a name, the default store's (the same as
- * injecting `LeaderService`).
- */
-export const InjectLeaderService = (name?: string): ParameterDecorator & PropertyDecorator => Inject(getLeaderServiceToken(name));

@@ -1,4 +1,4 @@
-import { DEFAULT_STORE_NAME } from '../engine/lock-engine.js';
+import { DEFAULT_STORE_NAME } from './lock-store.tokens.js';
 import type { LockMode } from '../engine/lock-mode.js';
 import { checkHoldBounds, checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';

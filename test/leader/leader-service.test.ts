@@ -152,10 +152,17 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
     await campaign.stop();
     pair.a.lead('dup', () => undefined);
 
-    const redlock = { name: 'redlock', capabilities: { unfenced: true }, claim: () => { throw new Error('unused'); }, close: async () => undefined } as unknown as LockBackend;
-    const engine = new LockEngine(redlock);
-    expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(InvalidLockArgumentError);
-    expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(/no fencing token/);
+    // Leadership needs fences the store vouches for: a store that does not declare them (Redlock, a custom one) is refused.
+    for (const capabilities of [undefined, { minHold: true }, { fenced: false }]) {
+      const unfenced = { name: 'custom', capabilities, claim: () => { throw new Error('unused'); }, close: async () => undefined } as unknown as LockBackend;
+      const bare = new LockEngine(unfenced);
+      expect(() => new LeaderService(bare).lead('x', () => undefined)).toThrow(InvalidLockArgumentError);
+      expect(() => new LeaderService(bare).lead('x', () => undefined)).toThrow(/does not declare fencing tokens/);
+      await bare.close();
+    }
+    const { RedlockBackend } = await import('../../lib/backends/redlock/redlock.backend.js');
+    const engine = new LockEngine(new RedlockBackend([], { quorum: 1 } as ConstructorParameters<typeof RedlockBackend>[1]));
+    expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(/Leader election is refused on the redlock backend/);
     await engine.close();
   });
 });

@@ -21,7 +21,7 @@ type EtcdDriver = typeof import('etcd3');
 class EtcdBackend implements LockBackend {
   readonly name = 'etcd';
   /** Waiters always queue in arrival order, so every lock is fair. */
-  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true, fenced: true };
   readonly inspection: EtcdInspection;
   private readonly context: EtcdContext;
   private closing: Promise<void> | undefined;

@@ -11,7 +11,7 @@ import { LOCK_RULE, SEMAPHORE_RULE } from './memory-rules.js';
 export class MemoryBackend implements LockBackend {
   readonly name = 'memory';
   /** Waiters always queue in arrival order, so every lock is fair. */
-  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true, fenced: true };
   /** One counter for all keys: strictly increasing per key too, and nothing to keep per released key. */
   private lastFence = 0;
   private readonly locks = new MemoryKeys(LOCK_RULE, () => ++this.lastFence);

@@ -23,7 +23,7 @@ const CLOSE_GRACE_MS = 2_000;
  */
 export class RedisBackend implements LockBackend {
   readonly name = 'redis';
-  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true, fenced: true };
   readonly inspection: RedisInspection;
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;

@@ -23,7 +23,7 @@ export class RedlockBackend implements LockBackend {
   readonly name = 'redlock';
   readonly inspection: RedlockInspection;
   /** minHoldMs: a released key is kept for the rest of it on each master (owner-checked PEXPIRE). No fences (quorum writes on independent masters). */
-  readonly capabilities: BackendCapabilities = { minHold: true, unfenced: true };
+  readonly capabilities: BackendCapabilities = { minHold: true };
   private readonly context: RedlockContext;
   private closing: Promise<void> | undefined;
 

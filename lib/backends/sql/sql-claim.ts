@@ -1,9 +1,14 @@
 import { sleep } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { Backoff } from './sql-backoff.js';
-import type { LeaseRow } from './sql-dialect.js';
+import type { LeaseRow, SqlDialect } from './sql-dialect.js';
 import { displayKey, keyHash, storedOwner } from './sql-keys.js';
-import type { SqlBackend } from './sql.backend.js';
+
+/** What a claim needs of its backend: the dialect's statements and the table, created on first use. */
+export interface SqlClaimStore {
+  readonly dialect: SqlDialect;
+  ensureTable(): Promise<void>;
+}
 
 /** With LISTEN/NOTIFY up, a waiter still re-checks this often, in case a notification was missed. */
 const NOTIFIED_FALLBACK_MS = 1_000;
@@ -20,7 +25,7 @@ export class SqlClaim implements LockClaim {
   private unsubscribe: ((passOn: boolean) => void) | undefined;
 
   constructor(
-    private readonly backend: SqlBackend,
+    private readonly backend: SqlClaimStore,
     private readonly request: ClaimRequest,
   ) {
     this.row = { keyHash: keyHash(request.key), displayKey: displayKey(request.key), owner: storedOwner(request.owner) };

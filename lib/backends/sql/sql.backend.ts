@@ -14,7 +14,7 @@ import { SqlInspection, type SqlInspectionQueries } from './sql-inspection.js';
  */
 export class SqlBackend implements LockBackend {
   /** minHoldMs: a release sets the row's expiry to the database's now + the rest of it, owner-checked. */
-  readonly capabilities: BackendCapabilities = { minHold: true };
+  readonly capabilities: BackendCapabilities = { minHold: true, fenced: true };
   private tableReady: Promise<void> | undefined;
   private closed = false;
   /** @internal Deletes the rows of idle keys; runs from the first lock on. */

@@ -1,12 +1,11 @@
 import { LockBackendError } from '../../errors.js';
 import { ZK_ERROR, zkErrorCode } from './zk-driver.js';
-import type { ZkSession } from './zk-session.js';
 
 /**
  * A driver error that means "not allowed" (NO_AUTH, INVALID_ACL, AUTH_FAILED) as a LockBackendError
  * that says which option to check; any other error is returned unchanged. Never names a credential.
  */
-export function explainAccessError(error: unknown, session: ZkSession, what: string): unknown {
+export function explainAccessError(error: unknown, session: { readonly authFailed: boolean }, what: string): unknown {
   // The driver fails the requests it had sent with CONNECTION_LOSS when the server drops a rejected session.
   if (session.authFailed) return new LockBackendError('zookeeper', AUTH_FAILED_MESSAGE, { cause: error });
   switch (zkErrorCode(error)) {

@@ -16,7 +16,7 @@ import { resolveZookeeperOptions } from './zookeeper-options.js';
 export class ZookeeperBackend implements LockBackend {
   readonly name = 'zookeeper';
   /** Waiters always queue in arrival order, so every lock is fair. */
-  readonly capabilities: BackendCapabilities = { read: true, fair: true };
+  readonly capabilities: BackendCapabilities = { read: true, fair: true, fenced: true };
   readonly inspection: ZookeeperInspection;
   private readonly sessions: ZkSessions;
 
