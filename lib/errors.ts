@@ -11,8 +11,14 @@ export class LockTimeoutError extends DistributedLockError {
   constructor(
     readonly key: string,
     readonly waitMs: number,
-    /** Milliseconds until the current holder's lease lapses, when the store told us. */
+    /** Milliseconds until the current holder's lease lapses, when the store told us (renewals keep it full while the holder works). */
     readonly retryAfterMs?: number,
+    /**
+     * This instance's guess of how long until the key frees: the median of its last 5 holds of the
+     * key, less the current hold's age when this instance is the holder. Undefined when this
+     * instance has not held the key recently. HTTP `Retry-After` is this, in whole seconds, at least 1.
+     */
+    readonly likelyFreeInMs?: number,
   ) {
     super(`Lock "${key}" is busy: not acquired within ${waitMs} ms`);
   }

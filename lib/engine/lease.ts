@@ -16,6 +16,8 @@ export interface LeaseOwner {
   readonly observed: boolean;
   /** The lease ended (released or lost): stop tracking it. */
   forget(lease: Lease): void;
+  /** The holder released it after `heldMs` (for `RecentHolds`). */
+  noteHeld(key: string, heldMs: number): void;
   /** The engine's one timer for the renewals and lapse deadlines of all its leases. */
   readonly scheduler: WakeScheduler;
 }
@@ -200,7 +202,9 @@ export class Lease implements Wakeable {
     if (this.state !== 'held') return;
     this.state = 'released';
     this.owner.forget(this);
-    if (this.owner.observed) this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs() });
+    const heldMs = this.heldMs();
+    this.owner.noteHeld(this.key, heldMs);
+    if (this.owner.observed) this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs });
     this.controller?.abort(this.reason());
   }
 
@@ -301,7 +305,8 @@ export class Lease implements Wakeable {
     this.owner.scheduler.cancel(this);
   }
 
-  private heldMs(): number {
+  /** How long it has been held, in whole ms. */
+  heldMs(): number {
     return Math.round(monotonicNow() - this.acquiredAt);
   }
 }

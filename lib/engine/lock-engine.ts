@@ -15,6 +15,7 @@ import { assertKey, checkLeaseMs, checkWaitMs, describe as describeValue, resolv
 import { currentLock, currentScope, findHeldLease, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
+import { RecentHolds } from './recent-holds.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
 import { holderOwnerId, ownerIdPrefix } from './holder-identity.js';
 import { defaultInstanceLabel } from './owner-id.js';
@@ -72,6 +73,8 @@ export class LockEngine {
   /** By store key: locks `acquire()` handed out that no scope entered (see `self-wait` events). */
   private readonly unscoped = new Map<string, Unscoped>();
   private readonly inspector: LockInspector;
+  /** This instance's last hold times per key, for `LockTimeoutError.likelyFreeInMs`. */
+  private readonly recentHolds = new RecentHolds();
 
   /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
   readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
@@ -102,6 +105,7 @@ export class LockEngine {
         this.leases.delete(lease);
         if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
       },
+      noteHeld: (key, heldMs) => this.recentHolds.record(key, heldMs),
       scheduler: new WakeScheduler(),
     };
   }
@@ -328,7 +332,7 @@ export class LockEngine {
       if (remaining <= 0) {
         const waitedMs = Math.round(monotonicNow() - startedAt);
         this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
-        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs);
+        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
       }
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
@@ -341,6 +345,14 @@ export class LockEngine {
     }
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     throw options.signal?.reason;
+  }
+
+  /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
+  private likelyFreeInMs(key: string, storeKey: string): number | undefined {
+    if (this.recentHolds.likelyFreeInMs(key) === undefined) return undefined;
+    let ageMs = 0;
+    for (const lease of this.leases) if (lease.storeKey === storeKey) ageMs = Math.max(ageMs, lease.heldMs());
+    return this.recentHolds.likelyFreeInMs(key, ageMs);
   }
 
   /** Remembers a lock handed out to a caller outside any scope, for `self-wait` notices. */

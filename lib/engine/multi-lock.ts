@@ -55,7 +55,7 @@ async function takeInOrder(keys: readonly string[], options: ResolvedLockOptions
   } catch (error) {
     await releaseAll(parts);
     // The caller waited for the whole set: report its waitMs, not what was left for this part.
-    if (error instanceof LockTimeoutError) throw new LockTimeoutError(error.key, options.waitMs, error.retryAfterMs);
+    if (error instanceof LockTimeoutError) throw new LockTimeoutError(error.key, options.waitMs, error.retryAfterMs, error.likelyFreeInMs);
     throw error;
   }
 }

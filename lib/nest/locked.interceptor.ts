@@ -4,7 +4,12 @@ import { LockBackendError, LockTimeoutError } from '../errors.js';
 import { HandlerCall } from './handler-call.js';
 import type { KeyParts } from './key-template.js';
 import { LockGraphQLError, lockErrorPayload, rpcException, wsException } from './lock-context-errors.js';
-import { conflictException, retryAfterSeconds, setResponseHeader, unavailableException } from './lock-http-errors.js';
+import { LockBusyException, LockStoreUnavailableException } from './lock-http.exceptions.js';
+
+interface HeaderSetter {
+  setHeader?: (name: string, value: string) => void;
+  header?: (name: string, value: string) => void;
+}
 
 /** Calls a LockedInterceptor already serves: one registered globally serves them, the one `@Locked()` attached steps aside. */
 const served = new WeakSet<ExecutionContext>();
@@ -15,8 +20,10 @@ const served = new WeakSet<ExecutionContext>();
  * `@Locked()` takes until the response is complete (an Observable or SSE stream ended, a streamed
  * body sent), with the handler and everything it calls seeing them as `LockService.current()`; it
  * gives key templates the call's parts (`{params.x}`, `{data.x}`, `{args.x}`); and it answers lock
- * errors in the context's own terms: HTTP 409 (+ `Retry-After`) / 503; an `RpcException`, a
- * `WsException` or a GraphQL error whose code is `LOCK_BUSY` / `LOCK_STORE_UNAVAILABLE`.
+ * errors in the context's own terms: over HTTP a `LockBusyException` (409, with `Retry-After` when this
+ * instance has an idea of when the key frees) or a `LockStoreUnavailableException` (503), which a
+ * user's `@Catch()` filter can shape; an `RpcException`, a `WsException` or a GraphQL error whose
+ * code is `LOCK_BUSY` / `LOCK_STORE_UNAVAILABLE`.
  *
  * To change the answers, subclass it and override the protected hooks, then register the subclass
  * with `APP_INTERCEPTOR` (or `@UseInterceptors()` on a controller): running first, it serves the
@@ -97,18 +104,18 @@ export class LockedInterceptor implements NestInterceptor {
     return error;
   }
 
-  /** HTTP: 409 Conflict naming the key, with `Retry-After` when the holder's remaining lease is known. Elsewhere: code `LOCK_BUSY`. */
+  /** HTTP: `LockBusyException` (409 naming the key), with `Retry-After` when `retryAfterSeconds` knows it. Elsewhere: code `LOCK_BUSY`. */
   protected busyException(error: LockTimeoutError, context: ExecutionContext): unknown {
     if (context.getType() !== 'http') return this.contextException(error, context);
     const retryAfter = this.retryAfterSeconds(error);
     if (retryAfter !== undefined) this.setHeader(context, 'Retry-After', String(retryAfter));
-    return conflictException(error, retryAfter);
+    return new LockBusyException(error, retryAfter);
   }
 
-  /** HTTP: 503 Service Unavailable (the store's own message, which may name hosts, stays in `cause`). Elsewhere: code `LOCK_STORE_UNAVAILABLE`. */
+  /** HTTP: `LockStoreUnavailableException` (503; the store's own message, which may name hosts, stays in `cause`). Elsewhere: code `LOCK_STORE_UNAVAILABLE`. */
   protected unavailableException(error: LockBackendError, context: ExecutionContext): unknown {
     if (context.getType() !== 'http') return this.contextException(error, context);
-    return unavailableException(error);
+    return new LockStoreUnavailableException(error);
   }
 
   /** An `RpcException` or `WsException` whose error is `{ status, code, message, key?, retryAfterMs? }`, or a GraphQL error with those `extensions`. */
@@ -126,14 +133,22 @@ export class LockedInterceptor implements NestInterceptor {
     }
   }
 
-  /** Whole seconds, rounded up, at least 1; undefined when the store did not say. */
+  /**
+   * `Retry-After`: `error.likelyFreeInMs` (this instance's recent holds of the key, less the current
+   * hold's age when it is the holder) in whole seconds, rounded up, at least 1; undefined (no
+   * header) when this instance has not held the key recently. Not the holder's lease, which
+   * renewals keep full for as long as it works.
+   */
   protected retryAfterSeconds(error: LockTimeoutError): number | undefined {
-    return retryAfterSeconds(error);
+    if (error.likelyFreeInMs === undefined || !Number.isFinite(error.likelyFreeInMs)) return undefined;
+    return Math.max(1, Math.ceil(error.likelyFreeInMs / 1000));
   }
 
   /** Sets a response header on Express (`setHeader`) or Fastify (`header`). */
   protected setHeader(context: ExecutionContext, name: string, value: string): void {
-    setResponseHeader(context.switchToHttp().getResponse(), name, value);
+    const response = context.switchToHttp().getResponse<HeaderSetter | undefined>();
+    if (typeof response?.setHeader === 'function') response.setHeader(name, value);
+    else if (typeof response?.header === 'function') response.header(name, value);
   }
 
   /** Errors the subscriber with the mapped error (the hooks may answer with a promise of it). */

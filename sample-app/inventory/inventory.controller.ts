@@ -18,7 +18,7 @@ export class InventoryController {
     return { sku, stock: await this.inventory.remaining(sku) };
   }
 
-  /** One sale under the SKU's lock: busy past waitMs → 409 with Retry-After; store down → 503. */
+  /** One sale under the SKU's lock: busy past waitMs → 409 (LockBusyException, Retry-After when known); store down → 503. */
   @Post(':sku/sale')
   @HttpCode(200)
   @Locked({ key: 'inventory:{params.sku}', leaseMs: 5_000, waitMs: 5_000 })

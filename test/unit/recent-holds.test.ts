@@ -1,0 +1,32 @@
+import { describe, expect, it } from '@jest/globals';
+import { RECENT_HOLDS_PER_KEY, RecentHolds } from '../../lib/engine/recent-holds.js';
+
+describe('RecentHolds', () => {
+  it('estimates from the median of the key\'s last holds, less the current hold\'s age, never below 0', () => {
+    const holds = new RecentHolds();
+    expect(holds.likelyFreeInMs('a')).toBeUndefined();
+    for (const ms of [300, 20_000, 500]) holds.record('a', ms);
+    expect(holds.likelyFreeInMs('a')).toBe(500);
+    holds.record('a', 700);
+    expect(holds.likelyFreeInMs('a')).toBe(600);
+    expect(holds.likelyFreeInMs('a', 250)).toBe(350);
+    expect(holds.likelyFreeInMs('a', 10_000)).toBe(0);
+  });
+
+  it('keeps only the last holds of a key', () => {
+    const holds = new RecentHolds();
+    holds.record('a', 60_000);
+    for (let i = 0; i < RECENT_HOLDS_PER_KEY; i++) holds.record('a', 100);
+    expect(holds.likelyFreeInMs('a')).toBe(100);
+  });
+
+  it('remembers a bounded number of keys, dropping the one released least recently', () => {
+    const holds = new RecentHolds(3);
+    for (const key of ['a', 'b', 'c']) holds.record(key, 1_000);
+    holds.record('a', 1_000);
+    holds.record('d', 1_000);
+    expect(holds.size).toBe(3);
+    expect(holds.likelyFreeInMs('b')).toBeUndefined();
+    expect(['a', 'c', 'd'].map((key) => holds.likelyFreeInMs(key))).toEqual([1_000, 1_000, 1_000]);
+  });
+});
