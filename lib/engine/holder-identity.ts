@@ -1,21 +1,29 @@
 import { randomUUID } from 'node:crypto';
 
 /**
- * Who holds a lock, as operators see it: the app instance and the caller's optional label.
+ * Who holds a lock, as operators see it: the app instance, the caller's optional label, and when
+ * the claim was made.
  *
- * Both travel inside the owner id that every store already keeps with a held lock (the Redis value,
+ * All three travel inside the owner id that every store already keeps with a held lock (the Redis value,
  * the SQL `owner` column, the ZooKeeper node's data, the etcd value), so acquiring stores nothing
  * more and the plain acquire path does no extra work. An owner id is
- * `<escaped instance>|<escaped label>|<uuid>`: printable ASCII of at most 200 characters (the SQL
- * column keeps it as it is), unique by its uuid. The parts are percent-escaped UTF-8 and cut to a
- * bounded length: they are text to show, never parsed as anything else.
+ * `<escaped instance>|<escaped label>|<uuid>|<claimed at>`: printable ASCII of at most
+ * {@link MAX_OWNER_ID_LENGTH} characters (the SQL column keeps it as it is), unique by its uuid.
+ * The parts are percent-escaped UTF-8 and cut to a bounded length: they are text to show, never
+ * parsed as anything else. `<claimed at>` is the epoch ms (base 36, by the claiming instance's
+ * clock) when the acquisition made its claim: the id never changes afterwards, so renewals and
+ * re-entrant calls keep it. A holder that waited its turn claimed when it began waiting.
  */
 export interface HolderIdentity {
   readonly instance?: string;
   readonly label?: string;
+  /** Epoch ms when the claim was made; absent in owner ids of older versions. */
+  readonly claimedAt?: number;
 }
 
-/** Escaped characters kept from an instance label (the owner id stays <= 200 characters). */
+/** Longest owner id: escaped instance and label, a uuid, a time and three separators. */
+export const MAX_OWNER_ID_LENGTH = 210;
+/** Escaped characters kept from an instance label (the owner id stays <= MAX_OWNER_ID_LENGTH characters). */
 export const MAX_ESCAPED_INSTANCE = 64;
 /** Escaped characters kept from a per-call label. */
 export const MAX_ESCAPED_LABEL = 96;
@@ -71,16 +79,27 @@ export function ownerIdPrefix(instance: string): string {
   return escapeHolderPart(instance, MAX_ESCAPED_INSTANCE) + SEPARATOR;
 }
 
-/** A fresh owner id for one acquisition: unique by its uuid, carrying the instance and the label. */
-export function holderOwnerId(prefix: string, label: string | undefined): string {
-  return label === undefined ? `${prefix}${SEPARATOR}${randomUUID()}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${randomUUID()}`;
+/** A fresh owner id for one acquisition: unique by its uuid, carrying the instance, the label and the time of the claim. */
+export function holderOwnerId(prefix: string, label: string | undefined, claimedAt: number = Date.now()): string {
+  const time = claimedAt.toString(36);
+  return label === undefined ? `${prefix}${SEPARATOR}${randomUUID()}${SEPARATOR}${time}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${randomUUID()}${SEPARATOR}${time}`;
 }
 
-/** The instance and label an owner id carries; empty for owner ids of other forms (older versions, hashed SQL owners). */
+const CLAIMED_AT = /^[0-9a-z]{1,11}$/;
+
+/**
+ * The instance, label and claim time an owner id carries; empty for owner ids of other forms
+ * (hashed SQL owners); no `claimedAt` in the three-part ids of older versions.
+ */
 export function parseHolderIdentity(owner: string | undefined): HolderIdentity {
   if (owner === undefined) return {};
   const parts = owner.split(SEPARATOR);
-  if (parts.length !== 3) return {};
-  const [instance, label] = parts as [string, string, string];
-  return { instance: unescapeHolderPart(instance), ...(label === '' ? {} : { label: unescapeHolderPart(label) }) };
+  if (parts.length !== 3 && parts.length !== 4) return {};
+  const [instance, label, , time] = parts as [string, string, string, string | undefined];
+  const claimedAt = time !== undefined && CLAIMED_AT.test(time) ? parseInt(time, 36) : undefined;
+  return {
+    instance: unescapeHolderPart(instance),
+    ...(label === '' ? {} : { label: unescapeHolderPart(label) }),
+    ...(claimedAt === undefined ? {} : { claimedAt }),
+  };
 }

@@ -8,6 +8,12 @@ export interface LockHolder {
   readonly fence?: number;
   /** Remaining lease by the store's clock; absent where liveness is a session (ZooKeeper, etcd). */
   readonly expiresInMs?: number;
+  /**
+   * Epoch ms when the holder's acquisition claimed the key, by the holder instance's clock: kept
+   * across renewals and re-entrant calls. For a holder that waited its turn in a queue, when it
+   * began waiting. Absent for holders of older versions (and SQL owners stored hashed).
+   */
+  readonly acquiredAt?: number;
   /** A permit of the key's counting semaphore rather than its lock. */
   readonly permit?: boolean;
 }

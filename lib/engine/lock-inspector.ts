@@ -69,7 +69,9 @@ export class LockInspector {
 }
 
 function toHolder(stored: StoredHolder): LockHolder {
-  const holder: { -readonly [K in keyof LockHolder]: LockHolder[K] } = { ...parseHolderIdentity(stored.owner) };
+  const { claimedAt, ...identity } = parseHolderIdentity(stored.owner);
+  const holder: { -readonly [K in keyof LockHolder]: LockHolder[K] } = identity;
+  if (claimedAt !== undefined) holder.acquiredAt = claimedAt;
   if (stored.fence !== undefined) holder.fence = stored.fence;
   if (stored.expiresInMs !== undefined) holder.expiresInMs = Math.max(0, Math.round(stored.expiresInMs));
   if (stored.permit) holder.permit = true;

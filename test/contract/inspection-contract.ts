@@ -64,6 +64,29 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       expect(await b.inspect(k)).toMatchObject({ held: false, holders: [] });
     });
 
+    it('tells since when a lock is held: acquiredAt from the acquisition, unchanged by extend and re-entrant calls', async () => {
+      const k = key('age');
+      const before = Date.now();
+      const acquiredAt = await a.withLock(k, async (lock) => {
+        const after = Date.now();
+        const [holder] = (await b.inspect(k)).holders;
+        expect(holder!.acquiredAt).toBeGreaterThanOrEqual(before);
+        expect(holder!.acquiredAt).toBeLessThanOrEqual(after);
+        await lock.extend();
+        await a.withLock(k, async (inner) => {
+          expect(inner.fence).toBe(lock.fence);
+          expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
+        });
+        expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
+        return holder!.acquiredAt!;
+      });
+      const next = await b.acquire(k);
+      const [holder] = (await a.inspect(k)).holders;
+      expect(holder!.instance).toBe('worker-b');
+      expect(holder!.acquiredAt).toBeGreaterThanOrEqual(acquiredAt);
+      await next.release();
+    });
+
     it('keeps a hostile label as plain text, cut to a bounded length', async () => {
       const k = key('label');
       const hostile = '<script>alert(1)</script> | %41 \u0000\u001b[31m ✓ 𝄞';

@@ -8,6 +8,7 @@ import type { PgClient, PgNotification } from '../../lib/backends/sql/postgres-d
 import { PostgresReleaseListener } from '../../lib/backends/sql/postgres-listener.js';
 import { Backoff } from '../../lib/backends/sql/sql-backoff.js';
 import { displayKey, keyHash, storedOwner } from '../../lib/backends/sql/sql-keys.js';
+import { holderOwnerId, ownerIdPrefix } from '../../lib/engine/holder-identity.js';
 import { parseTableName, quoteTableName, releaseChannel } from '../../lib/backends/sql/sql-names.js';
 
 // Unit tests: no database (port 1 refuses connections). The behaviour against real servers is in test/contract/{postgres,mysql}.contract.test.ts.
@@ -65,6 +66,11 @@ describe('SQL keys and owners', () => {
     expect(storedOwner('o'.repeat(500))).toMatch(/^sha256:[0-9a-f]{64}$/);
     expect(storedOwner('hôte:1')).toMatch(/^sha256:/);
     expect(storedOwner('o'.repeat(500))).not.toBe(storedOwner('o'.repeat(501)));
+  });
+
+  it('stores the longest owner id an engine makes as it is, so its holder identity and age stay readable', () => {
+    const longest = holderOwnerId(ownerIdPrefix('ü'.repeat(200)), '𝄞'.repeat(500));
+    expect(storedOwner(longest)).toBe(longest);
   });
 });
 

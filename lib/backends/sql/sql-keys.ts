@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
+import { MAX_OWNER_ID_LENGTH } from '../../engine/holder-identity.js';
 
 /** Characters of the key kept in the `lock_key` column (for people reading the table). */
 const DISPLAY_LENGTH = 200;
-/** Longest owner id stored as it is; longer (or non-printable) ones are stored as their hash. */
-const OWNER_LENGTH = 200;
+/** Longest owner id stored as it is (every engine's own, within the column's 255); longer (or non-printable) ones are stored as their hash. */
+const OWNER_LENGTH = MAX_OWNER_ID_LENGTH;
 
 /**
  * The primary key of a lock row: sha256 (hex) of the store key's UTF-16 code units, so keys of any
