@@ -48,3 +48,21 @@ export class LockBackendError extends DistributedLockError {
 
 /** A key, template, lease, wait or option value is not acceptable. */
 export class InvalidLockArgumentError extends DistributedLockError {}
+
+/**
+ * A fenced write was refused: the resource has already accepted a higher fence, so the lock this
+ * fence came from has since passed to another holder (Kleppmann's fencing tokens). Nothing was written.
+ */
+export class StaleFenceError extends DistributedLockError {
+  constructor(
+    /** The guarded resource: a SQL guard's resource name, or the Redis key. */
+    readonly resource: string,
+    /** The fence the write came with. */
+    readonly fence: number,
+    /** The highest fence the resource has accepted (or its table's floor, after pruning). */
+    readonly highest: number,
+    options?: ErrorOptions,
+  ) {
+    super(`Fenced write to "${resource}" refused: fence ${fence} is below ${highest}, the highest the resource has accepted (a newer holder has written since)`, options);
+  }
+}

@@ -38,3 +38,8 @@ export { LeaderService } from './leader/leader.service.js';
 export { InjectLeaderService, getLeaderServiceToken } from './leader/leader.tokens.js';
 export { LeaderOnly, OnLeadership, LEADERSHIP_METADATA, type LeadershipMetadata, type LeadershipDecoratorOptions } from './leader/leadership.decorators.js';
 export type { Leadership, LeaderInfo, LeadershipChange, LeadOptions, AfterTask, Campaign } from './leader/leadership.js';
+export { fenceOf } from './fencing/fence-of.js';
+export { fenceTableDdl, DEFAULT_FENCE_TABLE, type FenceDialect } from './fencing/fence-table.js';
+export { SqlFenceGuard, type SqlFenceGuardOptions, type FencePruneOptions, type FenceQuery } from './fencing/sql-fence-guard.js';
+export { RedisFenceGuard } from './fencing/redis-fence-guard.js';
+export type { FenceRedisClient } from './fencing/fence-redis-client.js';
