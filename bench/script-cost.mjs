@@ -64,11 +64,12 @@ async function inBatches(one) {
 /** A row that takes `calls` fresh keys with `acquire(keys, owner)`. */
 const acquiring = (acquire) => ({ run: () => inBatches(() => acquire(freshKeys(), owner())) });
 
-/** A row that releases `calls` keys with `release(keys, owner)`, held beforehand with SET (not measured). */
+/** A row that releases `calls` keys with `release(keys, owner)`, held beforehand with SET, their fence counters too (not measured). */
 const releasing = (release) => ({
   async prepare() {
     const held = Array.from({ length: calls }, () => [freshKeys(), owner()]);
-    await inBatches((i) => client.set(held[i][0].lock, held[i][1], 'PX', LEASE_MS));
+    const fence = Date.now() * 1000;
+    await inBatches((i) => Promise.all([client.set(held[i][0].lock, held[i][1], 'PX', LEASE_MS), client.set(held[i][0].fence, fence + i, 'PX', counterTtlMs(IDLE_MS, LEASE_MS))]));
     return held;
   },
   run: (held) => inBatches((i) => release(...held[i])),
@@ -83,7 +84,8 @@ const rows = [
       return client[`variant${index}`](...declared, holder, LEASE_MS, 'x', 1, counterTtlMs(IDLE_MS, LEASE_MS));
     }),
   ]),
-  ['release, this library (GET; DEL; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder))],
+  // The idle time: the counter's TTL becomes idleKeyTtlMs from the release (builds before that ignore the argument).
+  ['release, this library (GET; DEL; TIME, GET, PEXPIRE counter; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS))],
   ['release, raw compare-and-delete (GET; DEL)', releasing((keys, holder) => client.casDel(keys.lock, holder))],
 ];
 

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, InvalidLockArgumentError, LockEngine } from '../../lib/index.js';
@@ -46,7 +46,7 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
     await first.release();
     const ttl = await redis.pttl(fenceKey(name));
     expect(ttl).toBeGreaterThan(0);
-    expect(ttl).toBeLessThanOrEqual(600 + IDLE_MS + 1);
+    expect(ttl).toBeLessThanOrEqual(IDLE_MS);
     await waitUntil('the fence counter to expire', async () => (await redis.exists(fenceKey(name))) === 0, 5_000, 10);
     expect(await redisMicros()).toBeGreaterThan(first.fence! + IDLE_MS * 1000);
     const second = await engine.acquire(name);
@@ -63,8 +63,8 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
     const first = await engine.acquire(name);
     expect(first.fence).toBe(counter + 1);
     await first.release();
-    // idle + lease + how far ahead: a TTL of idle + lease alone would let it expire 1.5 s too early.
-    expect(await redis.pttl(fenceKey(name))).toBeGreaterThan(IDLE_MS + 600 + 1_400);
+    // Released: idle + how far ahead from now; a TTL of the idle time alone would let it expire 1.5 s too early.
+    expect(await redis.pttl(fenceKey(name))).toBeGreaterThan(IDLE_MS + 1_400);
     await waitUntil('the fence counter to expire', async () => (await redis.exists(fenceKey(name))) === 0, 10_000, 10);
     expect(await redisMicros()).toBeGreaterThan(first.fence! + IDLE_MS * 1000);
     const second = await engine.acquire(name);
@@ -123,4 +123,102 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
     expect(next.fence!).toBeGreaterThan(permit.fence!);
     await next.release();
   });
+});
+
+describe('redis: idleKeyTtlMs counts from the end of the hold (issue 26: 1.5 s idle, 30 s leases)', () => {
+  const IDLE = 1_500;
+  const LEASE = 30_000;
+  let server: RedisServer;
+  let redis: Redis;
+  let engine: LockEngine;
+  let prefix: string;
+  const counter = (name: string) => redisLockKeys(`${prefix}${name}`).fence;
+  const permitCounter = (name: string) => redisSemaphoreKeys(`${prefix}${name}`).fence;
+  /** Every Redis key this engine left behind (its keys all start with `{prefix`). */
+  const keysLeft = async () => (await redis.keys(`{${prefix}*`)).length;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = new Redis(server.url);
+  }, 30_000);
+  beforeEach(async () => {
+    prefix = `idle-${randomUUID().slice(0, 8)}:`;
+    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE }), { keyPrefix: prefix, leaseMs: LEASE, waitMs: 0 });
+  });
+  afterEach(() => engine.close());
+  afterAll(async () => {
+    redis?.disconnect();
+    await server?.stop();
+  });
+
+  it('500 keys locked and released once leave 500 counters that all go about 1.5 s after their release, not 31.5 s', async () => {
+    const names = Array.from({ length: 500 }, (_, i) => `order:${i}`);
+    await Promise.all(names.map((name) => engine.withLock(name, () => undefined)));
+    const releasedAt = Date.now();
+    expect(await keysLeft()).toBe(500);
+    const ttls = await Promise.all(names.map((name) => redis.pttl(counter(name))));
+    expect(Math.min(...ttls)).toBeGreaterThan(IDLE - 1_000);
+    expect(Math.max(...ttls)).toBeLessThanOrEqual(IDLE + 1);
+    // Bounded poll on the key count: before the fix they stayed for lease + idle (31.5 s).
+    await waitUntil('the released keys\' counters to expire', async () => (await keysLeft()) === 0, 6_000, 50);
+    expect(Date.now() - releasedAt).toBeGreaterThanOrEqual(IDLE - 1_000);
+  }, 15_000);
+
+  it('read locks: the counter keeps the lease while a reader holds, and gets the idle time when the last reader leaves', async () => {
+    const first = await engine.acquire('doc', { mode: 'read' });
+    const second = await engine.acquire('doc', { mode: 'read' });
+    await first.release();
+    expect(await redis.pttl(counter('doc'))).toBeGreaterThan(LEASE);
+    await second.release();
+    expect(await redis.pttl(counter('doc'))).toBeLessThanOrEqual(IDLE + 1);
+  });
+
+  it('semaphores: the counter keeps the lease while a permit is held, and gets the idle time when the last permit goes', async () => {
+    const first = await engine.semaphore('pool', 2);
+    const second = await engine.semaphore('pool', 2);
+    await first.release();
+    expect(await redis.pttl(permitCounter('pool'))).toBeGreaterThan(LEASE);
+    await second.release();
+    expect(await redis.pttl(permitCounter('pool'))).toBeLessThanOrEqual(IDLE + 1);
+  });
+
+  it('fair locks and local hand-offs: the counter gets the idle time at the last release', async () => {
+    const fair = await engine.acquire('queue', { fair: true });
+    expect(await redis.pttl(counter('queue'))).toBeGreaterThan(LEASE);
+    await fair.release();
+    expect(await redis.pttl(counter('queue'))).toBeLessThanOrEqual(IDLE + 1);
+    const holder = await engine.acquire('turns');
+    const waiters = [1, 2, 3].map(() => engine.withLock('turns', () => undefined, { waitMs: 5_000 }));
+    await holder.release();
+    await Promise.all(waiters);
+    expect(await redis.pttl(counter('turns'))).toBeLessThanOrEqual(IDLE + 1);
+  });
+
+  it('a lapsed lease (a holder that stopped renewing) leaves its counter lease + idle from its acquisition; the next holder\'s fence is larger', async () => {
+    const backend = await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE });
+    try {
+      // A claim without an engine: nobody renews it, as with a holder that crashed.
+      const claim = backend.claim({ key: `${prefix}lapse`, owner: 'crashed', leaseMs: 300, mode: 'exclusive', fair: false, permits: undefined, onLost: () => undefined });
+      const taken = await claim.tryAcquire();
+      if (!taken.acquired) throw new Error('not acquired');
+      expect(await redis.pttl(counter('lapse'))).toBeGreaterThan(IDLE);
+      expect(await redis.pttl(counter('lapse'))).toBeLessThanOrEqual(300 + IDLE + 1);
+      await waitUntil('the lease to lapse in Redis', async () => (await redis.exists(redisLockKeys(`${prefix}lapse`).lock)) === 0, 5_000, 10);
+      expect(await redis.pttl(counter('lapse'))).toBeGreaterThan(IDLE - 100);
+      const next = await engine.acquire('lapse');
+      expect(next.fence!).toBeGreaterThan(taken.fence!);
+      await next.release();
+    } finally {
+      await backend.close();
+    }
+  });
+
+  it('fences keep increasing across the counter\'s expiry after a release', async () => {
+    const first = await engine.acquire('again');
+    await first.release();
+    await waitUntil('the counter to expire', async () => (await redis.exists(counter('again'))) === 0, 6_000, 50);
+    const second = await engine.acquire('again');
+    expect(second.fence!).toBeGreaterThan(first.fence!);
+    await second.release();
+  }, 15_000);
 });

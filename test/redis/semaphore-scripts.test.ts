@@ -61,8 +61,8 @@ describe('redis semaphore scripts', () => {
     await acquirePermit(client, keys, 'lapsing', 1, 100, IDLE_MS);
     await waitUntil('the permit to lapse', async () => Number(await redis.zscore(keys.permits, 'lapsing')) <= Date.now() - 50, 2_000);
     expect(await renewPermit(client, keys, 'lapsing', 5_000, IDLE_MS)).toBe(false);
-    expect(await releasePermit(client, keys, 'lapsing')).toBe(false);
-    expect(await releasePermit(client, keys, 'never-held')).toBe(false);
+    expect(await releasePermit(client, keys, 'lapsing', 1_000)).toBe(false);
+    expect(await releasePermit(client, keys, 'never-held', 1_000)).toBe(false);
   });
 
   it("gives a waiter the permit of a holder that stopped renewing when its lease lapses, though no release is published", async () => {

@@ -50,6 +50,21 @@ local first = last - ${count} + 1`;
 }
 
 /**
+ * @internal Lua statements for a release that left the key with no holder: the counter `key` now
+ * expires `idle` ms (a Lua expression) after Redis's now, plus how far it runs ahead of the clock, so
+ * the idle time counts from the end of the hold, not from the end of the lease it was last given
+ * (which renewals keep full). It may lower the TTL: nobody holds the key, so nothing else needs it
+ * longer, and the clock will have passed its value by the idle time when it expires. A missing counter
+ * stays missing. Reads TIME: the script starts with LUA_EFFECTS (or LUA_NOW).
+ */
+export function luaIdleFence(key: string, idle: string): string {
+  return `
+local idle_time = redis.call('TIME')
+local ahead_us = (tonumber(redis.call('GET', ${key})) or 0) - (idle_time[1] * 1000000 + idle_time[2])
+redis.call('PEXPIRE', ${key}, tonumber(${idle}) + math.max(0, math.ceil(ahead_us / 1000)))`;
+}
+
+/**
  * @internal A Lua statement that makes the counter `key` live at least `ttl` ms more (a held lease
  * plus the idle time), never shortening it. A missing counter stays missing. `ttl`: a Lua expression.
  */

@@ -1,5 +1,5 @@
 import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
-import { luaKeepFence } from './lua-fence.js';
+import { luaIdleFence, luaKeepFence } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { RELEASED_MESSAGE } from './release.js';
@@ -18,8 +18,10 @@ if KEYS[2] then ${luaKeepFence('KEYS[2]', 'tonumber(ARGV[2]) + tonumber(ARGV[3])
 return 1
 `);
 
-// KEYS: readers. ARGV: owner, channel, message. Removes this reader only; when it was the last one
-// (the others lapsed or left), announces the release, so a queued writer wakes. 1 if it still held.
+// KEYS: readers[, fence counter, lock]. ARGV: owner, channel, message[, idle ms]. Removes this reader
+// only; when it was the last one (the others lapsed or left), announces the release, so a queued
+// writer wakes, and, with a fence counter and no writer holding the key (one may have come in after
+// this reader's lease lapsed), lets the counter expire the idle time from now. 1 if it still held.
 const RELEASE_READ = publishingScript((publish) => `
 ${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
@@ -28,6 +30,7 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('${publish}', ARGV[2], ARGV[3])
+  if KEYS[2] and redis.call('EXISTS', KEYS[3]) == 0 then ${luaIdleFence('KEYS[2]', 'ARGV[4]')} end
 else
   ${luaKeepReaders('KEYS[1]')}
 end
@@ -44,7 +47,11 @@ export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, ow
   return Number(await reply) === 1;
 }
 
-/** @internal Whether this reader still held its share (and so freed it). */
-export async function releaseReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<boolean> {
-  return Number(await runPublishingScript(client, RELEASE_READ, [keys.readers], [owner, keys.channel, message])) === 1;
+/** @internal Whether this reader still held its share (and so freed it). `fenceIdleMs`: as for releaseLock. */
+export async function releaseReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number): Promise<boolean> {
+  const reply =
+    fenceIdleMs === undefined
+      ? runPublishingScript(client, RELEASE_READ, [keys.readers], [owner, keys.channel, message])
+      : runPublishingScript(client, RELEASE_READ, [keys.readers, keys.fence, keys.lock], [owner, keys.channel, message, fenceIdleMs]);
+  return Number(await reply) === 1;
 }

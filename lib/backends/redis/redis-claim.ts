@@ -189,7 +189,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   private freeHeld(owner: string, holdMs: number | undefined): Promise<boolean> {
     const { client, track } = this.context;
-    return track(this.reader ? releaseReadLock(client, this.keys, owner) : this.releaseWriter(owner, holdMs));
+    return track(this.reader ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, this.context.idleKeyTtlMs) : this.releaseWriter(owner, holdMs));
   }
 
   private leaveQueue(): Promise<unknown> {
@@ -210,7 +210,8 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   private async undo(): Promise<void> {
     const { client, track } = this.context;
     const owner = this.request.owner;
-    await track(this.reader ? releaseReadLock(client, this.keys, owner) : releaseLock(client, this.keys, owner)).catch(() => (this.maybeHeld = true));
+    const idleMs = this.context.idleKeyTtlMs;
+    await track(this.reader ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs) : releaseLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs)).catch(() => (this.maybeHeld = true));
   }
 
   /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for their turns. */
@@ -220,7 +221,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const local = this.plain ? listener.waitersOf(this.keys.channel) : undefined;
     // Its own announcement may arrive before the reply: stand back already for those that waited last time.
     local?.standBack(local.othersWaiting);
-    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage);
+    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage, this.context.idleKeyTtlMs);
     // This backend's own subscriber is one of those that heard it when claims of this process wait.
     if (local && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
     return heard >= 0;

@@ -1,3 +1,4 @@
+import { LUA_EFFECTS, luaIdleFence } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
 import { renewLock } from './renew.js';
@@ -6,26 +7,37 @@ import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 /** @internal The message a release publishes when the caller does not name itself. */
 export const RELEASED_MESSAGE = 'released';
 
-// KEYS: lock. ARGV: owner, channel, message (names the releasing backend). Deletes the lock only if
-// this owner holds it, and announces it to the waiters. The channel shares the key's slot: a sharded
-// SPUBLISH stays on its shard, a plain PUBLISH reaches subscribers on every node (sharded-pubsub.ts).
+// KEYS: lock[, fence counter]. ARGV: owner, channel, message (names the releasing backend)[, idle ms].
+// Deletes the lock only if this owner holds it, and announces it to the waiters. The channel shares
+// the key's slot: a sharded SPUBLISH stays on its shard, a plain PUBLISH reaches subscribers on every
+// node (sharded-pubsub.ts). With a fence counter, the key now has no holder (an exclusive holder
+// excludes readers), so the counter expires the idle time from now (luaIdleFence).
 // → 0 if not this owner's, else 1 + the subscribers that heard it (on this node).
-const RELEASE = publishingScript((publish) => `
+const RELEASE = publishingScript((publish) => `${LUA_EFFECTS}
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('DEL', KEYS[1])
+  if KEYS[2] then ${luaIdleFence('KEYS[2]', 'ARGV[4]')} end
   return 1 + redis.call('${publish}', ARGV[2], ARGV[3])
 end
 return 0
 `);
 
-/** @internal Whether this owner held the lock (and so freed it). */
-export async function releaseLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<boolean> {
-  return (await releaseLockHeard(client, keys, owner, message)) >= 0;
+/**
+ * @internal Whether this owner held the lock (and so freed it). With `fenceIdleMs` (the backend's
+ * `idleKeyTtlMs`), the key's fence counter then expires that long after the release; redlock, which
+ * has no counter, never sends it.
+ */
+export async function releaseLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number): Promise<boolean> {
+  return (await releaseLockHeard(client, keys, owner, message, fenceIdleMs)) >= 0;
 }
 
 /** @internal Like releaseLock: -1 when this owner did not hold the lock, else how many subscribers heard the release. */
-export async function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE): Promise<number> {
-  return Number(await runPublishingScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])) - 1;
+export async function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number): Promise<number> {
+  const reply =
+    fenceIdleMs === undefined
+      ? runPublishingScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])
+      : runPublishingScript(client, RELEASE, [keys.lock, keys.fence], [owner, keys.channel, message, fenceIdleMs]);
+  return Number(await reply) - 1;
 }
 
 /**

@@ -95,7 +95,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     this.stopWaiting();
     if (!this.held && !this.maybeHeld) return true;
     const wasHeld = this.held;
-    const freed = await this.track(releasePermit(this.client, this.keys, this.request.owner));
+    const freed = await this.track(releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs));
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;
@@ -103,7 +103,7 @@ export class RedisSemaphoreClaim implements LockClaim {
 
   /** Drops a permit the replicas did not acknowledge; if that fails too, release() tries again. */
   private async undo(): Promise<void> {
-    await this.track(releasePermit(this.client, this.keys, this.request.owner)).catch(() => (this.maybeHeld = true));
+    await this.track(releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs)).catch(() => (this.maybeHeld = true));
   }
 
   /** This claim's permit: its owner's entry in the permits set. */

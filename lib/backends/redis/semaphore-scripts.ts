@@ -1,7 +1,7 @@
 import type { RedisClient } from './redis-client.js';
 import type { RedisSemaphoreKeys } from './semaphore-keys.js';
 import { LUA_NOW } from './lua-clock.js';
-import { counterTtlMs, luaKeepFence, luaReserveFences } from './lua-fence.js';
+import { counterTtlMs, luaIdleFence, luaKeepFence, luaReserveFences } from './lua-fence.js';
 import { luaScript, runScript, runScriptBatched } from './run-script.js';
 import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
@@ -45,13 +45,15 @@ if KEYS[2] then ${luaKeepFence('KEYS[2]', 'lease + tonumber(ARGV[3])')} end
 return 1
 `);
 
-// KEYS: permits. ARGV: owner, channel, message. Removes the owner's permit and announces it to the
-// waiters; 1 if it was still valid, 0 if it had lapsed or was gone.
+// KEYS: permits, fence counter. ARGV: owner, channel, message, idle ms. Removes the owner's permit and
+// announces it to the waiters; when no valid permit is left, the counter expires the idle time from
+// now (luaIdleFence). 1 if it was still valid, 0 if it had lapsed or was gone.
 const RELEASE = publishingScript((publish) => `${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('${publish}', ARGV[2], ARGV[3])
+if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then ${luaIdleFence('KEYS[2]', 'ARGV[4]')} end
 if tonumber(expiry) > now then return 1 end
 return 0
 `);
@@ -75,7 +77,7 @@ export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys,
   return Number(await reply) === 1;
 }
 
-/** @internal Whether the owner still held a valid permit (which is now free). */
-export async function releasePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string): Promise<boolean> {
-  return Number(await runPublishingScript(client, RELEASE, [keys.permits], [owner, keys.channel, 'released'])) === 1;
+/** @internal Whether the owner still held a valid permit (which is now free). The fence counter expires `idleKeyTtlMs` after the last permit's release. */
+export async function releasePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, idleKeyTtlMs: number): Promise<boolean> {
+  return Number(await runPublishingScript(client, RELEASE, [keys.permits, keys.fence], [owner, keys.channel, 'released', idleKeyTtlMs])) === 1;
 }
