@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
  * `<escaped instance>|<escaped label>|<uuid>|<claimed at>`: printable ASCII of at most
  * {@link MAX_OWNER_ID_LENGTH} characters (the SQL column keeps it as it is), unique by its uuid.
  * The parts are percent-escaped UTF-8 and cut to a bounded length: they are text to show, never
- * parsed as anything else. `<claimed at>` is the epoch ms (base 36, by the claiming instance's
+ * parsed as anything else. `<claimed at>` is the epoch ms (decimal, by the claiming instance's
  * clock) when the acquisition made its claim: the id never changes afterwards, so renewals and
  * re-entrant calls keep it. A holder that waited its turn claimed when it began waiting.
  */
@@ -21,8 +21,8 @@ export interface HolderIdentity {
   readonly claimedAt?: number;
 }
 
-/** Longest owner id: escaped instance and label, a uuid, a time and three separators. */
-export const MAX_OWNER_ID_LENGTH = 210;
+/** Longest owner id: escaped instance (64) and label (96), a uuid (36), a time (16) and three separators. */
+export const MAX_OWNER_ID_LENGTH = 215;
 /** Escaped characters kept from an instance label (the owner id stays <= MAX_OWNER_ID_LENGTH characters). */
 export const MAX_ESCAPED_INSTANCE = 64;
 /** Escaped characters kept from a per-call label. */
@@ -81,11 +81,12 @@ export function ownerIdPrefix(instance: string): string {
 
 /** A fresh owner id for one acquisition: unique by its uuid, carrying the instance, the label and the time of the claim. */
 export function holderOwnerId(prefix: string, label: string | undefined, claimedAt: number = Date.now()): string {
-  const time = claimedAt.toString(36);
-  return label === undefined ? `${prefix}${SEPARATOR}${randomUUID()}${SEPARATOR}${time}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${randomUUID()}${SEPARATOR}${time}`;
+  // Decimal: an integer double prints several times faster than in base 36.
+  return label === undefined ? `${prefix}${SEPARATOR}${randomUUID()}${SEPARATOR}${claimedAt}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${randomUUID()}${SEPARATOR}${claimedAt}`;
 }
 
-const CLAIMED_AT = /^[0-9a-z]{1,11}$/;
+/** Epoch ms in decimal, up to the largest valid Date (8.64e15). */
+const CLAIMED_AT = /^\d{1,16}$/;
 
 /**
  * The instance, label and claim time an owner id carries; empty for owner ids of other forms
@@ -96,7 +97,7 @@ export function parseHolderIdentity(owner: string | undefined): HolderIdentity {
   const parts = owner.split(SEPARATOR);
   if (parts.length !== 3 && parts.length !== 4) return {};
   const [instance, label, , time] = parts as [string, string, string, string | undefined];
-  const claimedAt = time !== undefined && CLAIMED_AT.test(time) ? parseInt(time, 36) : undefined;
+  const claimedAt = time !== undefined && CLAIMED_AT.test(time) ? Number(time) : undefined;
   return {
     instance: unescapeHolderPart(instance),
     ...(label === '' ? {} : { label: unescapeHolderPart(label) }),
