@@ -18,6 +18,16 @@ export interface LockHolder {
   readonly permit?: boolean;
 }
 
+/** One claim queued for a lock, as `LockService.inspect` and `list` report it. */
+export interface LockWaiter {
+  /** The waiter's app instance. */
+  readonly instance?: string;
+  /** The waiter's per-call `label`, if it gave one. Plain text: show it escaped. */
+  readonly label?: string;
+  /** Epoch ms when it began waiting, by the waiter instance's clock. */
+  readonly since?: number;
+}
+
 /** What the store says about one key now (`LockService.inspect`, `list`). */
 export interface LockInfo {
   /** The key as callers give it, without the module's `keyPrefix`. */
@@ -28,6 +38,12 @@ export interface LockInfo {
   readonly holders: readonly LockHolder[];
   /** Claims queued for it, where the store keeps a queue (memory, Redis queues, ZooKeeper, etcd). */
   readonly waiting?: number;
+  /**
+   * Who waits, in queue order (the next to be served first; at most the first 100), where the store
+   * keeps a queue: memory, ZooKeeper, etcd, and Redis's queued (fair and read/write) claims. Absent
+   * where it keeps none (plain Redis waiters, SQL, Redlock): `waiting` is then all it can tell.
+   */
+  readonly waiters?: readonly LockWaiter[];
   /** Its counting semaphore, when permits are taken (`permits` where the store keeps the number). */
   readonly semaphore?: { readonly used: number; readonly permits?: number };
 }

@@ -30,6 +30,15 @@ export interface StoredHolder {
   readonly permit?: boolean;
 }
 
+/** One claim queued for a key. */
+export interface StoredWaiter {
+  /** The owner id the claim queued with; absent where the store keeps none. */
+  readonly owner?: string;
+}
+
+/** Most waiters a state reports (`waiting` counts them all): a long queue stays one bounded read. */
+export const MAX_REPORTED_WAITERS = 100;
+
 export interface StoredLockState {
   readonly storeKey: string;
   /** `'read'` when readers hold it; `'exclusive'` for an exclusive or write holder. */
@@ -37,6 +46,11 @@ export interface StoredLockState {
   readonly holders: readonly StoredHolder[];
   /** Claims queued for the key, where the store keeps a queue. */
   readonly waiting?: number;
+  /**
+   * The first (at most {@link MAX_REPORTED_WAITERS}) claims queued for the key, in queue order (the
+   * next to be served first), where the store keeps a queue with the claims' owner ids.
+   */
+  readonly waiters?: readonly StoredWaiter[];
   /** The key's counting semaphore, when it has permits taken: `permits` where the store keeps it. */
   readonly semaphore?: { readonly used: number; readonly permits?: number };
 }

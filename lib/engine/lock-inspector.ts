@@ -1,8 +1,8 @@
 import { InvalidLockArgumentError } from '../errors.js';
-import type { LockInspection, StoredHolder, StoredLockState } from './lock-inspection.js';
+import type { LockInspection, StoredHolder, StoredLockState, StoredWaiter } from './lock-inspection.js';
 import { isBusyState } from './lock-inspection.js';
 import { parseHolderIdentity } from './holder-identity.js';
-import type { ForceReleaseOptions, ListLocksOptions, LockHolder, LockInfo, LockList } from './lock-info.js';
+import type { ForceReleaseOptions, ListLocksOptions, LockHolder, LockInfo, LockList, LockWaiter } from './lock-info.js';
 import { assertKey, describe } from './lock-options.js';
 
 /** Most locks one `list()` page may ask for. */
@@ -63,6 +63,7 @@ export class LockInspector {
       ...(state.mode && holders.some((holder) => !holder.permit) ? { mode: state.mode } : {}),
       holders,
       ...(state.waiting === undefined ? {} : { waiting: state.waiting }),
+      ...(state.waiters === undefined ? {} : { waiters: state.waiters.map(toWaiter) }),
       ...(state.semaphore ? { semaphore: state.semaphore } : {}),
     };
   }
@@ -76,4 +77,9 @@ function toHolder(stored: StoredHolder): LockHolder {
   if (stored.expiresInMs !== undefined) holder.expiresInMs = Math.max(0, Math.round(stored.expiresInMs));
   if (stored.permit) holder.permit = true;
   return holder;
+}
+
+function toWaiter(stored: StoredWaiter): LockWaiter {
+  const { claimedAt, ...identity } = parseHolderIdentity(stored.owner);
+  return claimedAt === undefined ? identity : { ...identity, since: claimedAt };
 }

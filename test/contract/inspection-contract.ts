@@ -10,11 +10,14 @@ export interface InspectionAbilities {
   readonly leases: boolean;
   /** The holder's own fence (Redis reports the key's latest fence, which is the exclusive holder's). */
   readonly holderFence: boolean;
-  /** How many claims wait (stores with a queue; on Redis, fair claims). */
+  /** How many claims wait and who, in queue order (stores with a queue; on Redis, fair claims). Otherwise `waiters` is absent. */
   readonly waiters: boolean;
   /** Counting semaphores, and whether the store keeps the number of permits. */
   readonly semaphores: false | { readonly permits: boolean };
 }
+
+/** Times of claims may read up to 1 ms early: the engine reads the wall clock at ms resolution once a second (clock.ts epochMsAt). */
+const WALL_CLOCK_GRAIN_MS = 1;
 
 /** Polls `inspect` until `done` holds (bounded), for states the store reaches on its own (a waiter queueing). */
 async function inspectUntil(engine: LockEngine, key: string, done: (info: LockInfo) => boolean): Promise<LockInfo> {
@@ -37,9 +40,11 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
     const { key } = suite;
     let a: LockEngine;
     let b: LockEngine;
+    let c: LockEngine;
     beforeAll(async () => {
       a = await suite.newEngine({ instance: 'worker-a' });
       b = await suite.newEngine({ instance: 'worker-b' });
+      c = await suite.newEngine({ instance: 'worker-c' });
     });
 
     it('reports a free key as not held', async () => {
@@ -70,7 +75,7 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       const acquiredAt = await a.withLock(k, async (lock) => {
         const after = Date.now();
         const [holder] = (await b.inspect(k)).holders;
-        expect(holder!.acquiredAt).toBeGreaterThanOrEqual(before);
+        expect(holder!.acquiredAt).toBeGreaterThanOrEqual(before - WALL_CLOCK_GRAIN_MS);
         expect(holder!.acquiredAt).toBeLessThanOrEqual(after);
         await lock.extend();
         await a.withLock(k, async (inner) => {
@@ -125,6 +130,37 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
         await (await waiter).release();
       });
 
+      it('lists who waits, in queue order, with instance, label and since when; the first served keeps that time as acquiredAt', async () => {
+        const k = key('queue');
+        const lock = await a.acquire(k);
+        const before = Date.now();
+        const first = b.acquire(k, { waitMs: 20_000, fair: true, label: 'first in line' });
+        first.catch(() => undefined);
+        await inspectUntil(a, k, (seen) => seen.waiting === 1);
+        const afterFirst = Date.now();
+        const second = c.acquire(k, { waitMs: 20_000, fair: true, label: 'second' });
+        second.catch(() => undefined);
+        const info = await inspectUntil(a, k, (seen) => seen.waiting === 2);
+        expect(info.waiters!.map(({ instance, label }) => ({ instance, label }))).toEqual([
+          { instance: 'worker-b', label: 'first in line' },
+          { instance: 'worker-c', label: 'second' },
+        ]);
+        expect((await b.list({ prefix: k })).locks.map((listed) => listed.waiters)).toEqual([info.waiters]);
+        const [since1, since2] = info.waiters!.map((waiter) => waiter.since!);
+        expect(since1).toBeGreaterThanOrEqual(before - WALL_CLOCK_GRAIN_MS);
+        expect(since1).toBeLessThanOrEqual(afterFirst);
+        expect(since2).toBeGreaterThanOrEqual(afterFirst - WALL_CLOCK_GRAIN_MS);
+        expect(since2).toBeLessThanOrEqual(Date.now());
+        await lock.release();
+        const firstLock = await first;
+        const served = await c.inspect(k);
+        expect(served.holders).toMatchObject([{ instance: 'worker-b', label: 'first in line', acquiredAt: since1 }]);
+        expect(served.waiters!.map((waiter) => waiter.label)).toEqual(['second']);
+        await firstLock.release();
+        await (await second).release();
+        expect((await a.inspect(k)).waiters).toEqual([]);
+      });
+
       it('leaves no claim waiting once tryAcquire has returned null or acquire has timed out', async () => {
         const k = key('gave-up');
         const lock = await a.acquire(k);
@@ -133,6 +169,21 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
         await expect(b.acquire(k, { waitMs: 100, fair: true })).rejects.toBeInstanceOf(LockTimeoutError);
         expect((await a.inspect(k)).waiting).toBe(0);
         await lock.release();
+      });
+    }
+
+    if (!can.waiters) {
+      it('does not pretend to know who waits: waiters is absent', async () => {
+        const k = key('no-queue');
+        const lock = await a.acquire(k);
+        const waiter = b.acquire(k, { waitMs: 20_000, label: 'waiting' });
+        waiter.catch(() => undefined);
+        const info = await b.inspect(k);
+        expect(info.held).toBe(true);
+        expect(info).not.toHaveProperty('waiters');
+        expect((await b.list({ prefix: k })).locks.every((listed) => !('waiters' in listed))).toBe(true);
+        await lock.release();
+        await (await waiter).release();
       });
     }
 

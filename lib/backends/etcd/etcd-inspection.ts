@@ -1,6 +1,6 @@
 import type { Etcd3, IKeyValue } from 'etcd3';
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
+import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';
 import { escapeSegment, LockKeys, prefixEnd, SemaphoreKeys } from './etcd-keys.js';
 
 /** A claim's key: `<escaped key>/<read|write>/<escaped owner>` or `<escaped key>%sem/<escaped owner>`. */
@@ -12,7 +12,7 @@ const KEYS_PER_LOCK = 8;
  * @internal
  * Inspection of the etcd backend: a key's claims are its queue, ordered by create revision, so it
  * knows the holders (the first writer, or the readers before the first writer), their owner ids
- * (values) and fences (create revisions), and how many wait. It cannot know remaining leases (a
+ * (values) and fences (create revisions), and who waits, in create-revision order. It cannot know remaining leases (a
  * lock lives as long as the backend's lease is kept alive), nor a semaphore's number of permits:
  * `semaphore.used` counts every claim under it, waiting ones included, and all show as holders.
  * `list` is one range read with a limit.
@@ -22,13 +22,14 @@ export class EtcdInspection implements LockInspection {
 
   async inspect(storeKey: string): Promise<StoredLockState> {
     const [lock, semaphore] = await Promise.all([this.claims(new LockKeys(storeKey).prefix), this.claims(new SemaphoreKeys(storeKey).prefix)]);
-    const { holders, waiting } = lockHolders(lock);
+    const { holders, waiting, queued } = lockHolders(lock);
     const permits = semaphore.map((kv) => ({ ...holderOf(kv), permit: true }));
     return {
       storeKey,
       ...(holders.length > 0 ? { mode: holders[0]!.key.toString().includes('/read/') ? ('read' as const) : ('exclusive' as const) } : {}),
       holders: [...holders.map(holderOf), ...permits],
       waiting,
+      waiters: queued.slice(0, MAX_REPORTED_WAITERS).map((kv) => ({ owner: kv.value.toString() })),
       ...(permits.length > 0 ? { semaphore: { used: permits.length } } : {}),
     };
   }
@@ -76,10 +77,10 @@ export class EtcdInspection implements LockInspection {
   }
 }
 
-function lockHolders(claims: readonly IKeyValue[]): { holders: IKeyValue[]; waiting: number } {
+function lockHolders(claims: readonly IKeyValue[]): { holders: IKeyValue[]; waiting: number; queued: IKeyValue[] } {
   const firstWriter = claims.findIndex((kv) => kv.key.toString().includes('/write/'));
   const holders = firstWriter === 0 ? claims.slice(0, 1) : claims.slice(0, firstWriter < 0 ? claims.length : firstWriter);
-  return { holders, waiting: claims.length - holders.length };
+  return { holders, waiting: claims.length - holders.length, queued: claims.slice(holders.length) };
 }
 
 function holderOf(kv: IKeyValue): StoredHolder {

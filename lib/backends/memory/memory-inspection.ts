@@ -1,9 +1,9 @@
 import { monotonicNow } from '../../engine/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
+import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';
 import type { KeyState, MemoryKeys } from './memory-queue.js';
 
-/** Inspection of the memory backend: it knows everything (holders, fences, leases, waiters, permits). */
+/** Inspection of the memory backend: it knows everything (holders, fences, leases, waiters in arrival order, permits). */
 export class MemoryInspection implements LockInspection {
   constructor(
     private readonly locks: MemoryKeys,
@@ -41,6 +41,7 @@ export class MemoryInspection implements LockInspection {
       ...(lockClaims.length > 0 ? { mode: isShared(lockClaims[0]!.request.mode) ? 'read' : 'exclusive' } : {}),
       holders,
       waiting: (lock?.queue.length ?? 0) + (semaphore?.queue.length ?? 0),
+      waiters: [...(lock?.queue ?? []), ...(semaphore?.queue ?? [])].slice(0, MAX_REPORTED_WAITERS).map((claim) => ({ owner: claim.request.owner })),
       ...(permits.length > 0 ? { semaphore: { used: permits.length, permits: permits[0]!.request.permits } } : {}),
     };
   }

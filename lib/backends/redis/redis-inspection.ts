@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
+import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys } from './redis-keys.js';
@@ -9,12 +9,24 @@ import { luaScript, runScript } from './run-script.js';
 import { redisSemaphoreKeys } from './semaphore-keys.js';
 import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
-// KEYS: lock, fence counter, readers, queue expiries, semaphore permits.
-// → {owner or '', lock PTTL, fence or '', live waiters, n readers, reader owner, ms left..., permit owner, ms left...}
+// KEYS: lock, fence counter, readers, queue expiries, semaphore permits, queue. ARGV: most waiters listed.
+// → {owner or '', lock PTTL, fence or '', live waiters, n readers, n waiters listed, waiter entry...,
+//    reader owner, ms left..., permit owner, ms left...}
+// Waiters: the live places among the first 2 × ARGV[1] of the queue, in arrival order (a lapsed place
+// stays in the queue until a claim sweeps it).
 const INSPECT = luaScript(`${LUA_NOW}
 local reply = {redis.call('GET', KEYS[1]) or '', redis.call('PTTL', KEYS[1]), redis.call('GET', KEYS[2]) or '', redis.call('ZCOUNT', KEYS[4], '(' .. now, '+inf')}
+local most = tonumber(ARGV[1])
+local waiters = {}
+for _, entry in ipairs(redis.call('ZRANGE', KEYS[6], 0, most * 2 - 1)) do
+  if #waiters == most then break end
+  local expiry = redis.call('ZSCORE', KEYS[4], entry)
+  if expiry and tonumber(expiry) > now then table.insert(waiters, entry) end
+end
 local readers = redis.call('ZRANGEBYSCORE', KEYS[3], '(' .. now, '+inf', 'WITHSCORES')
 table.insert(reply, #readers / 2)
+table.insert(reply, #waiters)
+for _, entry in ipairs(waiters) do table.insert(reply, entry) end
 for i = 1, #readers, 2 do
   table.insert(reply, readers[i])
   table.insert(reply, tonumber(readers[i + 1]) - now)
@@ -53,8 +65,8 @@ interface Scanner {
 /**
  * Inspection of the redis backend. It knows the exclusive holder's owner and remaining lease, the
  * key's latest fence (the exclusive holder's), each reader's and permit's owner and lease, and the
- * live queued waiters (fair and read/write claims queue; plain waiters sleep on pub/sub and are not
- * counted). It does not keep a semaphore's number of permits, nor a reader's own fence. `list`
+ * live queued waiters in arrival order (fair and read/write claims queue; plain waiters sleep on
+ * pub/sub and are neither counted nor listed). It does not keep a semaphore's number of permits, nor a reader's own fence. `list`
  * SCANs the tags of keys without braces (keys hashed into their tag cannot be listed, only
  * inspected), and is not available on a Redis Cluster.
  */
@@ -63,11 +75,13 @@ export class RedisInspection implements LockInspection {
 
   async inspect(storeKey: string): Promise<StoredLockState> {
     const keys = redisLockKeys(storeKey);
-    const reply = (await runScript(this.client, INSPECT, [keys.lock, keys.fence, keys.readers, keys.queueExpiry, redisSemaphoreKeys(storeKey).permits], [])) as (string | number)[];
-    const [owner, pttl, fence, waiting, readerCount] = reply as [string, number, string, number, number];
+    const reply = (await runScript(this.client, INSPECT, [keys.lock, keys.fence, keys.readers, keys.queueExpiry, redisSemaphoreKeys(storeKey).permits, keys.queue], [MAX_REPORTED_WAITERS])) as (string | number)[];
+    const [owner, pttl, fence, waiting, readerCount, waiterCount] = reply as [string, number, string, number, number, number];
     const holders: StoredHolder[] = [];
     if (owner !== '') holders.push({ owner, ...(fence === '' ? {} : { fence: Number(fence) }), ...(pttl >= 0 ? { expiresInMs: Number(pttl) } : {}) });
-    const rest = reply.slice(5);
+    // A queue entry is the claim's mode letter and its owner id (wait-queue.ts).
+    const waiters = reply.slice(6, 6 + waiterCount).map((entry) => ({ owner: String(entry).slice(1) }));
+    const rest = reply.slice(6 + waiterCount);
     for (let i = 0; i < rest.length; i += 2) {
       const permit = i >= readerCount * 2;
       holders.push({ owner: String(rest[i]), expiresInMs: Number(rest[i + 1]), ...(permit ? { permit } : {}) });
@@ -78,6 +92,7 @@ export class RedisInspection implements LockInspection {
       ...(owner !== '' ? { mode: 'exclusive' as const } : readerCount > 0 ? { mode: 'read' as const } : {}),
       holders,
       waiting: Number(waiting),
+      waiters,
       ...(used > 0 ? { semaphore: { used } } : {}),
     };
   }

@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
+import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState, type StoredWaiter } from '../../engine/lock-inspection.js';
 import { removeIfPresent } from './lock-nodes.js';
 import { ZK_ERROR, zkErrorCode } from './zk-driver.js';
 import { keyNodeName, lockParentPath, parseLockNode, type LockNode } from './zk-paths.js';
@@ -9,7 +9,8 @@ import type { ZkSessions } from './zk-sessions.js';
 /**
  * Inspection of the zookeeper backend: a key's children are its queue, so it knows the holders (the
  * first write node, or the read nodes before the first write node), their owner ids (node data)
- * and fences (creation zxid), and how many wait. It cannot know remaining leases: a lock lives as
+ * and fences (creation zxid), and who waits, in sequence order (the waiting nodes' data: one read
+ * per waiter shown, at most MAX_REPORTED_WAITERS, in parallel). It cannot know remaining leases: a lock lives as
  * long as its holder's session. `list` reads the children of the root path (ZooKeeper has no
  * paged listing) and then only the `limit` key nodes of one page; keys too long for a readable
  * node name (over ~200 escaped characters) are not listed, only inspected.
@@ -19,8 +20,7 @@ export class ZookeeperInspection implements LockInspection {
 
   async inspect(storeKey: string): Promise<StoredLockState> {
     const session = await this.sessions.get();
-    const { holders, waiting } = await this.read(session, lockParentPath(this.sessions.options.rootPath, storeKey));
-    return this.state(storeKey, holders, waiting);
+    return this.state(storeKey, await this.read(session, lockParentPath(this.sessions.options.rootPath, storeKey)));
   }
 
   /** Key nodes in name order after `cursor` (the last name of the previous page). */
@@ -33,10 +33,7 @@ export class ZookeeperInspection implements LockInspection {
       .filter((name) => name.startsWith(wanted) && (cursor === undefined || name > cursor))
       .sort();
     const page = names.slice(0, limit);
-    const locks = await Promise.all(page.map(async (name) => {
-      const { holders, waiting } = await this.read(session, `${this.sessions.options.rootPath}/${name}`);
-      return this.state(unescapeNodeName(name.slice(2)), holders, waiting);
-    }));
+    const locks = await Promise.all(page.map(async (name) => this.state(unescapeNodeName(name.slice(2)), await this.read(session, `${this.sessions.options.rootPath}/${name}`))));
     return names.length > limit ? { locks, cursor: page[page.length - 1] } : { locks };
   }
 
@@ -49,25 +46,36 @@ export class ZookeeperInspection implements LockInspection {
     return holders.map(({ holder }) => holder);
   }
 
-  private state(storeKey: string, holders: readonly { node: LockNode; holder: StoredHolder }[], waiting: number): StoredLockState {
-    if (holders.length === 0) return { storeKey, holders: [], waiting };
-    return { storeKey, mode: holders[0]!.node.shared ? 'read' : 'exclusive', holders: holders.map(({ holder }) => holder), waiting };
+  private state(storeKey: string, { holders, waiting, waiters }: KeyNodes): StoredLockState {
+    if (holders.length === 0) return { storeKey, holders: [], waiting, waiters };
+    return { storeKey, mode: holders[0]!.node.shared ? 'read' : 'exclusive', holders: holders.map(({ holder }) => holder), waiting, waiters };
   }
 
-  private async read(session: ZkSession, parent: string): Promise<{ holders: { node: LockNode; holder: StoredHolder }[]; waiting: number }> {
+  private async read(session: ZkSession, parent: string): Promise<KeyNodes> {
     const nodes = (await this.childrenOrNone(session, parent))
       .map(parseLockNode)
       .filter((node): node is LockNode => node !== undefined)
       .sort((x, y) => x.sequence - y.sequence);
     const firstWriter = nodes.findIndex((node) => !node.shared);
     const holding = firstWriter === 0 ? nodes.slice(0, 1) : nodes.slice(0, firstWriter < 0 ? nodes.length : firstWriter);
-    const holders = (await Promise.all(holding.map(async (node) => {
-      const found = await session.read(`${parent}/${node.name}`);
-      if (!found) return undefined;
-      const owner = found.data.length > 0 ? found.data.toString('utf8') : undefined;
-      return { node, holder: { ...(owner === undefined ? {} : { owner }), fence: Number(found.stat.czxid.readBigUInt64BE(0)) } };
-    }))).filter((entry) => entry !== undefined);
-    return { holders, waiting: nodes.length - holding.length };
+    const queued = nodes.slice(holding.length);
+    const [holders, waiters] = await Promise.all([
+      Promise.all(holding.map(async (node) => {
+        const found = await session.read(`${parent}/${node.name}`);
+        if (!found) return undefined;
+        return { node, holder: { ...ownerOf(found.data), fence: Number(found.stat.czxid.readBigUInt64BE(0)) } };
+      })),
+      // A waiter whose node went (it gave up, or took the lock) since the children were read is left out.
+      Promise.all(queued.slice(0, MAX_REPORTED_WAITERS).map(async (node) => {
+        const found = await session.read(`${parent}/${node.name}`);
+        return found ? ownerOf(found.data) : undefined;
+      })),
+    ]);
+    return {
+      holders: holders.filter((entry) => entry !== undefined),
+      waiting: queued.length,
+      waiters: waiters.filter((waiter) => waiter !== undefined),
+    };
   }
 
   private async childrenOrNone(session: ZkSession, path: string): Promise<string[]> {
@@ -78,6 +86,16 @@ export class ZookeeperInspection implements LockInspection {
       throw error;
     }
   }
+}
+
+interface KeyNodes {
+  readonly holders: readonly { node: LockNode; holder: StoredHolder }[];
+  readonly waiting: number;
+  readonly waiters: readonly StoredWaiter[];
+}
+
+function ownerOf(data: Buffer): { owner?: string } {
+  return data.length > 0 ? { owner: data.toString('utf8') } : {};
 }
 
 /** Undoes keyNodeName's escaping (`%XX`, `%uXXXX`). */
