@@ -19,11 +19,15 @@ const WRAPPED_SCRIPTS = 64;
  */
 export class RedisFenceGuard {
   private readonly wrapped = new Map<string, FenceScript>();
+  /** The client's `keyPrefix`, which ioredis puts before every key: slots are computed with it. */
+  private readonly keyPrefix: string;
 
   constructor(private readonly client: FenceRedisClient) {
     if (client === null || typeof client !== 'object' || typeof (client as FenceRedisClient).evalsha !== 'function') {
       throw new InvalidLockArgumentError(`RedisFenceGuard needs an ioredis client (Redis or Cluster), got ${describe(client)}`);
     }
+    const prefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
+    this.keyPrefix = typeof prefix === 'string' ? prefix : '';
   }
 
   /** SET `key` `value` (with `PX px` when given), if `fence` is not below the highest accepted for `key`. */
@@ -65,7 +69,7 @@ export class RedisFenceGuard {
   }
 
   private async run(script: FenceScript, key: string, moreKeys: string[], args: (string | number)[], fence: number | Lock): Promise<unknown> {
-    const fenceKey = fenceKeyOf(key);
+    const fenceKey = fenceKeyOf(key, this.keyPrefix);
     const value = fenceOf(fence);
     const [refused, payload] = (await runFenceScript(this.client, script, [key, ...moreKeys, fenceKey], [...args, value])) as [number, unknown];
     if (refused === 1) throw new StaleFenceError(key, value, Number(payload));

@@ -162,6 +162,25 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
     for (const k of ['a}b', '{}x']) await expect(guard.set(k, 'v', 1)).rejects.toThrow(/hash tag/);
   });
 
+  it('keeps the slot when the client has a keyPrefix (ioredis puts it before both keys)', async () => {
+    const prefixed = isCluster
+      ? new Cluster((redis as Cluster).nodes('master').map((node) => ({ host: '127.0.0.1', port: node.options.port! })), { keyPrefix: 'app:' })
+      : new Redis((redis as Redis).options.port!, '127.0.0.1', { keyPrefix: 'app:' });
+    try {
+      const prefixedGuard = new RedisFenceGuard(prefixed);
+      for (const k of [key('plain'), `{user:${randomUUID().slice(0, 6)}}:cart`]) {
+        await prefixedGuard.set(k, 'v', 3);
+        await stale(prefixedGuard.set(k, 'w', 2));
+        expect(await redis.get(`app:${k}`)).toBe('v');
+        const fenceKeys = (await scanAll(target, '*highest-fence*')).filter((name) => name.startsWith('app:') && name.includes(k));
+        expect(fenceKeys).toHaveLength(1);
+        expect(await target.slot(fenceKeys[0]!)).toBe(await target.slot(`app:${k}`));
+      }
+    } finally {
+      prefixed.disconnect();
+    }
+  });
+
   it('spreads over every master of a Cluster', async () => {
     if (!isCluster) return;
     const keys = Array.from({ length: 30 }, (_, i) => key(`spread-${i}`));
