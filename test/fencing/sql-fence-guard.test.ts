@@ -194,6 +194,39 @@ describe.each([
     expect(await highestOf('')).toBeGreaterThanOrEqual(200);
   });
 
+  it('a prune and a check of a row it deletes go one after the other: the stale fence never gets in', async () => {
+    const guard = new SqlFenceGuard({ dialect: db.dialect, table: 'raced_fences' });
+    await guard.ensureTable((sql, params) => db.rows(sql, params));
+    const idle = db.dialect === 'postgres' ? "touched_at - interval '2 hours'" : 'touched_at - INTERVAL 2 HOUR';
+    const makeIdle = (resource: string) => db.rows(`UPDATE raced_fences SET touched_at = ${idle} WHERE resource = ${p(1)}`, [resource]);
+    const count = async (resource: string) => (await db.rows(`SELECT resource FROM raced_fences WHERE resource = ${p(1)}`, [resource])).length;
+    await db.transaction((query) => guard.check(query, 'race:a', 500));
+    await makeIdle('race:a');
+
+    // The prune first: its transaction holds the raised floor; a stale check of the deleted row waits for it, then meets the floor.
+    const pruning = await db.begin();
+    await guard.prune(pruning.query, { olderThanMs: 3_600_000 });
+    const late = db.transaction((query) => guard.check(query, 'race:a', 450));
+    await waitUntil('the check to wait for the prune', async () => (await db.lockWaits()) >= 1);
+    expect(await hasSettled(late)).toBe(false);
+    await pruning.commit();
+    expect((await staleError(late)).highest).toBe(500);
+    expect(await count('race:a')).toBe(0);
+
+    // The check first: a prune waits for the check's transaction, and leaves its fresh row alone.
+    await db.transaction((query) => guard.check(query, 'race:b', 600));
+    await makeIdle('race:b');
+    const checking = await db.begin();
+    await guard.check(checking.query, 'race:c', 700);
+    const prune = db.transaction((query) => guard.prune(query, { olderThanMs: 3_600_000 }));
+    await waitUntil('the prune to wait for the check', async () => (await db.lockWaits()) >= 1);
+    expect(await hasSettled(prune)).toBe(false);
+    await checking.commit();
+    await prune;
+    expect([await count('race:b'), await count('race:c')]).toEqual([0, 1]);
+    expect((await staleError(db.transaction((query) => guard.check(query, 'race:b', 599)))).highest).toBe(600);
+  });
+
   it('takes a memory-backend Lock: accepts the holder, refuses the released one (LockLostError) and its fence once a newer holder wrote', async () => {
     const engine = new LockEngine(new MemoryBackend());
     try {
