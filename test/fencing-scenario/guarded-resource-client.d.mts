@@ -1,6 +1,6 @@
-/** Where a guarded value lives: a row in PostgreSQL or MariaDB/MySQL, or a Redis string. */
+/** Where a guarded value lives: a row in PostgreSQL (through pg, or TypeORM) or MariaDB/MySQL, or a Redis string. */
 export interface ResourceAddress {
-  readonly kind: 'postgres' | 'mysql' | 'redis';
+  readonly kind: 'postgres' | 'typeorm-postgres' | 'mysql' | 'redis';
   readonly url: string;
 }
 

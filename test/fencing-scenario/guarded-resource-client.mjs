@@ -1,6 +1,6 @@
 // One guarded resource as an application reaches it: a row of `fenced_values` in PostgreSQL or
-// MariaDB, written in a transaction after the guard's check, or a Redis string written by the
-// guard's fenced SET. `lib` is the package (the built copy in a child process, the source in jest),
+// MariaDB, written in a transaction after the guard's check (through the driver, or through a
+// TypeORM EntityManager), or a Redis string written by the guard's fenced SET. `lib` is the package (the built copy in a child process, the source in jest),
 // so that holder A (a child) and holder B (the test) write the same way.
 import mysql from 'mysql2/promise';
 import pg from 'pg';
@@ -33,6 +33,7 @@ export async function openGuardedResource({ kind, url }, lib) {
       close: async () => void (await client.quit()),
     };
   }
+  if (kind === 'typeorm-postgres') return openTypeormResource(url, lib);
   const dialect = kind === 'postgres' ? 'postgres' : 'mysql';
   const sql = dialect === 'postgres' ? await pgConnection(url) : await mysqlConnection(url);
   const guard = new lib.SqlFenceGuard({ dialect });
@@ -50,6 +51,22 @@ export async function openGuardedResource({ kind, url }, lib) {
     },
     read: async (name) => (await sql.rows(SELECT[dialect], [name]))[0]?.value,
     close: sql.close,
+  };
+}
+
+/** PostgreSQL through TypeORM: the guard's check runs in the EntityManager's transaction, as the README shows. */
+async function openTypeormResource(url, lib) {
+  const { DataSource } = await import('typeorm'); // loaded only here: it takes a while
+  const dataSource = await new DataSource({ type: 'postgres', url, poolSize: 1 }).initialize();
+  const guard = new lib.SqlFenceGuard({ dialect: 'postgres' });
+  return {
+    write: (name, value, fence) =>
+      dataSource.transaction(async (em) => {
+        await guard.check(em.query.bind(em), name, fence);
+        await em.query(UPSERT.postgres, [name, value]);
+      }),
+    read: async (name) => (await dataSource.query(SELECT.postgres, [name]))[0]?.value,
+    close: () => dataSource.destroy(),
   };
 }
 
@@ -71,7 +88,7 @@ async function mysqlConnection(url) {
 /** Creates the values table and the guard's fence table (idempotent). */
 export async function prepareGuardedResource({ kind, url }, lib) {
   if (kind === 'redis') return;
-  const dialect = kind === 'postgres' ? 'postgres' : 'mysql';
+  const dialect = kind === 'mysql' ? 'mysql' : 'postgres';
   const sql = dialect === 'postgres' ? await pgConnection(url) : await mysqlConnection(url);
   try {
     await sql.query(`CREATE TABLE IF NOT EXISTS ${VALUES_TABLE} (name VARCHAR(200) PRIMARY KEY, value VARCHAR(200) NOT NULL)`, []);

@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, it } from '@jest/globals';
 import * as lib from '../../lib/index.js';
 import { createLockBackend, LockEngine, MemoryBackend } from '../../lib/index.js';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { openGuardedResource } from './guarded-resource-client.mjs';
-import { KEY_PREFIX, runBlockedHolderInProcess, runPausedHolder, type ScenarioOutcome, type ScenarioResource } from './paused-holder-scenario.js';
+import { expectStaleWriteRefused, KEY_PREFIX, runBlockedHolderInProcess, runStaleHolder, type ScenarioOutcome, type ScenarioResource } from './stale-holder-scenario.js';
 import { LEASE_MS, ScenarioServers, type ServerStore } from './scenario-servers.js';
 
 // The Kleppmann scenario for every store that issues fences x a resource in PostgreSQL, MariaDB and
@@ -29,20 +29,13 @@ afterAll(async () => {
   dist?.remove();
 }, 60_000);
 
-/** What every store x resource pair must show. */
-function expectStaleWriteRefused(outcome: ScenarioOutcome | undefined): void {
-  expect(outcome?.firstWriteA).toEqual({ event: 'wrote' });
-  expect(outcome!.fenceB).toBeGreaterThan(outcome!.fenceA);
-  expect(outcome!.lateWriteA).toEqual({ event: 'refused', error: { name: 'StaleFenceError', resource: outcome!.name, fence: outcome!.fenceA, highest: outcome!.fenceB } });
-  expect(outcome!.valueAfter).toBe('B');
-}
 
 describe.each(STORES.map((store) => [store]))('%s lock store: holder A (a process) paused by SIGSTOP past its lease, B acquires and writes, A resumes and writes', (store) => {
   let outcomes: ScenarioOutcome[] = [];
   beforeAll(async () => {
     const engineB = new LockEngine(await createLockBackend(servers.storeOptions(store)), { keyPrefix: KEY_PREFIX, leaseMs: LEASE_MS });
     try {
-      outcomes = await runPausedHolder({ backend: servers.storeOptions(store), leaseMs: LEASE_MS, engineB, resources, dist: dist.url });
+      outcomes = await runStaleHolder({ loseLock: 'pause', backend: servers.storeOptions(store), leaseMs: LEASE_MS, engineB, resources, dist: dist.url });
     } finally {
       await engineB.close();
     }

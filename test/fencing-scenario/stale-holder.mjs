@@ -1,9 +1,9 @@
 // Holder A of the Kleppmann scenario: a separate OS process using the built package. It takes the
 // lock, writes once to each resource through the resource's fence guard (accepted: it holds the
-// lock), reports 'holding' (the parent may now SIGSTOP it past its lease), and on the parent's
-// 'write' (read from the pipe once it runs again) writes to each resource again with the fence it
-// got: the writes of a holder that does not know that it lost its lock. It never checks its lease
-// or its signal: only the resources can stop it.
+// lock), reports 'holding' (the parent may now SIGSTOP it past its lease, or force-release the
+// lock), and on the parent's 'write' (read from the pipe once it runs again) writes to each resource
+// again with the fence it got: the writes of a holder that does not know that it lost its lock. It
+// never checks its lease or its signal: only the resources can stop it.
 // argv[2]: JSON { backend, key, keyPrefix, leaseMs, resources: [{ kind, url, name }], dist }.
 // Messages: parent -> { cmd: 'write', value }; child -> { event: 'holding', fence, first } and
 // { event: 'written', outcomes }, where `first` and `outcomes` hold one outcome per resource.

@@ -1,10 +1,11 @@
+import { expect } from '@jest/globals';
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import type { BackendOptions, Lock, LockEngine } from '../../lib/index.js';
 import type { GuardedResource, ResourceAddress } from './guarded-resource-client.mjs';
 
-const HOLDER = fileURLToPath(new URL('./paused-holder.mjs', import.meta.url));
+const HOLDER = fileURLToPath(new URL('./stale-holder.mjs', import.meta.url));
 export const KEY_PREFIX = 'fence-scenario:';
 /** B's bound on its wait for A's lease to lapse: far above every store's loss time (ZooKeeper's session, etcd's TTL: ~2.5 s). */
 const B_WAIT_MS = 20_000;
@@ -35,16 +36,20 @@ export interface ScenarioOutcome {
   readonly valueAfter: string | undefined;
 }
 
+/** How holder A loses its lock: a SIGSTOP past its lease (Kleppmann's GC pause), or an operator's `forceRelease` while A runs on. */
+export type LoseLock = 'pause' | 'force-release';
+
 /**
  * The Kleppmann scenario with holder A in a separate OS process (the built package): A acquires
- * and writes to every resource; A is SIGSTOPped; B (`engineB`, this process) acquires, which can
- * only happen once A's lease lapsed in the store, and writes to every resource; then A is sent its
- * late writes and SIGCONTed, and their outcomes are awaited. A never checks its lease before writing.
- * One outcome per resource, in order.
+ * and writes to every resource; A loses its lock (`loseLock`: SIGSTOPped, or force-released by an
+ * operator through `engineB`); B (`engineB`, this process) acquires, which after a pause can only
+ * happen once A's lease lapsed in the store, and writes to every resource; then A is sent its late
+ * writes (and SIGCONTed), and their outcomes are awaited. A never checks its lease or signal before
+ * writing. One outcome per resource, in order.
  */
-export async function runPausedHolder(params: { backend: BackendOptions; leaseMs: number; engineB: LockEngine; resources: readonly ScenarioResource[]; dist: string }): Promise<ScenarioOutcome[]> {
+export async function runStaleHolder(params: { loseLock: LoseLock; backend: BackendOptions; leaseMs: number; engineB: LockEngine; resources: readonly ScenarioResource[]; dist: string }): Promise<ScenarioOutcome[]> {
   const id = randomUUID().slice(0, 8);
-  const key = `paused:${id}`;
+  const key = `${params.loseLock}:${id}`;
   const names = params.resources.map(({ address }) => `value:${address.kind}:${id}`);
   const resources = params.resources.map(({ address }, i) => ({ kind: address.kind, url: address.url, name: names[i] }));
   const config = { backend: params.backend, key, keyPrefix: KEY_PREFIX, leaseMs: params.leaseMs, resources, dist: params.dist };
@@ -54,7 +59,8 @@ export async function runPausedHolder(params: { backend: BackendOptions; leaseMs
   try {
     const holding = await messages.next();
     if (holding.event !== 'holding') throw new Error(`holder A: ${JSON.stringify(holding)}`);
-    child.kill('SIGSTOP');
+    if (params.loseLock === 'pause') child.kill('SIGSTOP');
+    else if (!(await params.engineB.forceRelease(key, { reason: 'fencing scenario: an operator frees a stuck lock' }))) throw new Error('forceRelease found nobody holding the lock');
     lockB = await params.engineB.acquire(key, { waitMs: B_WAIT_MS });
     for (const [i, { connectionB }] of params.resources.entries()) await connectionB.write(names[i]!, 'B', lockB.fence!);
     // The order reaches A through the pipe once it runs again, as its own next step would have.
@@ -99,6 +105,14 @@ export async function runBlockedHolderInProcess(engine: LockEngine, resources: r
   } finally {
     await lockB.release();
   }
+}
+
+/** What every store x resource pair must show: A's write while holding accepted, its late write refused (its fence, B's as the highest), B's value in place. */
+export function expectStaleWriteRefused(outcome: ScenarioOutcome | undefined): void {
+  expect(outcome?.firstWriteA).toEqual({ event: 'wrote' });
+  expect(outcome!.fenceB).toBeGreaterThan(outcome!.fenceA);
+  expect(outcome!.lateWriteA).toEqual({ event: 'refused', error: { name: 'StaleFenceError', resource: outcome!.name, fence: outcome!.fenceA, highest: outcome!.fenceB } });
+  expect(outcome!.valueAfter).toBe('B');
 }
 
 async function guardedWrite(resource: GuardedResource, name: string, value: string, fence: number): Promise<WriteOutcome> {
