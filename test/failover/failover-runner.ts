@@ -31,15 +31,22 @@ export interface FailoverRun {
   readonly workerStats: Record<string, unknown>[];
 }
 
+/** Where the rows go; with `guarded`, every holder also writes its fence through RedisFenceGuard to that Redis (see guarded-log.ts). */
+export interface FailoverRunOptions {
+  readonly rows?: FailoverRow[];
+  readonly guarded?: { url: string; prefix: string };
+}
+
 /**
  * Runs 3 processes x 4 workers taking the locks of `topology.keys` (lease 6 s, holds 1-6 s) and
  * fails the keys' master over `failovers` times, waiting for the lock to work again in between.
  */
-export async function runFailovers(topology: FailoverTopology, replicas: { min: number; timeoutMs: number } | undefined, failovers: number, rows: FailoverRow[] = []): Promise<FailoverRun> {
+export async function runFailovers(topology: FailoverTopology, replicas: { min: number; timeoutMs: number } | undefined, failovers: number, options: FailoverRunOptions = {}): Promise<FailoverRun> {
+  const { rows = [], guarded } = options;
   const configuration = `${topology.name}, ${replicas ? `replicas: { min: ${replicas.min}, timeoutMs: ${replicas.timeoutMs} }` : 'no replicas option'}`;
   const ledger = new FailoverLedger();
   const workerStats: Record<string, unknown>[] = [];
-  const config = JSON.stringify({ ...topology.workerClient(), replicas, keys: topology.keys, keyPrefix: KEY_PREFIX, leaseMs: LEASE_MS, workers: WORKERS_PER_PROCESS, holdMs: HOLD_MS });
+  const config = JSON.stringify({ ...topology.workerClient(), replicas, keys: topology.keys, keyPrefix: KEY_PREFIX, leaseMs: LEASE_MS, workers: WORKERS_PER_PROCESS, holdMs: HOLD_MS, guarded });
   const children: ChildProcess[] = [];
   const exits = Array.from({ length: PROCESSES }, () => {
     const child = fork(WORKER, [config], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });

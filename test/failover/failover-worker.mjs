@@ -2,9 +2,11 @@
 // of `keys` (at random) through an ioredis Sentinel or Cluster client, then doing one non-atomic
 // read-modify-write of that key's counter, kept by the parent over IPC, while holding for a while.
 // A holder checks its lock's signal before writing (what a careful caller does) and leaves as soon
-// as the engine says the lock is lost; the parent counts what still went wrong.
+// as the engine says the lock is lost; the parent counts what still went wrong. With `guarded`, every
+// holder also appends its fence to the key's log in a separate Redis through RedisFenceGuard.eval,
+// lost or not (a holder that does not check): the log is the order in which the guard let writes in.
 // argv[2]: JSON { topology: 'sentinel' | 'cluster', sentinels?, masterName?, startupNodes?, replicas?,
-// keys, keyPrefix, leaseMs, workers, holdMs: [min, max] }. Messages: parent -> 'go', 'stop'.
+// keys, keyPrefix, leaseMs, workers, holdMs: [min, max], guarded?: { url, prefix } }. Messages: parent -> 'go', 'stop'.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
 
@@ -22,7 +24,27 @@ const client =
 client.on('error', () => undefined);
 const backend = await createLockBackend({ type: 'redis', client, ...(config.replicas ? { replicas: config.replicas } : {}) });
 const engine = new LockEngine(backend, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
-const stats = { acquired: 0, written: 0, lost: 0, skipped: 0, timeouts: 0, errors: {} };
+const stats = { acquired: 0, written: 0, lost: 0, skipped: 0, timeouts: 0, errors: {}, guarded: { accepted: 0, refused: 0, failed: 0 } };
+const guarded = config.guarded ? await guardedLog(config.guarded) : undefined;
+
+/** The key's log in the guarded Redis: `append(key, fence)` resolves 'accepted', 'refused' (StaleFenceError) or 'failed'. */
+async function guardedLog({ url, prefix }) {
+  const { RedisFenceGuard } = await import(new URL('index.js', root).href);
+  const resource = new Redis(url, { maxRetriesPerRequest: 1 });
+  resource.on('error', () => undefined);
+  const guard = new RedisFenceGuard(resource);
+  return {
+    async append(key, fence) {
+      try {
+        await guard.eval("return redis.call('RPUSH', KEYS[1], ARGV[1])", [`${prefix}${key}`], [String(fence)], fence);
+        return 'accepted';
+      } catch (error) {
+        return error.name === 'StaleFenceError' ? 'refused' : 'failed';
+      }
+    },
+    close: () => resource.quit().catch(() => resource.disconnect()),
+  };
+}
 const stopping = new AbortController();
 
 let nextId = 0;
@@ -55,6 +77,7 @@ async function holdOnce(key, lock) {
   const { value } = await rpc('read', { section });
   const [min, max] = config.holdMs;
   await Promise.race([delay(min + Math.random() * (max - min)), lost]);
+  if (guarded) stats.guarded[await guarded.append(key, lock.fence)]++;
   if (lock.signal.aborted) {
     stats.lost++;
     stats.skipped++;
@@ -95,4 +118,5 @@ await started;
 await Promise.all(Array.from({ length: config.workers }, loop));
 await engine.close();
 await client.quit().catch(() => client.disconnect());
+await guarded?.close();
 process.send({ event: 'done', stats }, () => process.disconnect());
