@@ -1,8 +1,10 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Put, Sse, type MessageEvent } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Put, Sse, UseFilters, type MessageEvent } from '@nestjs/common';
 import type { Observable } from 'rxjs';
 import { Locked } from '../../lib/index.js';
+import { StaleFenceFilter } from './stale-fence.filter.js';
 import { InventoryService, type SaleResult } from './inventory.service.js';
 
+@UseFilters(StaleFenceFilter)
 @Controller('inventory')
 export class InventoryController {
   constructor(private readonly inventory: InventoryService) {}

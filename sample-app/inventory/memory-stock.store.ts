@@ -1,13 +1,17 @@
-import { StaleFenceError, type StockStore } from './stock.store.js';
+import { StaleFenceError } from '../../lib/index.js';
+import type { StockStore } from './stock.store.js';
 
-/** Stock in this process: for the in-memory lock backend (one instance). */
+/**
+ * Stock in this process: for the in-memory lock backend (one instance). The library's guards are
+ * for stores outside the process (SQL, Redis); here the check is a map of the highest fence
+ * accepted per SKU, refusing a lower one with the library's StaleFenceError, as the guards do.
+ */
 export class MemoryStockStore implements StockStore {
   private readonly stock = new Map<string, number>();
-  private readonly newestFence = new Map<string, number>();
+  private readonly highestFence = new Map<string, number>();
 
   async set(sku: string, stock: number): Promise<void> {
     this.stock.set(sku, stock);
-    this.newestFence.delete(sku);
   }
 
   async get(sku: string): Promise<number> {
@@ -26,10 +30,11 @@ export class MemoryStockStore implements StockStore {
 
   async close(): Promise<void> {}
 
+  /** An equal fence is accepted (one holder reading, then writing); a lower one is refused. */
   private checkFence(sku: string, fence: number | undefined): void {
     if (fence === undefined) return;
-    const newest = this.newestFence.get(sku) ?? 0;
-    if (fence < newest) throw new StaleFenceError(sku, fence, newest);
-    this.newestFence.set(sku, fence);
+    const highest = this.highestFence.get(sku) ?? -Infinity;
+    if (fence < highest) throw new StaleFenceError(sku, fence, highest);
+    this.highestFence.set(sku, fence);
   }
 }

@@ -1,30 +1,29 @@
 import { Redis } from 'ioredis';
-import { StaleFenceError, type StockStore } from './stock.store.js';
+import { RedisFenceGuard } from '../../lib/index.js';
+import type { StockStore } from './stock.store.js';
 
-// Checks the fence and records it as the newest seen, atomically with the read or write.
-// Returns the stock, or {-1, newest} when the fence is stale.
-const FENCED = `
-local newest = tonumber(redis.call('HGET', KEYS[1], 'fence') or '0')
-local fence = tonumber(ARGV[1])
-if fence < newest then return {-1, newest} end
-redis.call('HSET', KEYS[1], 'fence', fence)
-if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'stock', ARGV[2]) end
-return {tonumber(redis.call('HGET', KEYS[1], 'stock') or '0'), fence}
-`;
+/** A fenced read: the guard checks and raises the SKU's fence, then this runs, atomically. */
+const READ_STOCK = `return redis.call('HGET', KEYS[1], 'stock')`;
 
-/** Stock (or another fenced number per SKU, under another `namespace`) in Redis, shared by every instance of the app. */
+/**
+ * Stock (or another fenced number per SKU, under another `namespace`) in Redis, shared by every
+ * instance of the app. Fenced reads and writes go through the library's RedisFenceGuard: one
+ * script each that refuses a fence below the highest accepted (StaleFenceError) or does the work.
+ */
 export class RedisStockStore implements StockStore {
   private readonly redis: Redis;
+  private readonly guard: RedisFenceGuard;
 
   constructor(
     url: string,
     private readonly namespace = 'sample:stock:',
   ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2 });
+    this.guard = new RedisFenceGuard(this.redis);
   }
 
   async set(sku: string, stock: number): Promise<void> {
-    await this.redis.multi().del(this.key(sku)).hset(this.key(sku), 'stock', stock).exec();
+    await this.redis.hset(this.key(sku), 'stock', stock);
   }
 
   async get(sku: string): Promise<number> {
@@ -32,22 +31,17 @@ export class RedisStockStore implements StockStore {
   }
 
   async readFenced(sku: string, fence: number | undefined): Promise<number> {
-    return fence === undefined ? this.get(sku) : this.fenced(sku, fence, '');
+    if (fence === undefined) return this.get(sku);
+    return Number((await this.guard.eval(READ_STOCK, [this.key(sku)], [], fence)) ?? 0);
   }
 
   async writeFenced(sku: string, stock: number, fence: number | undefined): Promise<void> {
-    if (fence === undefined) await this.redis.hset(this.key(sku), 'stock', stock);
-    else await this.fenced(sku, fence, String(stock));
+    if (fence === undefined) await this.set(sku, stock);
+    else await this.guard.hset(this.key(sku), { stock: String(stock) }, fence);
   }
 
   async close(): Promise<void> {
     await this.redis.quit();
-  }
-
-  private async fenced(sku: string, fence: number, write: string): Promise<number> {
-    const [stock, newest] = (await this.redis.eval(FENCED, 1, this.key(sku), fence, write)) as [number, number];
-    if (stock === -1) throw new StaleFenceError(sku, fence, newest);
-    return stock;
   }
 
   private key(sku: string): string {

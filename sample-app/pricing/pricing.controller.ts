@@ -1,5 +1,6 @@
-import { Body, Controller, Get, Inject, Param, Put } from '@nestjs/common';
+import { Body, Controller, Get, Inject, Param, Put, UseFilters } from '@nestjs/common';
 import { InjectLockService, Locked, LockService } from '../../lib/index.js';
+import { StaleFenceFilter } from '../inventory/stale-fence.filter.js';
 import { PRICE_STORE, type StockStore } from '../inventory/stock.store.js';
 
 /**
@@ -7,6 +8,7 @@ import { PRICE_STORE, type StockStore } from '../inventory/stock.store.js';
  * that must never be wrong would live in etcd or PostgreSQL while request locks stay on Redis. The
  * demo points both stores at the same kind of backend.
  */
+@UseFilters(StaleFenceFilter)
 @Controller('prices')
 export class PricingController {
   constructor(

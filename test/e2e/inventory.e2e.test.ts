@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Test } from '@nestjs/testing';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { LockService, MemoryBackend } from '../../lib/index.js';
+import { LockService, MemoryBackend, StaleFenceError } from '../../lib/index.js';
 import { AppModule } from '../../sample-app/app.module.js';
 import type { SampleConfig } from '../../sample-app/config.js';
-import { STOCK_STORE, StaleFenceError, type StockStore } from '../../sample-app/inventory/stock.store.js';
+import { PRICE_STORE, STOCK_STORE, type StockStore } from '../../sample-app/inventory/stock.store.js';
 import { RedisServer } from '../harness/redis-server.js';
 
 async function startApp(config: SampleConfig): Promise<INestApplication> {
@@ -68,6 +68,14 @@ describe('sample inventory app', () => {
       await expect(app.get<StockStore>(STOCK_STORE).writeFenced('plum', 4, paused.fence)).rejects.toBeInstanceOf(StaleFenceError);
       expect(await remaining(app, 'plum')).toBe(4);
     });
+
+    it('a handler\'s write refused by the fence check answers 409, and nothing is written', async () => {
+      // A newer holder (a fence above any this backend has handed out yet) already wrote the price.
+      await app.get<StockStore>(PRICE_STORE).writeFenced('quince', 7, Number.MAX_SAFE_INTEGER);
+      const response = await request(app.getHttpServer()).put('/prices/quince').send({ price: 3 }).expect(409);
+      expect(response.body.message).toMatch(/fence \d+ is older than 9007199254740991/);
+      await request(app.getHttpServer()).get('/prices/quince').expect(200, { sku: 'quince', price: 7 });
+    });
   });
 
   describe('two instances sharing Redis', () => {
@@ -89,6 +97,20 @@ describe('sample inventory app', () => {
       const sold = await buyConcurrently(apps, 'kiwi', 'sale', 50);
       expect(sold).toBe(20);
       expect(await remaining(apps[1]!, 'kiwi')).toBe(0);
+    });
+
+    it('the Redis stock store (RedisFenceGuard) refuses a holder whose lock an operator force-released once a newer holder sold', async () => {
+      await request(apps[0]!.getHttpServer()).put('/inventory/melon').send({ stock: 5 }).expect(200);
+      const stale = await apps[0]!.get(LockService).acquire('inventory:melon');
+      expect(await apps[1]!.get(LockService).forceRelease('inventory:melon', { reason: 'e2e: a stuck holder' })).toBe(true);
+      const response = await request(apps[1]!.getHttpServer()).post('/inventory/melon/sale').expect(200);
+      expect(response.body).toMatchObject({ sold: true, remaining: 4 });
+      expect(response.body.fence).toBeGreaterThan(stale.fence!);
+      const store = apps[0]!.get<StockStore>(STOCK_STORE);
+      await expect(store.writeFenced('melon', 4, stale.fence)).rejects.toMatchObject({ name: 'StaleFenceError', fence: stale.fence, highest: response.body.fence });
+      await expect(store.readFenced('melon', stale.fence)).rejects.toBeInstanceOf(StaleFenceError);
+      expect(await remaining(apps[1]!, 'melon')).toBe(4);
+      await stale.release().catch(() => undefined);
     });
 
     it('oversells through the unguarded twin', async () => {
