@@ -172,7 +172,9 @@ export class Lease implements Wakeable {
     } catch (error) {
       // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
       this.finish();
-      throw toBackendError(this.owner.backendName, error);
+      const backendError = toBackendError(this.owner.backendName, error);
+      this.owner.emit({ type: 'release-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
+      throw backendError;
     }
     if (!stillOurs) {
       this.markLost('another owner held the lock when it was released (the lease had lapsed)');

@@ -16,6 +16,12 @@ export type LockEvent =
   | (EventBase & { readonly type: 'extended'; readonly fence: number | undefined; readonly expiresAt: number })
   | (EventBase & { readonly type: 'extend-failed'; readonly fence: number | undefined; readonly error: Error })
   | (EventBase & { readonly type: 'lost'; readonly fence: number | undefined; readonly heldMs: number; readonly error: Error })
+  /**
+   * The store did not answer a release (`error`: LockBackendError): the holder is done (a `released`
+   * event came first), but the store keeps the key until its lease lapses. Emitted whether or not
+   * anyone awaits the release: also for the release after a streamed HTTP response, which nobody can.
+   */
+  | (EventBase & { readonly type: 'release-failed'; readonly fence: number | undefined; readonly error: Error })
   | (EventBase & { readonly type: 'timeout'; readonly waitedMs: number })
   /**
    * A `@Locked({ onBusy: 'skip' })` / `@LockedJob()` call did not run its method because another

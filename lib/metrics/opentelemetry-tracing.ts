@@ -35,7 +35,7 @@ export async function subscribeLockTracing(events: LockEventSource<LockEvent>, o
     try {
       const name = `lock.${event.type}`;
       const attributes = lockEventAttributes(event);
-      const failed = event.type === 'lost' || event.type === 'extend-failed' || event.type === 'timeout';
+      const failed = event.type === 'lost' || event.type === 'extend-failed' || event.type === 'release-failed' || event.type === 'timeout';
       const active = api.trace.getActiveSpan();
       if (active?.isRecording()) {
         active.addEvent(name, attributes);

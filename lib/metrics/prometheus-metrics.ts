@@ -52,6 +52,7 @@ export async function subscribeLockMetrics(
   const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', ['backend', 'store']);
   const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend', 'store']);
   const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend', 'store']);
+  const releaseFailures = counter('release_failures_total', 'Releases the store did not answer (the key stays taken until its lease lapses)', ['backend', 'store']);
   const skipped = counter('skipped_total', "Calls with onBusy 'skip' (scheduled jobs) that did not run because another holder had the key", ['backend', 'store']);
   const wait = histogram('wait_seconds', 'Time spent waiting for a lock');
   const hold = histogram('hold_seconds', 'Time a lock was held');
@@ -74,6 +75,9 @@ export async function subscribeLockMetrics(
           break;
         case 'extend-failed':
           extendFailures.inc({ backend, store });
+          break;
+        case 'release-failed':
+          releaseFailures.inc({ backend, store });
           break;
         case 'skipped':
           skipped.inc({ backend, store });

@@ -13,6 +13,8 @@ export const Messages = {
     `Lock "${key}" was force-released by ${by}${reason ? ` (${JSON.stringify(reason)})` : ''}: ${evicted} holder(s) evicted`,
   lockLost: (key: string, fence: number | undefined, reason: string) =>
     `Lock "${key}" (fence ${fence ?? 'n/a'}) was lost while held: ${reason}`,
+  releaseFailed: (key: string, fence: number | undefined, reason: string) =>
+    `Lock "${key}" (fence ${fence ?? 'n/a'}) could not be released: ${reason}; the store keeps it until its lease lapses`,
 
   notAMethod: (where: string) => `@Locked() can only decorate methods; ${where} is not a method`,
   lockedArgs: (where: string) =>

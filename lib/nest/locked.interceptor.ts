@@ -54,6 +54,7 @@ export class LockedInterceptor implements NestInterceptor {
             ended = true;
             if (call.streaming) {
               subscriber.complete();
+              // Nobody awaits this release: a failure is reported by the engine (a `release-failed` or `lost` event) and logged by LockService.
               call.end().catch(() => undefined);
               return;
             }
