@@ -11,7 +11,17 @@ function seconds(ms: number | undefined): string {
   return ms === undefined ? '-' : `${(ms / 1000).toFixed(1)}s`;
 }
 
-function holderCells(info: LockInfo, holder: LockHolder | undefined): string[] {
+/** How long ago, compact: `8.2s`, `5m02s`, `3h04m`, `2d05h`; `-` when unknown. */
+export function age(since: number | undefined, now: number): string {
+  if (since === undefined) return '-';
+  const ms = Math.max(0, now - since);
+  if (ms < 60_000) return seconds(ms);
+  const [s, m, h, d] = [Math.floor(ms / 1000) % 60, Math.floor(ms / 60_000) % 60, Math.floor(ms / 3_600_000) % 24, Math.floor(ms / 86_400_000)];
+  const two = (n: number) => String(n).padStart(2, '0');
+  return d > 0 ? `${d}d${two(h)}h` : h > 0 ? `${h}h${two(m)}m` : `${m}m${two(s)}s`;
+}
+
+function holderCells(info: LockInfo, holder: LockHolder | undefined, now: number): string[] {
   const mode = holder?.permit ? 'permit' : (info.mode ?? '-');
   return [
     printable(info.key),
@@ -19,15 +29,16 @@ function holderCells(info: LockInfo, holder: LockHolder | undefined): string[] {
     printable(holder?.instance ?? '-', 30),
     printable(holder?.label ?? '-', 40),
     holder?.fence === undefined ? '-' : String(holder.fence),
+    age(holder?.acquiredAt, now),
     seconds(holder?.expiresInMs),
     info.waiting === undefined ? '-' : String(info.waiting),
   ];
 }
 
 /** One row per holder (a lock with no holder but waiters: one row), aligned columns. */
-export function formatTable(locks: readonly LockInfo[]): string {
-  const header = ['KEY', 'MODE', 'INSTANCE', 'LABEL', 'FENCE', 'EXPIRES', 'WAITING'];
-  const rows = locks.flatMap((info) => (info.holders.length === 0 ? [holderCells(info, undefined)] : info.holders.map((holder) => holderCells(info, holder))));
+export function formatTable(locks: readonly LockInfo[], now = Date.now()): string {
+  const header = ['KEY', 'MODE', 'INSTANCE', 'LABEL', 'FENCE', 'AGE', 'EXPIRES', 'WAITING'];
+  const rows = locks.flatMap((info) => (info.holders.length === 0 ? [holderCells(info, undefined, now)] : info.holders.map((holder) => holderCells(info, holder, now))));
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   return [header, ...rows].map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd()).join('\n');
 }
