@@ -48,9 +48,16 @@ export class SqlFenceGuard {
     this.sql = fenceStatements(this.dialect, table);
   }
 
-  /** Creates the fence table and its floor row when missing (the statements of `fenceTableDdl`). Idempotent. */
+  /**
+   * Creates the fence table and its floor row when missing (the statements of `fenceTableDdl`).
+   * Idempotent, also when several instances run it at once (run it outside a transaction for that).
+   */
   async ensureTable(query: FenceQuery): Promise<void> {
-    for (const statement of this.ddl) await query(statement, []);
+    for (const statement of this.ddl) {
+      // Two PostgreSQL sessions creating one table at once: the loser trips over the winner's catalog
+      // rows (whatever the driver calls that error). Once the winner committed, IF NOT EXISTS holds.
+      await query(statement, []).catch(() => query(statement, []));
+    }
   }
 
   /**

@@ -40,13 +40,16 @@ describe.each([
     return error as StaleFenceError;
   };
 
-  it('ensureTable is idempotent (again, and twice at once) and creates the floor row; fenceTableDdl gives its statements', async () => {
+  it('ensureTable is idempotent (again, twice at once, and by four instances creating a new table at once) and creates the floor row; fenceTableDdl gives its statements', async () => {
     const ran: string[] = [];
     const query: FenceQuery = (sql, params) => (ran.push(sql), db.rows(sql, params));
     await guard.ensureTable(query);
     await Promise.all([guard.ensureTable(query), guard.ensureTable(query)]);
     expect(ran.slice(0, 2)).toEqual(fenceTableDdl(db.dialect));
     expect(await highestOf('')).toBe(0);
+    // Instances starting together, each on its own connection, on a table nobody created yet.
+    await Promise.all(Array.from({ length: 4 }, () => new SqlFenceGuard({ dialect: db.dialect, table: 'created_at_once' }).ensureTable((sql, params) => db.rows(sql, params))));
+    expect(await db.rows(`SELECT highest FROM created_at_once WHERE resource = ''`)).toHaveLength(1);
   });
 
   it('accepts a higher fence and an equal one (one holder writing twice), and stores the highest', async () => {
