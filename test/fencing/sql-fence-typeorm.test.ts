@@ -1,32 +1,52 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { DataSource } from 'typeorm';
-import { SqlFenceGuard, StaleFenceError } from '../../lib/index.js';
+import { SqlFenceGuard, StaleFenceError, type FenceDialect } from '../../lib/index.js';
+import { MariadbServer } from '../harness/mariadb-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 
-describe('SqlFenceGuard through TypeORM (EntityManager.query in dataSource.transaction) on PostgreSQL', () => {
-  let server: PostgresServer;
+interface Database {
+  dataSource: DataSource;
+  stop(): Promise<void>;
+}
+
+async function postgres(): Promise<Database> {
+  const server = await PostgresServer.start();
+  return { dataSource: new DataSource({ type: 'postgres', url: server.connectionString }), stop: () => server.destroy() };
+}
+
+async function mariadb(): Promise<Database> {
+  const server = await MariadbServer.start();
+  return { dataSource: new DataSource({ type: 'mysql', url: server.uri }), stop: () => server.destroy() };
+}
+
+describe.each([
+  ['postgres', 'PostgreSQL', postgres],
+  ['mysql', 'MariaDB', mariadb],
+] as const)('SqlFenceGuard (%s) through TypeORM: EntityManager.query in dataSource.transaction on %s', (dialect: FenceDialect, _name, start) => {
+  let db: Database;
   let dataSource: DataSource;
-  const guard = new SqlFenceGuard({ dialect: 'postgres', table: 'app_fences' });
+  const guard = new SqlFenceGuard({ dialect, table: 'app_fences' });
+  const p = (n: number) => (dialect === 'postgres' ? `$${n}` : '?');
 
   beforeAll(async () => {
-    server = await PostgresServer.start();
-    dataSource = new DataSource({ type: 'postgres', url: server.connectionString });
+    db = await start();
+    dataSource = db.dataSource;
     await dataSource.initialize();
     await guard.ensureTable((sql, params) => dataSource.query(sql, params));
-    await dataSource.query('CREATE TABLE inventory (sku text PRIMARY KEY, qty int NOT NULL)');
+    await dataSource.query('CREATE TABLE inventory (sku varchar(50) PRIMARY KEY, qty int NOT NULL)');
     await dataSource.query("INSERT INTO inventory VALUES ('apple', 10)");
   }, 60_000);
 
   afterAll(async () => {
     await dataSource?.destroy().catch(() => undefined);
-    await server?.destroy();
+    await db?.stop();
   }, 30_000);
 
   /** What an application writes: the check and the write in one TypeORM transaction. */
   const setStock = (qty: number, fence: number) =>
     dataSource.transaction(async (manager) => {
       await guard.check((sql, params) => manager.query(sql, params), 'inventory:apple', fence);
-      await manager.query('UPDATE inventory SET qty = $1 WHERE sku = $2', [qty, 'apple']);
+      await manager.query(`UPDATE inventory SET qty = ${p(1)} WHERE sku = ${p(2)}`, [qty, 'apple']);
     });
   const stock = async () => (await dataSource.query("SELECT qty FROM inventory WHERE sku = 'apple'"))[0].qty;
 
@@ -44,7 +64,7 @@ describe('SqlFenceGuard through TypeORM (EntityManager.query in dataSource.trans
     await expect(
       dataSource.transaction(async (manager) => {
         await guard.check((sql, params) => manager.query(sql, params), 'inventory:apple', 200);
-        await manager.query('UPDATE inventory SET qty = 0 WHERE sku = $1', ['apple']);
+        await manager.query(`UPDATE inventory SET qty = 0 WHERE sku = ${p(1)}`, ['apple']);
         throw new Error('payment declined');
       }),
     ).rejects.toThrow('payment declined');
