@@ -1,8 +1,8 @@
-import type { FenceRedisClient } from './fence-redis-client.js';
 import { InvalidLockArgumentError, StaleFenceError } from '../errors.js';
 import type { Lock } from '../engine/lock.js';
 import { describe } from '../engine/lock-options.js';
 import { fenceOf } from './fence-of.js';
+import type { FenceRedisClient } from './fence-redis-client.js';
 import { fenceKeyOf } from './redis-fence-key.js';
 import { FENCED_DEL, FENCED_HSET, FENCED_SET, fencedEval } from './redis-fence-scripts.js';
 import { runFenceScript, type FenceScript } from './run-fence-script.js';
