@@ -1,11 +1,11 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { createLockBackend, isLockBackend } from '../backends/create-backend.js';
-import type { LockBackend } from '../engine/lock-backend.js';
 import { LockEngine } from '../engine/lock-engine.js';
 import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
+import { borrowedBackend } from './borrowed-backend.js';
 import { Messages } from './lock.messages.js';
 import { lockRegistry } from './lock.registry.js';
 
@@ -44,7 +44,7 @@ export async function createLockStore(name: string, options: DistributedLockModu
   checkKnownFields(options, MODULE_OPTION_NAMES, 'DistributedLockModule');
   const { backend: config, keyPrefix, leaseMs, waitMs, instance } = options;
   if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
-  const backend = isLockBackend(config) ? borrowed(config) : await createLockBackend(config);
+  const backend = isLockBackend(config) ? borrowedBackend(config) : await createLockBackend(config);
   try {
     return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs }));
   } catch (error) {
@@ -53,14 +53,3 @@ export async function createLockStore(name: string, options: DistributedLockModu
   }
 }
 
-/** A backend object the user passed in stays theirs (it may be shared): used, never closed. */
-function borrowed(backend: LockBackend): LockBackend {
-  return {
-    name: backend.name,
-    capabilities: backend.capabilities,
-    inspection: backend.inspection,
-    claim: (request) => backend.claim(request),
-    ping: backend.ping && (() => backend.ping!()),
-    close: async () => undefined,
-  };
-}
