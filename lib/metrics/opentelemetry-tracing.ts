@@ -1,6 +1,7 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { LockEvent } from '../engine/lock-events.js';
-import { loadPeer, type LockEventSource, type MetricsSubscription } from './observable-like.js';
+import { loadOptional } from '../engine/load-optional.js';
+import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
 export interface LockTracingOptions {
   /** The tracer to use (an `@opentelemetry/api` Tracer). Default: `trace.getTracer('nestjs-distributed-lock')`. */
@@ -29,7 +30,7 @@ export const LOCK_TRACE_ATTRIBUTES = {
  * `@opentelemetry/api` is an optional peer, imported on the first call.
  */
 export async function subscribeLockTracing(events: LockEventSource<LockEvent>, options: LockTracingOptions = {}): Promise<MetricsSubscription> {
-  const api = (options.otelApi ?? (await loadPeer('@opentelemetry/api', 'subscribeLockTracing'))) as typeof OtelApi;
+  const api = (options.otelApi ?? (await loadOptional('@opentelemetry/api', 'subscribeLockTracing'))) as typeof OtelApi;
   const tracer = (options.tracer as OtelApi.Tracer | undefined) ?? api.trace.getTracer('nestjs-distributed-lock');
   return events.subscribe((event) => {
     try {

@@ -1,6 +1,7 @@
 import type * as PromClient from 'prom-client';
 import type { LockEvent } from '../engine/lock-events.js';
-import { loadPeer, type LockEventSource, type MetricsSubscription } from './observable-like.js';
+import { loadOptional } from '../engine/load-optional.js';
+import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
 /** A prom-client `Registry` (typed loosely so the published types never reference an optional peer). */
 export interface PrometheusRegistryLike {
@@ -38,7 +39,7 @@ export async function subscribeLockMetrics(
   registry: PrometheusRegistryLike,
   options: LockMetricsOptions = {},
 ): Promise<MetricsSubscription> {
-  const client = (options.promClient ?? (await loadPeer('prom-client', 'subscribeLockMetrics'))) as typeof PromClient;
+  const client = (options.promClient ?? (await loadOptional('prom-client', 'subscribeLockMetrics'))) as typeof PromClient;
   const prefix = options.prefix ?? 'distributed_lock_';
   const buckets = options.buckets ?? DEFAULT_BUCKETS;
   const registers = [registry as PromClient.Registry];

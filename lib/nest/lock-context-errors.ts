@@ -1,6 +1,6 @@
 import * as common from '@nestjs/common';
 import { LockBackendError, LockTimeoutError } from '../errors.js';
-import { loadPeer } from '../metrics/observable-like.js';
+import { loadOptional } from '../engine/load-optional.js';
 
 /** The stable codes lock errors carry outside HTTP (microservices, WebSocket, GraphQL). */
 export const LockErrorCode = {
@@ -36,13 +36,13 @@ type ExceptionClass = new (error: object) => Error;
 
 /** `RpcException` of @nestjs/microservices, which an app with microservice handlers has installed. */
 export async function rpcException(payload: LockErrorPayload, cause: Error): Promise<Error> {
-  const { RpcException } = await loadPeer<{ RpcException: ExceptionClass }>('@nestjs/microservices', 'A @Locked() microservice handler');
+  const { RpcException } = await loadOptional<{ RpcException: ExceptionClass }>('@nestjs/microservices', 'A @Locked() microservice handler');
   return withCause(new RpcException({ ...payload }), cause);
 }
 
 /** `WsException` of @nestjs/websockets, which an app with gateways has installed. */
 export async function wsException(payload: LockErrorPayload, cause: Error): Promise<Error> {
-  const { WsException } = await loadPeer<{ WsException: ExceptionClass }>('@nestjs/websockets', 'A @Locked() WebSocket handler');
+  const { WsException } = await loadOptional<{ WsException: ExceptionClass }>('@nestjs/websockets', 'A @Locked() WebSocket handler');
   return withCause(new WsException({ ...payload }), cause);
 }
 

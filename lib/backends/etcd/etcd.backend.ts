@@ -2,7 +2,7 @@ import type { Etcd3, IOptions } from 'etcd3';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../../engine/lock-backend.js';
-import { loadDriver } from '../load-driver.js';
+import { loadOptional } from '../../engine/load-optional.js';
 import { EtcdClaim } from './etcd-claim.js';
 import { resolveEtcdCredentials } from './etcd-credentials.js';
 import { lockFaultHandling } from './etcd-fault-handling.js';
@@ -58,7 +58,7 @@ class EtcdBackend implements LockBackend {
 export async function createEtcdBackend(options: EtcdBackendOptions): Promise<LockBackend> {
   const { hosts, leaseTtlSeconds, requestTimeoutMs } = resolveEtcdOptions(options);
   const credentials = resolveEtcdCredentials(options, hosts);
-  const loaded = await loadDriver<EtcdDriver & { default?: EtcdDriver }>('etcd3', 'etcd');
+  const loaded = await loadOptional<EtcdDriver & { default?: EtcdDriver }>('etcd3', "The 'etcd' backend");
   // etcd3 is CommonJS: its exports may sit on `default` when imported from ESM.
   const driver = loaded.Etcd3 ? loaded : loaded.default!;
   const clientOptions: IOptions = {

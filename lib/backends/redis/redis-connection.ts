@@ -1,7 +1,7 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedisBackendOptions } from '../backend-options.js';
-import { loadDriver } from '../load-driver.js';
+import { loadOptional } from '../../engine/load-optional.js';
 import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from './redis-client.js';
 
 /** @internal Settings of a client the backend creates from a URL: an unreachable store fails a call in well under a second or two, not never. */
@@ -39,7 +39,7 @@ export async function openRedisConnection(options: RedisBackendOptions, waitMs =
     return { client, owned: false };
   }
   checkUrl(url);
-  const driver = await loadDriver<IoredisModule>('ioredis', 'redis');
+  const driver = await loadOptional<IoredisModule>('ioredis', "The 'redis' backend");
   const Redis = redisConstructorOf(driver);
   if (!Redis) throw new InvalidLockArgumentError("The 'redis' backend could not find the Redis class in the installed \"ioredis\" package");
   const created = new Redis(url, { ...OWNED_CLIENT_OPTIONS, commandTimeout: OWNED_CLIENT_OPTIONS.commandTimeout + waitMs });

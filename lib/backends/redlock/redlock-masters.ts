@@ -1,7 +1,7 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
-import { loadDriver } from '../load-driver.js';
+import { loadOptional } from '../../engine/load-optional.js';
 import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from '../redis/redis-client.js';
 import { OWNED_CLIENT_OPTIONS } from '../redis/redis-connection.js';
 import { ReleaseListener } from '../redis/release-listener.js';
@@ -39,7 +39,7 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
   }
   const urls = options.urls!;
   urls.forEach(checkUrl);
-  const driver = await loadDriver<IoredisModule>('ioredis', 'redlock');
+  const driver = await loadOptional<IoredisModule>('ioredis', "The 'redlock' backend");
   const Redis = redisConstructorOf(driver);
   if (!Redis) throw new InvalidLockArgumentError("The 'redlock' backend could not find the Redis class in the installed \"ioredis\" package");
   return urls.map((url, index) => {

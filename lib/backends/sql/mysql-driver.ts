@@ -1,4 +1,4 @@
-import { loadDriver } from '../load-driver.js';
+import { loadOptional } from '../../engine/load-optional.js';
 
 // The parts of `mysql2` this backend uses, typed here so that no declaration file refers to the optional peer.
 
@@ -35,7 +35,7 @@ export function mysqlErrorNumber(error: unknown): number | undefined {
 
 /** Imports `mysql2` lazily, or names the package to install. */
 export async function loadMysqlDriver(): Promise<MysqlDriver> {
-  const module = await loadDriver<MysqlDriver & { default?: MysqlDriver }>('mysql2', 'mysql');
+  const module = await loadOptional<MysqlDriver & { default?: MysqlDriver }>('mysql2', "The 'mysql' backend");
   return module.default ?? module;
 }
 

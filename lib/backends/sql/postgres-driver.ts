@@ -1,4 +1,4 @@
-import { loadDriver } from '../load-driver.js';
+import { loadOptional } from '../../engine/load-optional.js';
 
 // The parts of `pg` this backend uses, typed here so that no declaration file refers to the optional peer.
 
@@ -53,7 +53,7 @@ export function pgErrorCode(error: unknown): string | undefined {
 
 /** Imports `pg` lazily, or names the package to install. */
 export async function loadPgDriver(): Promise<PgDriver> {
-  const module = await loadDriver<PgDriver & { default?: PgDriver }>('pg', 'postgres');
+  const module = await loadOptional<PgDriver & { default?: PgDriver }>('pg', "The 'postgres' backend");
   return module.default ?? module;
 }
 

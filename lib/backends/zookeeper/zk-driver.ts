@@ -1,4 +1,4 @@
-import { loadDriver } from '../load-driver.js';
+import { loadOptional } from '../../engine/load-optional.js';
 
 // The parts of node-zookeeper-client (which ships no types) this backend uses. Internal: never exported from the package root.
 
@@ -89,6 +89,6 @@ export function zkErrorCode(error: unknown): number | undefined {
 
 /** Imports node-zookeeper-client (CommonJS) lazily, or names the package to install. */
 export async function loadZookeeperDriver(): Promise<ZkDriver> {
-  const module = await loadDriver<ZkDriver & { default?: ZkDriver }>('node-zookeeper-client', 'zookeeper');
+  const module = await loadOptional<ZkDriver & { default?: ZkDriver }>('node-zookeeper-client', "The 'zookeeper' backend");
   return module.default ?? module;
 }
