@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { createConnection } from 'node:net';
-import { loadDriver } from '../backends/load-driver.js';
+import { loadOptional } from '../engine/load-optional.js';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../backends/redis/redis-client.js';
 import { diagnose, type Diagnosis } from './failure-cause.js';
 import type { StoreAddress } from './store-address.js';
@@ -39,7 +39,7 @@ async function probeTcp({ host, port }: StoreAddress): Promise<Diagnosis | undef
 }
 
 async function probeRedis(url: string): Promise<Diagnosis | undefined> {
-  const Redis = redisConstructorOf(await loadDriver<IoredisModule>('ioredis', 'redis'))!;
+  const Redis = redisConstructorOf(await loadOptional<IoredisModule>('ioredis', "The 'redis' backend"))!;
   // One attempt, no retries; a short disconnectTimeout, as ioredis otherwise keeps the process 2 s after closing a client of a dead server.
   const options = { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: PROBE_MS, enableOfflineQueue: false, disconnectTimeout: 200 };
   const client = new Redis(url, options) as RedisClient & { connect(): Promise<void> };
