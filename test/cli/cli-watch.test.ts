@@ -68,6 +68,7 @@ describe('list --watch, its stdout a pipe', () => {
 describe('list --watch on a terminal', () => {
   it('clears the screen before each refresh; an abort (SIGINT in the bin) resolves 0 and closes the connection', async () => {
     const clients = () => server.cli('CLIENT', 'LIST').split('\n').length;
+    await app.inspect('tty:app-connected'); // the app's own connection is up before counting
     const before = clients();
     const stdout = Object.assign(new PassThrough(), { isTTY: true });
     let out = '';
