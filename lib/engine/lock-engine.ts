@@ -222,11 +222,14 @@ export class LockEngine {
     const storeKey = this.keyPrefix + key;
     // Only leases held before the store was told: one granted after it is the next holder's.
     const before = [...this.leases].filter((lease) => lease.storeKey === storeKey);
-    const { evicted, reason } = await this.inspector.forceRelease(key, options);
+    const { evicted, reason, actor } = await this.inspector.forceRelease(key, options);
+    const by = actor === undefined ? this.instance : `${actor} on ${this.instance}`;
     for (const lease of before) {
-      if (evicted.length > 0) lease.markLost(`it was force-released by ${this.instance}${reason ? ` (${reason})` : ''}`);
+      if (evicted.length > 0) lease.markLost(`it was force-released by ${by}${reason ? ` (${reason})` : ''}`);
     }
-    if (evicted.length > 0) this.emit({ type: 'force-released', key, backend: this.backend.name, store: this.name, by: this.instance, ...(reason === undefined ? {} : { reason }), evicted });
+    if (evicted.length > 0) {
+      this.emit({ type: 'force-released', key, backend: this.backend.name, store: this.name, by: this.instance, ...(reason === undefined ? {} : { reason }), ...(actor === undefined ? {} : { actor }), evicted });
+    }
     return evicted.length > 0;
   }
 

@@ -37,9 +37,10 @@ export type LockEvent =
   | (EventBase & { readonly type: 'self-wait'; readonly waitedMs: number })
   /**
    * An operator freed the key with `LockService.forceRelease` (or the CLI / admin page through it):
-   * `by` is the instance that forced it, `evicted` the holders it removed. Emitted by the engine
+   * `by` is the instance that forced it, `actor` the operator who asked (when known), `evicted` the
+   * holders it removed (instance, label, fence where the store knows them). Emitted by the engine
    * that forced it; the evicted holders learn it at their next renewal (signal aborts, `lost`).
    */
-  | (EventBase & { readonly type: 'force-released'; readonly by: string; readonly reason?: string; readonly evicted: readonly LockHolder[] });
+  | (EventBase & { readonly type: 'force-released'; readonly by: string; readonly reason?: string; readonly actor?: string; readonly evicted: readonly LockHolder[] });
 
 export type LockEventType = LockEvent['type'];

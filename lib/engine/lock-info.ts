@@ -68,4 +68,6 @@ export interface LockList {
 export interface ForceReleaseOptions {
   /** Why, for the `force-released` event (and the logs that follow it). */
   reason?: string;
+  /** Who asked (an operator's name, from the admin page's `actor` option), for the `force-released` event. */
+  actor?: string;
 }

@@ -10,6 +10,8 @@ export const MAX_LIST_LIMIT = 1_000;
 export const DEFAULT_LIST_LIMIT = 100;
 /** Longest `reason` kept in a `force-released` event. */
 const MAX_REASON_LENGTH = 500;
+/** Longest `actor` kept in a `force-released` event. */
+const MAX_ACTOR_LENGTH = 200;
 
 /**
  * The engine's side of inspection: checks arguments, adds and strips the key prefix, and reads the
@@ -40,14 +42,20 @@ export class LockInspector {
     return page.cursor === undefined ? { locks } : { locks, cursor: page.cursor };
   }
 
-  /** Frees the key whoever holds it; resolves the evicted holders (none: nobody held it). */
-  async forceRelease(key: string, options: ForceReleaseOptions = {}): Promise<{ evicted: LockHolder[]; reason: string | undefined }> {
+  /**
+   * Frees the key whoever holds it; resolves the evicted holders (none: nobody held it). The key is
+   * read first, so an evicted holder's fence is known even where the store's eviction does not
+   * return it (Redis): a holder is matched by its owner id.
+   */
+  async forceRelease(key: string, options: ForceReleaseOptions = {}): Promise<{ evicted: LockHolder[]; reason: string | undefined; actor: string | undefined }> {
     assertKey(key);
     if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(`forceRelease options must be an object, got ${describe(options)}`);
-    const { reason } = options;
+    const { reason, actor } = options;
     if (reason !== undefined && typeof reason !== 'string') throw new InvalidLockArgumentError(`reason must be a string, got ${describe(reason)}`);
-    const evicted = await this.store().forceRelease(this.keyPrefix + key);
-    return { evicted: evicted.map(toHolder), reason: reason?.slice(0, MAX_REASON_LENGTH) };
+    if (actor !== undefined && typeof actor !== 'string') throw new InvalidLockArgumentError(`actor must be a string, got ${describe(actor)}`);
+    const before = await this.store().inspect(this.keyPrefix + key);
+    const evicted = withFences(await this.store().forceRelease(this.keyPrefix + key), before.holders);
+    return { evicted: evicted.map(toHolder), reason: reason?.slice(0, MAX_REASON_LENGTH), actor: actor?.slice(0, MAX_ACTOR_LENGTH) };
   }
 
   private store(): LockInspection {
@@ -67,6 +75,15 @@ export class LockInspector {
       ...(state.semaphore ? { semaphore: state.semaphore } : {}),
     };
   }
+}
+
+/** The evicted holders, each with the fence the key had for its owner just before (when the eviction did not say). */
+function withFences(evicted: readonly StoredHolder[], before: readonly StoredHolder[]): StoredHolder[] {
+  return evicted.map((holder) => {
+    if (holder.fence !== undefined || holder.owner === undefined) return holder;
+    const seen = before.find((other) => other.owner === holder.owner && other.permit === holder.permit && other.fence !== undefined);
+    return seen ? { ...holder, fence: seen.fence } : holder;
+  });
 }
 
 function toHolder(stored: StoredHolder): LockHolder {

@@ -9,8 +9,8 @@ export const Messages = {
     `Two global DistributedLockModule stores are named "${name}"; give each forRoot() its own name (the unnamed one is "default")`,
   selfWait: (key: string, waitedMs: number) =>
     `A call has waited ${waitedMs} ms for lock "${key}", which its own call chain seems to hold (from acquire(), not entered with run()): it waits until waitMs runs out. Run nested calls inside withLock(), @Locked() or locks.run(lock, fn) to make them re-entrant`,
-  forceReleased: (key: string, by: string, reason: string | undefined, evicted: number) =>
-    `Lock "${key}" was force-released by ${by}${reason ? ` (${JSON.stringify(reason)})` : ''}: ${evicted} holder(s) evicted`,
+  forceReleased: (key: string, by: string, reason: string | undefined, evicted: number, actor?: string) =>
+    `Lock "${key}" was force-released by ${actor === undefined ? '' : `${JSON.stringify(actor)} on `}${by}${reason ? ` (${JSON.stringify(reason)})` : ''}: ${evicted} holder(s) evicted`,
   lockLost: (key: string, fence: number | undefined, reason: string) =>
     `Lock "${key}" (fence ${fence ?? 'n/a'}) was lost while held: ${reason}`,
   releaseFailed: (key: string, fence: number | undefined, reason: string) =>

@@ -28,7 +28,7 @@ export class LockService {
       if (event.type === 'lost') this.logger.warn(Messages.lockLost(event.key, event.fence, event.error.message));
       else if (event.type === 'release-failed') this.logger.warn(Messages.releaseFailed(event.key, event.fence, event.error.message));
       else if (event.type === 'self-wait') this.logger.warn(Messages.selfWait(event.key, event.waitedMs));
-      else if (event.type === 'force-released') this.logger.warn(Messages.forceReleased(event.key, event.by, event.reason, event.evicted.length));
+      else if (event.type === 'force-released') this.logger.warn(Messages.forceReleased(event.key, event.by, event.reason, event.evicted.length, event.actor));
     });
   }
 

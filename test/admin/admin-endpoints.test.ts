@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { Catch, Injectable, type ArgumentsHost, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
+import { APP_FILTER, BaseExceptionFilter } from '@nestjs/core';
+import { filter, firstValueFrom } from 'rxjs';
 import request from 'supertest';
-import { DistributedLockAdminModule, DistributedLockModule, InvalidLockArgumentError, LockService } from '../../lib/index.js';
+import { DistributedLockAdminModule, DistributedLockModule, LockBackendError, LockService, LockStoreUnavailableException, MemoryBackend } from '../../lib/index.js';
 import { baseUrl, openRequest, PLATFORMS, startHttpApp, type Platform } from '../nest/http-platform.js';
 
 /** Lets a request through with the header `x-admin: yes`. */
@@ -23,7 +25,7 @@ describe.each(PLATFORMS)('DistributedLockAdminModule endpoints on %s', (platform
   let locks: LockService;
 
   beforeAll(async () => {
-    app = await startApp({ path: '/ops/locks', releaseGuards: [AdminHeaderGuard] }, platform);
+    app = await startApp({ path: '/ops/locks', releaseGuards: [AdminHeaderGuard], actor: (request: { headers: Record<string, string> }) => request.headers['x-user'] }, platform);
     locks = app.get(LockService);
   });
   afterAll(() => app.close());
@@ -61,31 +63,46 @@ describe.each(PLATFORMS)('DistributedLockAdminModule endpoints on %s', (platform
     await lock.release();
   });
 
-  it('releases only through the release guard, and only JSON', async () => {
+  it('releases only through the release guard, only JSON, only with a reason, never from another site', async () => {
     const lock = await locks.acquire('orders:2');
-    await request(baseUrl(app)).post('/ops/locks/api/release').send({ key: 'orders:2' }).expect(403);
+    const release = () => request(baseUrl(app)).post('/ops/locks/api/release');
+    await release().send({ key: 'orders:2', reason: 'test' }).expect(403);
     expect((await locks.inspect('orders:2')).held).toBe(true);
-    await request(baseUrl(app)).post('/ops/locks/api/release').set('x-admin', 'yes').type('form').send('key=orders:2').expect(415);
-    const released = await request(baseUrl(app)).post('/ops/locks/api/release').set('x-admin', 'yes').send({ key: 'orders:2', reason: 'test' }).expect(200);
+    await release().set('x-admin', 'yes').type('form').send('key=orders:2&reason=test').expect(415);
+    for (const body of [{ key: 'orders:2' }, { key: 'orders:2', reason: '' }, { key: 'orders:2', reason: ' \n ' }]) {
+      const refused = await release().set('x-admin', 'yes').send(body).expect(400);
+      expect(refused.body.message).toContain('non-empty reason');
+    }
+    await release().set('x-admin', 'yes').set('sec-fetch-site', 'cross-site').send({ key: 'orders:2', reason: 'test' }).expect(403);
+    expect(lock.signal.aborted).toBe(false);
+    const event = firstValueFrom(locks.events.pipe(filter((e) => e.type === 'force-released')));
+    const released = await release().set('x-admin', 'yes').set('x-user', 'alice@example.com').set('sec-fetch-site', 'same-origin').send({ key: 'orders:2', reason: ' stuck ' }).expect(200);
     expect(released.body).toEqual({ key: 'orders:2', released: true });
     expect(lock.signal.aborted).toBe(true);
-  });
-});
-
-describe('DistributedLockAdminModule without guards', () => {
-  it('lets operators look but refuses release (403) unless allowUnguardedRelease', async () => {
-    const app = await startApp({});
-    const lock = await app.get(LockService).acquire('k');
-    await request(baseUrl(app)).get('/locks/api/locks').expect(200);
-    const refused = await request(baseUrl(app)).post('/locks/api/release').send({ key: 'k' }).expect(403);
-    expect(refused.body.message).toContain('register DistributedLockAdminModule with guards');
-    expect(lock.signal.aborted).toBe(false);
-    await app.close();
+    expect(await event).toMatchObject({ key: 'orders:2', by: 'web-1', reason: 'stuck', actor: 'alice@example.com', evicted: [{ instance: 'web-1', fence: lock.fence }] });
   });
 
-  it('refuses bad options at registration', () => {
-    expect(() => DistributedLockAdminModule.register({ path: 'locks' })).toThrow(InvalidLockArgumentError);
-    expect(() => DistributedLockAdminModule.register({ path: '/a b' })).toThrow(InvalidLockArgumentError);
-    expect(() => DistributedLockAdminModule.register({ guards: [42 as never] })).toThrow(InvalidLockArgumentError);
+  it('answers 503 with LockStoreUnavailableException when the store cannot be reached (its address stays out of the body)', async () => {
+    const backend = new MemoryBackend();
+    const down = () => Promise.reject(new LockBackendError('memory', 'connect ECONNREFUSED 10.0.0.9:6379'));
+    Object.defineProperty(backend, 'inspection', { value: { inspect: down, list: down, forceRelease: down } });
+    const caught: unknown[] = [];
+    @Catch(LockStoreUnavailableException)
+    class Recorder extends BaseExceptionFilter {
+      override catch(exception: unknown, host: ArgumentsHost): void {
+        caught.push(exception);
+        super.catch(exception, host);
+      }
+    }
+    const broken = await startHttpApp(platform, {
+      imports: [DistributedLockModule.forRoot({ backend, instance: 'web-1' }), DistributedLockAdminModule.register({ guards: [AdminHeaderGuard] })],
+      providers: [{ provide: APP_FILTER, useClass: Recorder }],
+    });
+    const answer = await request(baseUrl(broken)).get('/locks/api/locks').set('x-admin', 'yes').expect(503);
+    expect(answer.body.message).toBe('The lock store is unavailable');
+    expect(JSON.stringify(answer.body)).not.toContain('10.0.0.9');
+    await request(baseUrl(broken)).post('/locks/api/release').set('x-admin', 'yes').send({ key: 'k', reason: 'r' }).expect(503);
+    expect(caught).toHaveLength(2);
+    await broken.close();
   });
 });

@@ -254,8 +254,9 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       const evicted = await a.acquire(k, { label: 'stuck job' });
       const lost = new Promise<unknown>((resolve) => evicted.signal.addEventListener('abort', () => resolve(evicted.signal.reason), { once: true }));
       const event = nextEvent(b, 'force-released');
-      expect(await b.forceRelease(k, { reason: 'job hung' })).toBe(true);
-      expect(await event).toMatchObject({ key: k, by: 'worker-b', reason: 'job hung', evicted: [{ instance: 'worker-a', label: 'stuck job' }] });
+      expect(await b.forceRelease(k, { reason: 'job hung', actor: 'alice' })).toBe(true);
+      const evictedHolder = { instance: 'worker-a', label: 'stuck job', ...(target.fences ? { fence: evicted.fence } : {}) };
+      expect(await event).toMatchObject({ key: k, by: 'worker-b', reason: 'job hung', actor: 'alice', evicted: [evictedHolder] });
       const next = await b.tryAcquire(k);
       expect(next).not.toBeNull();
       if (target.fences) expect(next!.fence!).toBeGreaterThan(evicted.fence!);
