@@ -65,6 +65,23 @@ describe('list --watch, its stdout a pipe', () => {
   }, 30_000);
 });
 
+describe('list --watch when the store goes away', () => {
+  it('ends with the store failure (address, "connection refused") and exit 1', async () => {
+    const own = await RedisServer.start();
+    const cli = new RunningCli(['list', '--watch', '--interval', '0.2', '--redis', own.url]);
+    running.push(cli);
+    try {
+      await cli.until('a first refresh', (out) => out.includes('no locks held'));
+      await own.stop();
+      const run = await cli.ended;
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${own.port}: connection refused \\(`));
+    } finally {
+      await own.stop();
+    }
+  }, 30_000);
+});
+
 describe('list --watch on a terminal', () => {
   it('clears the screen before each refresh; an abort (SIGINT in the bin) resolves 0 and closes the connection', async () => {
     const clients = () => server.cli('CLIENT', 'LIST').split('\n').length;

@@ -29,7 +29,8 @@ export class RunningCli {
   private readonly child: ChildProcessWithoutNullStreams;
   private out = '';
   private err = '';
-  private readonly ended: Promise<Run>;
+  /** How it ended, once it has. */
+  readonly ended: Promise<Run>;
 
   constructor(args: readonly string[]) {
     this.child = spawn(process.execPath, [CLI, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
