@@ -6,7 +6,7 @@ export interface LockHolder {
   readonly label?: string;
   /** The holder's fence, where the store gives one per holder. */
   readonly fence?: number;
-  /** Remaining lease by the store's clock; absent where liveness is a session (ZooKeeper, etcd). */
+  /** Remaining lease by the store's clock (etcd: its lease's TTL, in whole seconds); absent where liveness is a session (ZooKeeper). */
   readonly expiresInMs?: number;
   /**
    * Epoch ms when the holder's acquisition claimed the key, by the holder instance's clock: kept

@@ -24,7 +24,7 @@ export interface StoredHolder {
   /** The owner id stored with the lock; absent where the store keeps none (or only its hash). */
   readonly owner?: string;
   readonly fence?: number;
-  /** Remaining lease by the store's clock; absent where liveness is a session (ZooKeeper, etcd). */
+  /** Remaining lease by the store's clock (etcd: its lease's TTL, in whole seconds); absent where liveness is a session (ZooKeeper). */
   readonly expiresInMs?: number;
   /** A permit of the key's counting semaphore, not its lock. */
   readonly permit?: boolean;

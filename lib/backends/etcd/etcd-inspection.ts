@@ -12,19 +12,26 @@ const KEYS_PER_LOCK = 8;
  * @internal
  * Inspection of the etcd backend: a key's claims are its queue, ordered by create revision, so it
  * knows the holders (the first writer, or the readers before the first writer), their owner ids
- * (values) and fences (create revisions), and who waits, in create-revision order. It cannot know remaining leases (a
- * lock lives as long as the backend's lease is kept alive), nor a semaphore's number of permits:
- * `semaphore.used` counts every claim under it, waiting ones included, and all show as holders.
- * `list` is one range read with a limit.
+ * (values) and fences (create revisions), and who waits, in create-revision order. A holder's
+ * remaining lease is that of the backend's etcd lease its key is attached to (a lock lives as long
+ * as that lease is kept alive), read once per distinct lease. It cannot know a semaphore's number
+ * of permits: `semaphore.used` counts every claim under it, waiting ones included, and all show as
+ * holders. `list` is one range read with a limit, then the keys found and their leases.
  */
 export class EtcdInspection implements LockInspection {
   constructor(private readonly client: Etcd3) {}
 
   async inspect(storeKey: string): Promise<StoredLockState> {
+    const [found] = await this.withLeases([await this.read(storeKey)]);
+    return found!;
+  }
+
+  /** A key's claims, with the lease each holder's key is attached to (to be read once per page). */
+  private async read(storeKey: string): Promise<{ state: StoredLockState; leases: string[] }> {
     const [lock, semaphore] = await Promise.all([this.claims(new LockKeys(storeKey).prefix), this.claims(new SemaphoreKeys(storeKey).prefix)]);
     const { holders, waiting, queued } = lockHolders(lock);
     const permits = semaphore.map((kv) => ({ ...holderOf(kv), permit: true }));
-    return {
+    const state: StoredLockState = {
       storeKey,
       ...(holders.length > 0 ? { mode: holders[0]!.key.toString().includes('/read/') ? ('read' as const) : ('exclusive' as const) } : {}),
       holders: [...holders.map(holderOf), ...permits],
@@ -32,6 +39,24 @@ export class EtcdInspection implements LockInspection {
       waiters: queued.slice(0, MAX_REPORTED_WAITERS).map((kv) => ({ owner: kv.value.toString() })),
       ...(permits.length > 0 ? { semaphore: { used: permits.length } } : {}),
     };
+    return { state, leases: [...holders, ...semaphore].map((kv) => String(kv.lease)) };
+  }
+
+  /**
+   * Each holder's remaining lease: the TTL of the etcd lease its key is attached to (every claim of
+   * one backend shares its lease), one `LeaseTimeToLive` per distinct lease of the page, in
+   * parallel. etcd answers in whole seconds, rounded down (the lease ends within TTL + 1 s).
+   */
+  private async withLeases(found: readonly { state: StoredLockState; leases: string[] }[]): Promise<StoredLockState[]> {
+    const ids = [...new Set(found.flatMap(({ leases }) => leases))].filter((id) => id !== '0');
+    const ttls = new Map(await Promise.all(ids.map(async (id) => [id, Number((await this.client.leaseClient.leaseTimeToLive({ ID: id })).TTL)] as const)));
+    return found.map(({ state, leases }) => ({
+      ...state,
+      holders: state.holders.map((holder, i) => {
+        const ttl = ttls.get(leases[i]!);
+        return ttl === undefined || ttl < 0 ? holder : { ...holder, expiresInMs: ttl * 1000 };
+      }),
+    }));
   }
 
   /** One range read from `cursor` (an etcd key, base64url) over the escaped prefix; the locks found are then inspected. */
@@ -57,7 +82,7 @@ export class EtcdInspection implements LockInspection {
     }
     // The rest of the last group read is that lock's, which was inspected whole: skip it.
     if (next === undefined && response.more && lastGroup) next = prefixEnd(lastGroup);
-    const locks = await Promise.all(found.map((storeKey) => this.inspect(storeKey)));
+    const locks = await this.withLeases(await Promise.all(found.map((storeKey) => this.read(storeKey))));
     return next === undefined ? { locks } : { locks, cursor: next.toString('base64url') };
   }
 
