@@ -1,23 +1,6 @@
 /** Monotonic milliseconds: immune to wall-clock jumps. Used for every lease and wait deadline. */
 export const monotonicNow = (): number => performance.now();
 
-let anchoredAt = -Infinity;
-let wallOffset = 0;
-
-/**
- * The wall-clock epoch ms of a `monotonicNow()` reading, for showing people when something
- * happened. It reads the wall clock at most once a second (re-anchoring the offset between the two
- * clocks), not on every call: on some virtual machines a wall-clock read is a system call, and the
- * acquire path already reads the monotonic clock.
- */
-export function epochMsAt(monotonic: number): number {
-  if (monotonic - anchoredAt > 1_000 || monotonic < anchoredAt) {
-    wallOffset = Date.now() - performance.now();
-    anchoredAt = monotonic;
-  }
-  return Math.floor(wallOffset + monotonic);
-}
-
 /** setTimeout's largest delay; longer ones fire at once. */
 export const MAX_TIMER_MS = 2_147_483_647;
 

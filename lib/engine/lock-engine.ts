@@ -3,7 +3,7 @@ import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { toBackendError } from './backend-error.js';
-import { epochMsAt, MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { InFlight } from './in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import type { LockEvent } from './lock-events.js';
@@ -268,10 +268,9 @@ export class LockEngine {
       return new LockHandle(held, true, options.leaseMs);
     }
     options.signal?.throwIfAborted();
-    const startedAt = monotonicNow();
     const claim = this.backend.claim({
       key: storeKey,
-      owner: holderOwnerId(this.ownerPrefix, options.label, epochMsAt(startedAt)),
+      owner: holderOwnerId(this.ownerPrefix, options.label),
       leaseMs: options.leaseMs,
       mode: options.mode,
       fair: options.fair,
@@ -279,6 +278,7 @@ export class LockEngine {
       onLost: (reason) => lease?.markLost(reason),
     });
     let lease: Lease | undefined;
+    const startedAt = monotonicNow();
     lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
     if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
     return new LockHandle(lease, false, options.leaseMs);
