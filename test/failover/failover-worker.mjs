@@ -29,7 +29,7 @@ const guarded = config.guarded ? await guardedLog(config.guarded) : undefined;
 
 /** The key's log in the guarded Redis: `append(key, fence)` resolves 'accepted', 'refused' (StaleFenceError) or 'failed'. */
 async function guardedLog({ url, prefix }) {
-  const { RedisFenceGuard } = await import(new URL('index.js', root).href);
+  const { RedisFenceGuard } = await import(new URL('fencing/redis-fence-guard.js', root).href);
   const resource = new Redis(url, { maxRetriesPerRequest: 1 });
   resource.on('error', () => undefined);
   const guard = new RedisFenceGuard(resource);
