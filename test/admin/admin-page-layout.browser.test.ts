@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { DistributedLockAdminModule, DistributedLockModule, LockEngine, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
+import { DistributedLockAdminModule, DistributedLockModule, getLockServiceToken, LockEngine, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
 import { baseUrl, PLATFORMS, startHttpApp } from '../nest/http-platform.js';
 import { collectConsoleErrors, launchChromium, overflows, seriousA11yViolations, startSubPathProxy } from './browser-kit.js';
 
@@ -46,9 +46,14 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
   beforeAll(async () => {
     const shared = new MemoryBackend();
     app = await startHttpApp('express', {
-      imports: [DistributedLockModule.forRoot({ backend: shared, instance: 'billing-api-1' }), DistributedLockAdminModule.register({ guards: [allow] })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: shared, instance: 'billing-api-1' }),
+        DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' }, instance: 'billing-api-1' }),
+        DistributedLockAdminModule.register({ guards: [allow], releaseGuards: [allow] }),
+      ],
     });
     locks = app.get(LockService);
+    held.push(await app.get<LockService>(getLockServiceToken('critical')).acquire('payments:settlement', { label: 'daily settlement' }));
     web2 = new LockEngine(shared, { instance: 'billing-api-2' });
     held.push(await web2.acquire(LONG_KEY, { label: LONG_LABEL }));
     held.push(await web2.acquire('orders:1042', { label: 'shipping order 1042 for ACME' }));
@@ -109,6 +114,26 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
       await page.click('#detail-close');
     });
   }
+
+  it('states a semaphore release as evicting its permits, and releases nothing on Cancel', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await page.locator('#locks tbody tr[data-key="pool:gpu"] button.danger').click();
+    await page.locator('#release-confirm', { hasText: 'Release: evicts 3 semaphore permits' }).waitFor();
+    await page.click('#release-cancel');
+    await page.locator('#release').waitFor({ state: 'hidden' });
+    expect((await locks.inspect('pool:gpu')).holders).toHaveLength(3);
+  });
+
+  it('shows the store chosen in the store selector: its locks and its events', async () => {
+    expect(await page.locator('#store option').allTextContents()).toEqual(['default', 'critical']);
+    await page.selectOption('#store', 'critical');
+    await page.locator('#locks tbody tr[data-key="payments:settlement"]').waitFor();
+    expect(await page.locator('#locks tbody tr').count()).toBe(1);
+    await page.locator('#events li[data-type=acquired]', { hasText: 'payments:settlement' }).waitFor();
+    expect(await page.locator('#events li', { hasText: 'orders:1042' }).count()).toBe(0);
+    await page.selectOption('#store', 'default');
+    await page.locator('#locks tbody tr[data-key="orders:1042"]').waitFor();
+  });
 
   it('passes axe-core with no serious or critical violation, on the list and on the detail view', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
