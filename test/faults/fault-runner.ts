@@ -132,7 +132,7 @@ export async function runFaultScenario(target: FaultTarget, fault: Fault): Promi
     await sleep(WARMUP_MS);
     const faultEndedAt = await inject(target, fault, async (action) => {
       checkpointAction = action;
-      const hit = await Promise.race([faultHitPromise.then(() => true), sleep(15_000).then(() => false)]);
+      const hit = await settlesWithin(faultHitPromise, 15_000);
       if (!hit) throw new Error(`no holder reached a checkpoint within 15 s to inject "${fault}"`);
     });
     const recovered = () => resource.writesSince(faultEndedAt) >= WRITES_AFTER_FAULT;
@@ -140,7 +140,7 @@ export async function runFaultScenario(target: FaultTarget, fault: Fault): Promi
     const progressAfterFault = resource.writesSince(faultEndedAt);
     const firstWrite = resource.firstWriteAfter(faultEndedAt);
     for (const child of children) if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
-    await Promise.race([Promise.all(exits.map((e) => e.exited)), sleep(20_000)]);
+    await settlesWithin(Promise.all(exits.map((e) => e.exited)), 20_000);
     const sum = (pick: (s: WorkerStats) => number) => stats.reduce((total, s) => total + pick(s), 0);
     const row: FaultRow = {
       backend: target.name,
@@ -203,6 +203,21 @@ async function inject(target: FaultTarget, fault: Fault, armCheckpoint: ArmCheck
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Whether `promise` settled within `ms`. The timer is cleared as soon as it does: a bare
+ * `sleep(ms)` in a race kept the test process alive for up to 20 s after the suite ended
+ * ("Jest did not exit one second after the test run has completed").
+ */
+async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([promise.then(() => true), timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** The table, as printed after each backend's suite and copied into docs/operations.md. */
 export function formatFaultTable(rows: readonly FaultRow[]): string {
