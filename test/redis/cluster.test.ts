@@ -114,6 +114,58 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     }
   }, 30_000);
 
+  /** Every page of `list({ prefix, limit })` from `engine`, calling `onPage` after each. */
+  async function listAll(engine: LockEngine, prefix: string, limit: number, onPage: (keys: string[], cursor: string | undefined) => Promise<void> = async () => {}): Promise<string[]> {
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await engine.list({ prefix, limit, cursor });
+      expect(page.locks.length).toBeLessThanOrEqual(limit);
+      seen.push(...page.locks.map((info) => info.key));
+      cursor = page.cursor;
+      await onPage(page.locks.map((info) => info.key), cursor);
+    } while (cursor !== undefined && ++pages < 1_000);
+    return seen;
+  }
+
+  it('lists the held keys of every master, page by page, each once; the cursor names the master it stands in', async () => {
+    const prefix = `list-${randomUUID().slice(0, 8)}:`;
+    const keys = Array.from({ length: 60 }, (_, n) => `${prefix}${n}`);
+    const locks = await Promise.all(keys.map((k, n) => (n % 2 ? a : b).acquire(k, { label: `job ${n}` })));
+    const outside = await a.acquire(`other-${prefix}`);
+    const stoodIn = new Set<string>();
+    const seen = await listAll(b, prefix, 5, async (_keys, cursor) => {
+      if (cursor !== undefined) stoodIn.add(cursor.slice(0, cursor.lastIndexOf('/')));
+    });
+    expect([...seen].sort()).toEqual([...keys].sort());
+    // ~20 keys per master, 5 per page: a page ends inside each of the three masters.
+    expect([...stoodIn].sort()).toEqual(cluster.ports.map((port) => `127.0.0.1:${port}`).sort());
+    const [first] = (await b.list({ prefix: `${prefix}1`, limit: 100 })).locks.filter((info) => info.key === `${prefix}1`);
+    expect(first!.holders).toMatchObject([{ label: 'job 1' }]);
+    await Promise.all([...locks, outside].map((lock) => lock.release()));
+    expect(await listAll(b, prefix, 100)).toEqual([]);
+  }, 30_000);
+
+  it('lists every key held throughout the listing while the keys already listed are released between pages', async () => {
+    const prefix = `churn-${randomUUID().slice(0, 8)}:`;
+    const keys = Array.from({ length: 12 }, (_, n) => `${prefix}${n}`);
+    const locks = new Map(await Promise.all(keys.map(async (k) => [k, await a.acquire(k)] as const)));
+    const seen = await listAll(b, prefix, 1, async (listed) => {
+      for (const k of listed) {
+        await locks.get(k)?.release();
+        locks.delete(k);
+      }
+    });
+    expect([...seen].sort()).toEqual([...keys].sort());
+    expect(locks.size).toBe(0);
+  }, 30_000);
+
+  it('refuses a cursor that is not one of its own', async () => {
+    await expect(b.list({ cursor: 'garbage' })).rejects.toThrow('not a list() cursor');
+    await expect(b.list({ cursor: '127.0.0.1:1/x:' })).rejects.toThrow('not a list() cursor');
+  });
+
   it('leaves the user\'s Cluster client open on close()', async () => {
     const client = await clusterClient();
     const engine = new LockEngine(await createLockBackend({ type: 'redis', client }));

@@ -1,5 +1,3 @@
-import { createHash } from 'node:crypto';
-import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
@@ -7,6 +5,8 @@ import { redisLockKeys } from './redis-keys.js';
 import { RELEASED_MESSAGE } from './release.js';
 import { luaScript, runScript } from './run-script.js';
 import { redisSemaphoreKeys } from './semaphore-keys.js';
+import { scanClusterPage, type ClusterMasters, type KeysPage } from './cluster-scan.js';
+import { decodeNodeCursor, encodeNodeCursor, scanNode, START, type Scanner } from './scan-page.js';
 import { publishingScript, runPublishingScript } from './sharded-pubsub.js';
 
 // KEYS: lock, fence counter, readers, queue expiries, semaphore permits, queue. ARGV: most waiters listed.
@@ -55,20 +55,14 @@ return reply
 
 /** SCAN rounds one `list()` page may take before it returns what it found, with a cursor. */
 const MAX_SCAN_ROUNDS = 16;
-/** The names a key's state lives under, after its `{tag}`. */
-const STATE_SUFFIXES = new Set(['', ':readers', ':queue', ':sem']);
-
-interface Scanner {
-  scan(cursor: string, ...args: (string | number)[]): Promise<[string, string[]]>;
-}
 
 /**
  * Inspection of the redis backend. It knows the exclusive holder's owner and remaining lease, the
  * key's latest fence (the exclusive holder's), each reader's and permit's owner and lease, and the
  * live queued waiters in arrival order (fair and read/write claims queue; plain waiters sleep on
- * pub/sub and are neither counted nor listed). It does not keep a semaphore's number of permits, nor a reader's own fence. `list`
- * SCANs the tags of keys without braces (keys hashed into their tag cannot be listed, only
- * inspected), and is not available on a Redis Cluster.
+ * pub/sub and are neither counted nor listed). It does not keep a semaphore's number of permits,
+ * nor a reader's own fence. `list` SCANs the tags of keys without braces (keys hashed into their
+ * tag cannot be listed, only inspected); on a Redis Cluster, every master in turn (cluster-scan.ts).
  */
 export class RedisInspection implements LockInspection {
   constructor(private readonly client: RedisClient) {}
@@ -98,35 +92,12 @@ export class RedisInspection implements LockInspection {
   }
 
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
-    if (this.client.isCluster) throw new LockBackendError('redis', 'list() is not available on a Redis Cluster (inspect() is)');
-    let { scan, returned } = decodeCursor(cursor);
-    const pattern = `{${escapeGlob(prefix)}*`;
-    const found: string[] = [];
-    let next: string | undefined = undefined;
-    for (let round = 0; ; round++) {
-      const [after, names] = await (this.client as unknown as Scanner).scan(scan, 'MATCH', pattern, 'COUNT', Math.max(100, limit));
-      const batch = storeKeysOf(names, prefix);
-      const fresh = returned.size === 0 ? batch : batch.filter((storeKey) => !returned.has(shortId(storeKey)));
-      const room = limit - found.length;
-      if (fresh.length > room) {
-        const taken = fresh.slice(0, room);
-        found.push(...taken);
-        // The rest of this batch comes first on the next page. Asked again, SCAN may answer this cursor
-        // with other keys (some released, or the table resized), so the cursor names the keys returned.
-        next = `${scan}:${[...returned, ...taken.map(shortId)].join('.')}`;
-        break;
-      }
-      found.push(...fresh);
-      returned = new Set();
-      scan = after;
-      if (scan === '0') break;
-      if (found.length >= limit || round + 1 >= MAX_SCAN_ROUNDS) {
-        next = `${scan}:`;
-        break;
-      }
-    }
-    const locks = await Promise.all(found.map((storeKey) => this.inspect(storeKey)));
-    return next === undefined ? { locks } : { locks, cursor: next };
+    const count = Math.max(100, limit);
+    const page = this.client.isCluster
+      ? await scanClusterPage(this.client as unknown as ClusterMasters, prefix, limit, count, cursor, MAX_SCAN_ROUNDS)
+      : await scanServerPage(this.client as unknown as Scanner, prefix, limit, count, cursor);
+    const locks = await Promise.all(page.found.map((storeKey) => this.inspect(storeKey)));
+    return page.cursor === undefined ? { locks } : { locks, cursor: page.cursor };
   }
 
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {
@@ -139,31 +110,8 @@ export class RedisInspection implements LockInspection {
   }
 }
 
-/** The distinct store keys behind SCAN's names (`{key}`, `{key}:readers`, ...), sorted. */
-function storeKeysOf(names: readonly string[], prefix: string): string[] {
-  const keys = new Set<string>();
-  for (const name of names) {
-    const end = name.lastIndexOf('}');
-    if (!name.startsWith('{') || end < 0 || !STATE_SUFFIXES.has(name.slice(end + 1))) continue;
-    const storeKey = name.slice(1, end);
-    if (storeKey.startsWith(prefix)) keys.add(storeKey);
-  }
-  return [...keys].sort();
-}
-
-function escapeGlob(text: string): string {
-  return text.replace(/[*?[\]\\]/g, (char) => `\\${char}`);
-}
-
-/** `<SCAN cursor>:<shortIds of the keys of that SCAN batch already returned, joined by '.'>`. */
-function decodeCursor(cursor: string | undefined): { scan: string; returned: Set<string> } {
-  if (cursor === undefined) return { scan: '0', returned: new Set() };
-  const match = /^(\d+):((?:[\w-]{8})(?:\.[\w-]{8})*)?$/.exec(cursor);
-  if (!match) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
-  return { scan: match[1]!, returned: new Set(match[2] ? match[2].split('.') : []) };
-}
-
-/** 48 bits of the key's SHA-1 (8 characters): short enough for a cursor, and two keys of one SCAN batch do not meet. */
-function shortId(storeKey: string): string {
-  return createHash('sha1').update(storeKey).digest('base64url').slice(0, 8);
+/** One page from a single server: the cursor is the node cursor (scan-page.ts). */
+async function scanServerPage(server: Scanner, prefix: string, limit: number, count: number, cursor: string | undefined): Promise<KeysPage> {
+  const part = await scanNode(server, prefix, limit, count, cursor === undefined ? START : decodeNodeCursor(cursor, cursor), MAX_SCAN_ROUNDS);
+  return part.next ? { found: part.found, cursor: encodeNodeCursor(part.next) } : { found: part.found };
 }
