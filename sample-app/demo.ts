@@ -111,7 +111,7 @@ function printReport(setup: string, requests: number, concurrency: number, rows:
 
 function printJobs(jobs: JobTicks): void {
   console.log(`\nRestock cron job (every 2 s on every instance, @LockedJob minHoldMs 1 s), watched for ${jobs.ticks} ticks:`);
-  for (const instance of jobs.instances) console.log(`  ${instance.instance}: ran ${instance.ran} ticks, skipped ${instance.skipped}`);
+  for (const instance of jobs.instances) console.log(`  ${instance.instance}: ran ${instance.ran} of them, skipped ${instance.skipped}`);
   console.log(`  ticks run exactly once: ${jobs.ranOnce}, more than once: ${jobs.ranMoreThanOnce}, not at all: ${jobs.missed}`);
 }
 

@@ -5,13 +5,14 @@ export interface JobTicks {
   readonly ranOnce: number;
   readonly ranMoreThanOnce: number;
   readonly missed: number;
+  /** Per instance, of the same watched ticks: how many it ran, and at how many it stood aside. */
   readonly instances: readonly { instance: string; ran: number; skipped: number }[];
 }
 
 interface InstanceJobs {
   instance: string;
   ran: number[];
-  skipped: number;
+  skipped: number[];
 }
 
 /** Lets the instances' restock job run for `watchMs`, then counts, per tick of that time, how many instances ran it. */
@@ -20,14 +21,16 @@ export async function collectJobTicks(urls: readonly string[], watchMs: number, 
   await new Promise((resolve) => setTimeout(resolve, watchMs));
   const lastTick = Math.floor(Date.now() / periodMs) - 1;
   const reports = await Promise.all(urls.map(async (url) => (await (await fetch(`${url}/jobs/restock`)).json()) as InstanceJobs));
+  // Only the watched ticks: the instances' jobs also ran before (during the flash sale) and after.
+  const inWindow = (ticks: number[]) => ticks.filter((tick) => tick >= firstTick && tick <= lastTick);
   const runs = new Map<number, number>();
-  for (const report of reports) for (const tick of report.ran) runs.set(tick, (runs.get(tick) ?? 0) + 1);
+  for (const report of reports) for (const tick of inWindow(report.ran)) runs.set(tick, (runs.get(tick) ?? 0) + 1);
   const watched = Array.from({ length: Math.max(0, lastTick - firstTick + 1) }, (_, i) => runs.get(firstTick + i) ?? 0);
   return {
     ticks: watched.length,
     ranOnce: watched.filter((count) => count === 1).length,
     ranMoreThanOnce: watched.filter((count) => count > 1).length,
     missed: watched.filter((count) => count === 0).length,
-    instances: reports.map((report) => ({ instance: report.instance, ran: report.ran.length, skipped: report.skipped })),
+    instances: reports.map((report) => ({ instance: report.instance, ran: inWindow(report.ran).length, skipped: inWindow(report.skipped).length })),
   };
 }
