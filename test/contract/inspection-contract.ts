@@ -72,7 +72,7 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
       expect(await b.inspect(k)).toMatchObject({ held: false, holders: [] });
     });
 
-    it('tells since when a lock is held: acquiredAt from the acquisition, unchanged by extend and re-entrant calls', async () => {
+    it('tells since when a lock is held: acquiredAt from the acquisition, unchanged by extend, renewals and re-entrant calls', async () => {
       const k = key('age');
       const before = Date.now();
       const acquiredAt = await a.withLock(k, async (lock) => {
@@ -81,6 +81,9 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
         expect(holder!.acquiredAt).toBeGreaterThanOrEqual(before);
         expect(holder!.acquiredAt).toBeLessThanOrEqual(after);
         await lock.extend();
+        expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
+        // The watchdog's own renewal (every leaseMs / 3 = 2 s).
+        expect(await nextEvent(a, 'extended')).toMatchObject({ key: k });
         await a.withLock(k, async (inner) => {
           expect(inner.fence).toBe(lock.fence);
           expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
