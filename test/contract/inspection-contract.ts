@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { LockEngine, LockLostError, LockTimeoutError, type LockInfo } from '../../lib/index.js';
+import { InvalidLockArgumentError, LockEngine, LockLostError, LockTimeoutError, type LockInfo } from '../../lib/index.js';
 import type { ContractTarget } from './contract-target.js';
 import { useContractSuite } from './contract-suite.js';
 import { nextEvent } from '../support/next-event.js';
@@ -253,6 +253,8 @@ export function describeInspectionContract(target: ContractTarget, can: Inspecti
     it('refuses bad list options with InvalidLockArgumentError', async () => {
       await expect(a.list({ limit: 0 })).rejects.toThrow('limit must be');
       await expect(a.list({ prefix: 7 as unknown as string })).rejects.toThrow('prefix must be');
+      // A cursor this store never handed out (well-formed base64url included) is refused, not read as a place to start.
+      await expect(a.list({ prefix: `${key('cursor')}:`, cursor: 'garbage' })).rejects.toThrow(InvalidLockArgumentError);
     });
 
     it('force-releases a lock: the evicted holder learns it, the next fence is larger, an event says who and why', async () => {

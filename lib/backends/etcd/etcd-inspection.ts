@@ -62,7 +62,7 @@ export class EtcdInspection implements LockInspection {
   /** One range read from `cursor` (an etcd key, base64url) over the escaped prefix; the locks found are then inspected. */
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
     const escapedPrefix = Buffer.from(escapeSegment(prefix));
-    const start = cursor === undefined ? escapedPrefix : decodeCursor(cursor);
+    const start = cursor === undefined ? escapedPrefix : decodeCursor(cursor, escapedPrefix);
     const response = await this.client.getAll().inRange({ start, end: prefixEnd(escapedPrefix) }).limit(limit * KEYS_PER_LOCK).exec();
     const found: string[] = [];
     let next: Buffer | undefined;
@@ -117,7 +117,11 @@ function unescapeSegment(escaped: string): string {
   return escaped.replace(/%u([0-9A-F]{4})|%25|%2F/g, (match, unit: string | undefined) => (unit ? String.fromCharCode(parseInt(unit, 16)) : match === '%25' ? '%' : '/'));
 }
 
-function decodeCursor(cursor: string): Buffer {
-  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
-  return Buffer.from(cursor, 'base64url');
+/** A cursor this backend handed out for `prefix`: an etcd key under the prefix, in base64url. */
+function decodeCursor(cursor: string, prefix: Buffer): Buffer {
+  const key = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url') : undefined;
+  if (key === undefined || key.toString('base64url') !== cursor || key.length <= prefix.length || !key.subarray(0, prefix.length).equals(prefix)) {
+    throw new InvalidLockArgumentError(`not a list() cursor of this backend for this prefix: ${JSON.stringify(cursor.slice(0, 40))}`);
+  }
+  return key;
 }

@@ -1,4 +1,5 @@
 import { monotonicNow } from '../../engine/clock.js';
+import { InvalidLockArgumentError } from '../../errors.js';
 import { isShared } from '../../engine/lock-mode.js';
 import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';
 import type { KeyState, MemoryKeys } from './memory-queue.js';
@@ -16,6 +17,7 @@ export class MemoryInspection implements LockInspection {
 
   /** Sorted keys after `cursor` (the last key of the previous page). */
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
+    if (cursor !== undefined && !cursor.startsWith(prefix)) throw new InvalidLockArgumentError(`not a list() cursor of this backend for this prefix: ${JSON.stringify(cursor.slice(0, 40))}`);
     const keys = [...new Set([...this.locks.keyNames(), ...this.semaphores.keyNames()])]
       .filter((key) => key.startsWith(prefix) && (cursor === undefined || key > cursor))
       .sort();
