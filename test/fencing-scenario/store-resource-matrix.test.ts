@@ -1,10 +1,8 @@
-import { afterAll, beforeAll, describe, it } from '@jest/globals';
-import * as lib from '../../lib/index.js';
-import { createLockBackend, LockEngine, MemoryBackend } from '../../lib/index.js';
-import { snapshotDist } from '../faults/dist-snapshot.js';
-import { openGuardedResource } from './guarded-resource-client.mjs';
-import { expectStaleWriteRefused, KEY_PREFIX, runBlockedHolderInProcess, runStaleHolder, type ScenarioOutcome, type ScenarioResource } from './stale-holder-scenario.js';
-import { LEASE_MS, ScenarioServers, type ServerStore } from './scenario-servers.js';
+import { beforeAll, describe, it } from '@jest/globals';
+import { LockEngine, MemoryBackend } from '../../lib/index.js';
+import { expectStaleWriteRefused, KEY_PREFIX, runBlockedHolderInProcess, type ScenarioOutcome } from './stale-holder-scenario.js';
+import { useScenarioServers } from './scenario-fixture.js';
+import type { ServerStore } from './scenario-servers.js';
 
 // The Kleppmann scenario for every store that issues fences x a resource in PostgreSQL, MariaDB and
 // Redis, each written through the library's guard: A's write after its pause is refused with
@@ -13,32 +11,12 @@ import { LEASE_MS, ScenarioServers, type ServerStore } from './scenario-servers.
 const STORES: readonly ServerStore[] = ['redis', 'zookeeper', 'etcd', 'postgres', 'mysql'];
 const RESOURCES = ['PostgreSQL', 'MariaDB', 'Redis'] as const;
 
-let servers: ScenarioServers;
-let dist: Awaited<ReturnType<typeof snapshotDist>>;
-/** The three resources, in RESOURCES order, with holder B's connections. */
-let resources: ScenarioResource[] = [];
-
-beforeAll(async () => {
-  [servers, dist] = await Promise.all([ScenarioServers.start(['postgres', 'mariadb', 'redis', 'zookeeper', 'etcd']), snapshotDist()]);
-  const addresses = RESOURCES.map((label) => servers.resources().find((resource) => resource.label === label)!);
-  resources = await Promise.all(addresses.map(async (address) => ({ address, connectionB: await openGuardedResource(address, lib) })));
-}, 120_000);
-afterAll(async () => {
-  await Promise.all(resources.map(({ connectionB }) => connectionB.close()));
-  await servers?.stop();
-  dist?.remove();
-}, 60_000);
-
+const scenario = useScenarioServers(['postgres', 'mariadb', 'redis', 'zookeeper', 'etcd'], RESOURCES);
 
 describe.each(STORES.map((store) => [store]))('%s lock store: holder A (a process) paused by SIGSTOP past its lease, B acquires and writes, A resumes and writes', (store) => {
   let outcomes: ScenarioOutcome[] = [];
   beforeAll(async () => {
-    const engineB = new LockEngine(await createLockBackend(servers.storeOptions(store)), { keyPrefix: KEY_PREFIX, leaseMs: LEASE_MS });
-    try {
-      outcomes = await runStaleHolder({ loseLock: 'pause', backend: servers.storeOptions(store), leaseMs: LEASE_MS, engineB, resources, dist: dist.url });
-    } finally {
-      await engineB.close();
-    }
+    outcomes = await scenario.run(store, 'pause');
   }, 45_000);
 
   it.each(RESOURCES.map((label, i) => [label, i] as const))('resource in %s: A\'s write is refused with StaleFenceError, B\'s value stands', (_label, i) => {
@@ -51,7 +29,7 @@ describe('memory lock store (one process: A and B are two holders of one engine;
   beforeAll(async () => {
     const engine = new LockEngine(new MemoryBackend(), { keyPrefix: KEY_PREFIX });
     try {
-      outcomes = await runBlockedHolderInProcess(engine, resources.map(({ connectionB }) => connectionB), 300);
+      outcomes = await runBlockedHolderInProcess(engine, scenario.resources.map(({ connectionB }) => connectionB), 300);
     } finally {
       await engine.close();
     }
