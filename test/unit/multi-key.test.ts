@@ -212,7 +212,8 @@ describe('multi-key locks (memory backend)', () => {
   });
 
   it('signal aborts with the part\'s LockLostError when one part is lost; release frees the others, then rejects that error', async () => {
-    const { backend, engine, other } = setup(90);
+    // 600 ms, not 90: on a loaded machine a stalled event loop lapsed part a locally before b's loss was seen (a renewal every 200 ms finds it).
+    const { backend, engine, other } = setup(600);
     const lock = asMulti(await engine.acquire(['a', 'b']));
     const signal = lock.signal;
     backend.store.expire('lock:b');
@@ -225,7 +226,7 @@ describe('multi-key locks (memory backend)', () => {
   });
 
   it('a signal first asked for after a part was lost is already aborted with that loss', async () => {
-    const { backend, engine } = setup(90);
+    const { backend, engine } = setup(600);
     const lock = await engine.acquire(['a', 'b']);
     const lost = nextEvent(engine, (event) => event.type === 'lost');
     backend.store.expire('lock:a');
