@@ -185,13 +185,14 @@ export function describeBackendContract(target: ContractTarget): void {
     describe('leases', () => {
       it('renews the lease while the holder runs, far past the lease length', async () => {
         const k = key('renew');
-        // Renewed every 250 ms: a store statement may take a few hundred ms on a loaded machine without the lease lapsing.
-        const engine = await newEngine({ leaseMs: 750 });
+        // Renewed every 500 ms: a store statement may take several hundred ms on a loaded machine without
+        // the lease lapsing (at 750 ms, the PostgreSQL run lapsed once while the footprint suites loaded both cores).
+        const engine = await newEngine({ leaseMs: 1_500 });
         const extended: LockEvent[] = [];
         const subscription = engine.events.subscribe((event) => event.type === 'extended' && extended.push(event));
         const lock = await engine.acquire(k);
         const firstExpiry = lock.expiresAt;
-        await new Promise((resolve) => setTimeout(resolve, 2_500));
+        await new Promise((resolve) => setTimeout(resolve, 4_500));
         expect(lock.signal.aborted).toBe(false);
         expect(await b.tryAcquire(k)).toBeNull();
         expect(extended.length).toBeGreaterThanOrEqual(2);
