@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { LockBackendError, LockEngine, LockLostError } from '../../lib/index.js';
+import { readFileSync } from 'node:fs';
+import { createLockBackend, LockBackendError, LockEngine, LockLostError } from '../../lib/index.js';
+import { EtcdServer } from '../harness/etcd-server.js';
 import { waitUntil } from '../harness/server-process.js';
 import { startChildHolder } from '../support/child-holder.js';
 import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from './etcd-target.js';
@@ -26,6 +28,15 @@ async function reconnected(engine: LockEngine): Promise<number> {
   const startedAt = performance.now();
   await waitUntil('the etcd client to reconnect', async () => (await engine.backend.ping?.(), true), 3_000);
   return since(startedAt);
+}
+
+/** The state letter of a process in /proc (`T`: stopped), undefined once it is gone. */
+function processState(pid: number | undefined): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0];
+  } catch {
+    return undefined;
+  }
 }
 
 /** Rejects if `promise` has not settled after `ms` (so a missing event fails the test with a message). */
@@ -164,22 +175,31 @@ describe('etcd: the server restarts, goes down, hangs', () => {
   }, 40_000);
 
   it('reports a hung etcd (SIGSTOP) as LockBackendError after requestTimeoutMs, and works again once it resumes', async () => {
-    const engine = await newEngine(10, { requestTimeoutMs: 1_000 });
-    await reconnected(engine);
-    await (await engine.acquire(key('warm-up'))).release();
-    etcd.server.pause();
+    // A server of its own: the shared one was stopped and restarted by the tests above, and while it
+    // was down another test file's server could take its freed port (an acquire then answered in 4 ms).
+    const server = await EtcdServer.start();
+    const engine = new LockEngine(await createLockBackend({ type: 'etcd', hosts: server.url, leaseTtlSeconds: 10, requestTimeoutMs: 1_000 }), { keyPrefix, waitMs: 10_000 });
     try {
-      const startedAt = performance.now();
-      const error = await engine.acquire(key('hung'), { waitMs: 5_000 }).catch((e: unknown) => e);
-      const failedMs = since(startedAt);
-      console.info(`etcd: hung server reported as ${(error as Error).name} after ${failedMs} ms`);
-      expect(error).toBeInstanceOf(LockBackendError);
-      expect(failedMs).toBeGreaterThanOrEqual(900);
-      expect(failedMs).toBeLessThan(4_000);
+      await reconnected(engine);
+      await (await engine.acquire(key('warm-up'))).release();
+      server.pause();
+      await waitUntil('etcd to be stopped by SIGSTOP', async () => processState(server.pid) === 'T', 2_000);
+      try {
+        const startedAt = performance.now();
+        const error = await engine.acquire(key('hung'), { waitMs: 5_000 }).catch((e: unknown) => e);
+        const failedMs = since(startedAt);
+        console.info(`etcd: hung server reported as ${(error as Error).name} after ${failedMs} ms`);
+        expect(error).toBeInstanceOf(LockBackendError);
+        expect(failedMs).toBeGreaterThanOrEqual(900);
+        expect(failedMs).toBeLessThan(4_000);
+      } finally {
+        server.resume();
+      }
+      console.info(`etcd: the client answered again ${await reconnected(engine)} ms after SIGCONT`);
+      await (await engine.acquire(key('resumed'), { waitMs: 5_000 })).release();
     } finally {
-      etcd.server.resume();
+      await engine.close();
+      await server.destroy();
     }
-    console.info(`etcd: the client answered again ${await reconnected(engine)} ms after SIGCONT`);
-    await (await engine.acquire(key('resumed'), { waitMs: 5_000 })).release();
   }, 30_000);
 });
