@@ -10,7 +10,8 @@ import { createServer } from 'node:net';
 const FIRST_PORT = 20_000;
 const BLOCK = 1_500;
 const BLOCKS = 8;
-const worker = Number(process.env.JEST_WORKER_ID ?? 0) % BLOCKS;
+/** TEST_PORT_BLOCK shifts the blocks, so that two test runs on one machine (two checkouts) draw from different ones. */
+const worker = (Number(process.env.JEST_WORKER_ID ?? 0) + Number(process.env.TEST_PORT_BLOCK ?? 0)) % BLOCKS;
 const blockStart = FIRST_PORT + worker * BLOCK;
 /** Where this file (jest gives each file its own module state) starts in its block: spread, so that files of one worker rarely reuse a port at once. */
 let offset = Math.floor(Math.random() * BLOCK);
