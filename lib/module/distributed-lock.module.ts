@@ -4,6 +4,7 @@ import { leaderProviders } from '../leader/leader.providers.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/distributed-lock.options.js';
 import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/lock-store.providers.js';
 import { getLockModuleOptionsToken } from '../nest/lock-store.tokens.js';
+import { LockErrorsModule } from './lock-errors.module.js';
 
 /**
  * Distributed locks for a Nest application: provides `LockService` and `LeaderService`, and makes
@@ -16,6 +17,8 @@ import { getLockModuleOptionsToken } from '../nest/lock-store.tokens.js';
  * DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'etcd', hosts: '...' } })
  * ```
  * Global unless `isGlobal: false`. Options are validated at bootstrap (InvalidLockArgumentError).
+ * Lock errors thrown anywhere in a request answer as on `@Locked()` handlers (409, 503...; see
+ * docs/errors.md) unless `mapErrors: false`.
  * On shutdown it stops renewals, releases the locks still held and closes the clients it created.
  */
 @Module({})
@@ -41,7 +44,7 @@ function storeModule(name: string, isGlobal: boolean | undefined, options: Provi
   return {
     module: DistributedLockModule,
     global: isGlobal !== false,
-    imports: [DiscoveryModule, ...imports],
+    imports: [DiscoveryModule, LockErrorsModule, ...imports],
     providers: [...locks.providers, ...leaders.providers],
     exports: [...locks.exports, ...leaders.exports],
   };

@@ -18,6 +18,8 @@ export class LockStore implements BeforeApplicationShutdown {
   constructor(
     readonly name: string,
     readonly engine: LockEngine,
+    /** Lock errors thrown anywhere in a request are answered as on `@Locked()` handlers (the module option `mapErrors`). */
+    readonly mapErrors = true,
   ) {
     lockRegistry.start(name, engine);
   }
@@ -30,7 +32,7 @@ export class LockStore implements BeforeApplicationShutdown {
 
 /** Every field of the module's options; the type keeps the list in step with the interface. */
 const MODULE_OPTION_NAMES = Object.keys({
-  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, isGlobal: true,
+  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, maxWaitMs: true, mapErrors: true, isGlobal: true,
 } satisfies Record<keyof DistributedLockModuleOptions, true>);
 
 /**
@@ -42,11 +44,12 @@ export async function createLockStore(name: string, options: DistributedLockModu
     throw new InvalidLockArgumentError(Messages.moduleOptionsNotObject(describe(options)));
   }
   checkKnownFields(options, MODULE_OPTION_NAMES, 'DistributedLockModule');
-  const { backend: config, keyPrefix, leaseMs, waitMs, instance } = options;
+  const { backend: config, keyPrefix, leaseMs, waitMs, maxWaitMs, instance, mapErrors } = options;
+  if (mapErrors !== undefined && typeof mapErrors !== 'boolean') throw new InvalidLockArgumentError(Messages.mapErrorsOption(describe(mapErrors)));
   if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
   const backend = isLockBackend(config) ? borrowedBackend(config) : await createLockBackend(config);
   try {
-    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs }));
+    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs, maxWaitMs }), mapErrors !== false);
   } catch (error) {
     await backend.close().catch(() => undefined);
     throw error;
