@@ -121,7 +121,9 @@ describe.each(PLATFORMS)('lock errors thrown anywhere in a request, with only fo
     app = await startApp(platform, { imports: stores(), controllers: [OrderController], providers: [OrderService] }, log);
   });
   afterAll(() => app.close());
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   it.each(['service', 'with-lock', 'acquire', 'handler'])('a busy lock from %s answers 409 LockBusyException naming the key, without an error log', async (route) => {
     const lock = await hold(app, `order:${route}`);
@@ -232,7 +234,9 @@ class LockedAs423 extends LockedInterceptor {
 class CustomAnswersModule {}
 
 describe('a subclass of LockedInterceptor registered with APP_INTERCEPTOR still decides the answers', () => {
-  afterEach(() => jest.restoreAllMocks());
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
 
   // Nest runs global interceptors in the order of its modules: the root module's first, then its imports' in order.
   it.each([
