@@ -14,8 +14,10 @@ import {
   type ModuleMetadata,
 } from '@nestjs/common';
 import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { ClientProxyFactory, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
+import { lastValueFrom } from 'rxjs';
 import request from 'supertest';
 import {
   DistributedLockModule,
@@ -30,6 +32,7 @@ import {
   type Lock,
 } from '../../lib/index.js';
 import { LockErrorsInterceptor } from '../../lib/nest/lock-errors.interceptor.js';
+import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { PLATFORMS, type Platform } from './http-platform.js';
 import { unreachableBackend } from './nest-test-kit.js';
@@ -292,5 +295,51 @@ describe('mapErrors: false', () => {
   it('must be a boolean', async () => {
     const init = startApp('express', { imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: 'no' as unknown as boolean })] });
     await expect(init).rejects.toThrow('mapErrors must be a boolean');
+  });
+});
+
+@Controller()
+class OrderConsumer {
+  constructor(private readonly orders: OrderService) {}
+
+  /** A message handler without `@Locked()`: the lock is in the service. */
+  @MessagePattern('order.place')
+  place(@Payload() id: string) {
+    return this.orders.place(id);
+  }
+
+  @MessagePattern('order.stale')
+  stale() {
+    throw new StaleFenceError('orders', 1, 2);
+  }
+}
+
+describe('lock errors thrown in a service method called by a TCP microservice handler', () => {
+  it('answer LOCK_BUSY and LOCK_STALE_FENCE, without an error log', async () => {
+    const log = new ErrorLog();
+    const port = await freePort();
+    const moduleRef = await Test.createTestingModule({ imports: stores(), controllers: [OrderConsumer], providers: [OrderService] }).compile();
+    const app = moduleRef.createNestApplication({ logger: log });
+    app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }, { inheritAppConfig: true });
+    await app.startAllMicroservices();
+    await app.init();
+    const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
+    try {
+      await client.connect();
+      const lock = await hold(app, 'order:M1');
+      try {
+        const busy = await lastValueFrom(client.send('order.place', 'M1')).catch((error: unknown) => error);
+        expect(busy).toMatchObject({ status: 'error', code: 'LOCK_BUSY', key: 'order:M1' });
+      } finally {
+        await lock.release();
+      }
+      await expect(lastValueFrom(client.send('order.place', 'M1'))).resolves.toEqual({ placed: 'M1' });
+      const stale = await lastValueFrom(client.send('order.stale', {})).catch((error: unknown) => error);
+      expect(stale).toMatchObject({ status: 'error', code: 'LOCK_STALE_FENCE', resource: 'orders', fence: 1, highest: 2 });
+      expect(log.errors).toEqual([]);
+    } finally {
+      client.close();
+      await app.close();
+    }
   });
 });
