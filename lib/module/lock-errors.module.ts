@@ -1,6 +1,5 @@
 import { Module } from '@nestjs/common';
 import { APP_INTERCEPTOR, DiscoveryModule } from '@nestjs/core';
-import { LOCK_MODULE_IMPORTED } from '../nest/lock.constants.js';
 import { LockErrorsInterceptor } from '../nest/lock-errors.interceptor.js';
 
 /**
@@ -10,6 +9,6 @@ import { LockErrorsInterceptor } from '../nest/lock-errors.interceptor.js';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [{ provide: APP_INTERCEPTOR, useClass: LockErrorsInterceptor }, { provide: LOCK_MODULE_IMPORTED, useValue: true }],
+  providers: [{ provide: APP_INTERCEPTOR, useClass: LockErrorsInterceptor }],
 })
 export class LockErrorsModule {}

@@ -42,7 +42,9 @@ export interface DistributedLockModuleOptions {
    * `LockStoreUnavailableException`, 409 `StaleFenceException`, or each context's code (see
    * docs/errors.md). Default `true`. `false` leaves them to your own filters (Nest answers 500);
    * `@Locked()` handlers still answer theirs. One setting for the application: `false` on any of
-   * its stores turns it off.
+   * its stores turns it off. Given to `forRoot()` (or in the argument of `forRootAsync()`), `false`
+   * also leaves out the application-wide interceptor that does it, and the cost of Nest's
+   * interceptor pipeline on routes that have no other interceptor (see docs/errors.md).
    */
   mapErrors?: boolean;
   /**
@@ -66,6 +68,8 @@ export interface DistributedLockModuleAsyncOptions extends Pick<ModuleMetadata, 
   /** The store's name (see `DistributedLockModuleOptions.name`). */
   name?: string;
   isGlobal?: boolean;
+  /** See `DistributedLockModuleOptions.mapErrors`: given here, `false` also leaves out the interceptor (a factory's value comes too late for that). */
+  mapErrors?: boolean;
   useFactory?: (...args: any[]) => DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
   inject?: FactoryProvider['inject'];
   useClass?: Type<DistributedLockOptionsFactory>;

@@ -39,7 +39,7 @@ const MODULE_OPTION_NAMES = Object.keys({
  * Builds the store from its module options, at bootstrap: bad options make the application fail to
  * start with InvalidLockArgumentError instead of failing on the first lock.
  */
-export async function createLockStore(name: string, options: DistributedLockModuleOptions): Promise<LockStore> {
+export async function createLockStore(name: string, options: DistributedLockModuleOptions, mapErrorsArgument?: boolean): Promise<LockStore> {
   if (typeof options !== 'object' || options === null) {
     throw new InvalidLockArgumentError(Messages.moduleOptionsNotObject(describe(options)));
   }
@@ -49,7 +49,7 @@ export async function createLockStore(name: string, options: DistributedLockModu
   if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
   const backend = isLockBackend(config) ? borrowedBackend(config) : await createLockBackend(config);
   try {
-    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs, maxWaitMs }), mapErrors !== false);
+    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs, maxWaitMs }), mapErrors !== false && mapErrorsArgument !== false);
   } catch (error) {
     await backend.close().catch(() => undefined);
     throw error;

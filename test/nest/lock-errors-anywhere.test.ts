@@ -273,13 +273,24 @@ describe('a subclass of LockedInterceptor registered with APP_INTERCEPTOR still 
 });
 
 describe('mapErrors: false', () => {
-  it('leaves lock errors outside @Locked() handlers to Nest (500), while @Locked() handlers answer as before', async () => {
+  afterEach(() => {
+    jest.restoreAllMocks();
+  });
+
+  const down = DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend, mapErrors: false });
+  it.each([
+    ['given to forRoot(): no interceptor at all', () => [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: false }), down], 0],
+    ['in the argument of forRootAsync(): no interceptor at all', () => [DistributedLockModule.forRootAsync({ mapErrors: false, useFactory: () => ({ backend: { type: 'memory' } }) }), down], 0],
+    ["from forRootAsync()'s factory: the interceptor steps aside", () => [DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' as const }, mapErrors: false }) }), DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend })], 1],
+  ])('%s; lock errors outside @Locked() handlers reach Nest (500), @Locked() handlers answer as before', async (_how, imports, intercepted) => {
     const log = new ErrorLog();
-    const app = await startApp('express', { imports: stores({ mapErrors: false }), controllers: [OrderController], providers: [OrderService] }, log);
+    const app = await startApp('express', { imports: imports(), controllers: [OrderController], providers: [OrderService] }, log);
+    const intercept = jest.spyOn(LockErrorsInterceptor.prototype, 'intercept');
     try {
       const lock = await hold(app, 'order:O1');
       try {
         await request(app.getHttpServer()).get('/service/O1').expect(500);
+        expect(intercept).toHaveBeenCalledTimes(intercepted);
         await request(app.getHttpServer()).get('/with-lock/O1').expect(500);
         await request(app.getHttpServer()).get('/handler/O1').expect(409);
       } finally {
@@ -295,6 +306,7 @@ describe('mapErrors: false', () => {
   it('must be a boolean', async () => {
     const init = startApp('express', { imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: 'no' as unknown as boolean })] });
     await expect(init).rejects.toThrow('mapErrors must be a boolean');
+    expect(() => DistributedLockModule.forRootAsync({ mapErrors: 1 as unknown as boolean, useFactory: () => ({ backend: { type: 'memory' } }) })).toThrow('mapErrors must be a boolean');
   });
 });
 
