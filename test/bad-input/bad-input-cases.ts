@@ -124,6 +124,8 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(M, 'postgres: SQL in the table name', () => bootstrap({ backend: { type: 'postgres', connectionString: 'postgres://x@127.0.0.1:1/x', table: 'locks"; DROP TABLE users; --' } }), /table must be an identifier/),
   c(M, 'mysql: backtick in the table name', () => bootstrap({ backend: { type: 'mysql', uri: 'mysql://x@127.0.0.1:1/x', table: 'a`b' } }), /table must be an identifier/),
   c(M, 'module option misspelt (leaseMS)', () => bootstrap({ backend: { type: 'memory' }, leaseMS: 100 }), /DistributedLockModule: unknown option "leaseMS" \(accepted: name, backend, instance, keyPrefix, leaseMs, waitMs, maxWaitMs, mapErrors, isGlobal\)/),
+  c(M, 'maxWaitMs negative', () => bootstrap({ backend: { type: 'memory' }, maxWaitMs: -1 }), /maxWaitMs must be a number of milliseconds >= 0/),
+  c(M, 'mapErrors not a boolean', () => bootstrap({ backend: { type: 'memory' }, mapErrors: 'off' }), /DistributedLockModule: mapErrors must be a boolean, got "off"/),
   c(M, 'forRootAsync factory returning an unknown option', () => bootstrapAsync({ backend: { type: 'memory' }, ttl: 5 }), /DistributedLockModule: unknown option "ttl"/),
   c(M, 'forRootAsync argument with an unknown option', async () => DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' } }), global: true } as never), /forRootAsync\(\): unknown option "global" \(accepted: name, isGlobal, mapErrors, imports, useFactory, inject, useClass, useExisting\)/),
   c(M, 'memory: unknown option', () => bootstrap({ backend: { type: 'memory', url: 'redis://127.0.0.1:1' } }), /memory backend: unknown option "url" \(accepted: type\)/),
