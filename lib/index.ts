@@ -28,6 +28,7 @@ export type { LockedOptions, OnBusy } from './nest/locked.options.js';
 export type { LockKey, LockKeys, KeyParts } from './nest/key-template.js';
 export { LockedInterceptor } from './nest/locked.interceptor.js';
 export { LockBusyException, LockStoreUnavailableException } from './nest/lock-http.exceptions.js';
+export { StaleFenceException } from './nest/stale-fence.exception.js';
 export { LockErrorCode, LockGraphQLError, type LockErrorPayload } from './nest/lock-context-errors.js';
 export { LOCK_ENGINE, LOCKED_METADATA } from './nest/lock.constants.js';
 export { LockHealthIndicator, checkLockStore, type LockHealthStatus, type LockHealthResult, type LockHealthOptions } from './health/lock-health.indicator.js';

@@ -6,7 +6,7 @@
 // only runs the handler inside an AsyncLocalStorage, `acquire` awaits acquire + release around it
 // (no async context), `floor` runs it in engine.withLock (what any lock that `current()` can see
 // costs at least). Each measurement runs in a fresh process, so one route's AsyncLocalStorage
-// does not slow the others.
+// does not slow the others. NDL_BENCH_NOOP_INTERCEPTOR=1 adds a global interceptor that does nothing (bench/ab-http.mjs).
 import 'reflect-metadata';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Controller, Get, Injectable, Module, Param, UseInterceptors } from '@nestjs/common';
@@ -66,6 +66,7 @@ export async function startHttpApp({ backend }) {
   class AppModule {}
   Reflect.decorate([Module({ imports: [DistributedLockModule.forRoot({ backend })], controllers: [ItemsController] })], AppModule);
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
+  if (process.env.NDL_BENCH_NOOP_INTERCEPTOR) app.useGlobalInterceptors({ intercept: (_context, next) => next.handle() });
   engine = app.get(LOCK_ENGINE);
   await app.listen(0, '127.0.0.1');
   return { port: app.getHttpServer().address().port, close: () => app.close() };

@@ -11,7 +11,7 @@ import { LockHandle } from './lock-handle.js';
 import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from './lock-info.js';
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
-import { assertKey, checkLeaseMs, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
+import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
 import { currentLock, currentScope, findHeldLease, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
@@ -32,6 +32,8 @@ export interface LockEngineOptions {
   leaseMs?: number;
   /** Default wait for a busy lock; 0 = one attempt. Default 10 000 ms. */
   waitMs?: number;
+  /** Caps every wait, the default and each call's `waitMs` (tests: short waits without editing the code). Default: no cap. */
+  maxWaitMs?: number;
 }
 
 export const DEFAULT_KEY_PREFIX = 'lock:';
@@ -61,6 +63,8 @@ export class LockEngine {
   readonly keyPrefix: string;
   readonly leaseMs: number;
   readonly waitMs: number;
+  /** The cap on every wait, when one was set. */
+  readonly maxWaitMs: number | undefined;
   private readonly eventSubject = new Subject<LockEvent>();
   private readonly leases = new Set<Lease>();
   private readonly shutdown = new AbortController();
@@ -89,7 +93,8 @@ export class LockEngine {
     this.keyPrefix = options.keyPrefix ?? DEFAULT_KEY_PREFIX;
     if (typeof this.keyPrefix !== 'string') throw new InvalidLockArgumentError('keyPrefix must be a string');
     this.leaseMs = options.leaseMs === undefined ? DEFAULT_LEASE_MS : checkLeaseMs(options.leaseMs);
-    this.waitMs = options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs);
+    this.maxWaitMs = options.maxWaitMs === undefined ? undefined : checkWaitMs(options.maxWaitMs, 'maxWaitMs');
+    this.waitMs = capWait(options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs), this.maxWaitMs);
     this.inspector = new LockInspector(backend.name, backend.inspection, this.keyPrefix);
     // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
     setMaxListeners(0, this.shutdown.signal);

@@ -68,7 +68,7 @@ export function checkMode(value: unknown): LockMode {
 
 export function resolveLockOptions(
   options: unknown,
-  defaults: { leaseMs: number; waitMs: number },
+  defaults: { leaseMs: number; waitMs: number; maxWaitMs?: number },
 ): ResolvedLockOptions {
   if (options === undefined) return { leaseMs: defaults.leaseMs, waitMs: defaults.waitMs, mode: 'exclusive', fair: false };
   if (typeof options !== 'object' || options === null) {
@@ -82,7 +82,7 @@ export function resolveLockOptions(
   if (fair !== undefined && typeof fair !== 'boolean') throw new InvalidLockArgumentError(`fair must be a boolean, got ${describe(fair)}`);
   return {
     leaseMs: leaseMs === undefined ? defaults.leaseMs : checkLeaseMs(leaseMs),
-    waitMs: waitMs === undefined ? defaults.waitMs : checkWaitMs(waitMs),
+    waitMs: waitMs === undefined ? defaults.waitMs : capWait(checkWaitMs(waitMs), defaults.maxWaitMs),
     mode: mode === undefined ? 'exclusive' : checkMode(mode),
     fair: fair === true,
     permits: permits === undefined ? undefined : checkPermits(permits),
@@ -90,6 +90,11 @@ export function resolveLockOptions(
     label: label as string | undefined,
     ...checkHoldBounds(minHoldMs, maxHoldMs),
   };
+}
+
+/** A wait no longer than `maxWaitMs` (the engine's cap, when it has one). */
+export function capWait(waitMs: number, maxWaitMs: number | undefined): number {
+  return maxWaitMs !== undefined && waitMs > maxWaitMs ? maxWaitMs : waitMs;
 }
 
 /** `minHoldMs` and `maxHoldMs`: each a lease-like duration, and the least hold no longer than the most. */

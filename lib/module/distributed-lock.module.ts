@@ -4,6 +4,7 @@ import { leaderProviders } from '../leader/leader.providers.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/distributed-lock.options.js';
 import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/lock-store.providers.js';
 import { getLockModuleOptionsToken } from '../nest/lock-store.tokens.js';
+import { LockErrorsModule } from './lock-errors.module.js';
 
 /**
  * Distributed locks for a Nest application: provides `LockService` and `LeaderService`, and makes
@@ -16,6 +17,8 @@ import { getLockModuleOptionsToken } from '../nest/lock-store.tokens.js';
  * DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'etcd', hosts: '...' } })
  * ```
  * Global unless `isGlobal: false`. Options are validated at bootstrap (InvalidLockArgumentError).
+ * Lock errors thrown anywhere in a request answer as on `@Locked()` handlers (409, 503...; see
+ * docs/errors.md) unless `mapErrors: false`.
  * On shutdown it stops renewals, releases the locks still held and closes the clients it created.
  */
 @Module({})
@@ -24,24 +27,24 @@ export class DistributedLockModule {
   static forRoot(options: DistributedLockModuleOptions): DynamicModule {
     const name = storeNameOf(options?.name);
     // Missing options (from JavaScript) fail at bootstrap like any other bad option, not here with a TypeError.
-    return storeModule(name, options?.isGlobal, [{ provide: getLockModuleOptionsToken(name), useValue: options }]);
+    return storeModule(name, options?.isGlobal, options?.mapErrors, [{ provide: getLockModuleOptionsToken(name), useValue: options }]);
   }
 
   /** Registers a store whose options come from a factory, a class of yours, or an existing provider. */
   static forRootAsync(options: DistributedLockModuleAsyncOptions): DynamicModule {
     const name = storeNameOf(options?.name);
-    return storeModule(name, options?.isGlobal, asyncOptionsProviders(name, options ?? {}), options?.imports);
+    return storeModule(name, options?.isGlobal, options?.mapErrors, asyncOptionsProviders(name, options ?? {}), options?.imports);
   }
 }
 
-/** One store's dynamic module: the lock layer's providers and leader election's, side by side. */
-function storeModule(name: string, isGlobal: boolean | undefined, options: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
-  const locks = lockStoreProviders(name, options);
+/** One store's dynamic module: the lock layer's providers and leader election's, side by side, and (unless `mapErrors: false`) the lock error mapping. */
+function storeModule(name: string, isGlobal: boolean | undefined, mapErrors: unknown, options: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
+  const locks = lockStoreProviders(name, options, mapErrors === false ? false : undefined);
   const leaders = leaderProviders(name);
   return {
     module: DistributedLockModule,
     global: isGlobal !== false,
-    imports: [DiscoveryModule, ...imports],
+    imports: [DiscoveryModule, ...(mapErrors === false ? [] : [LockErrorsModule]), ...imports],
     providers: [...locks.providers, ...leaders.providers],
     exports: [...locks.exports, ...leaders.exports],
   };

@@ -31,6 +31,23 @@ export interface DistributedLockModuleOptions {
    */
   waitMs?: number;
   /**
+   * Caps every wait of this store, in ms: the default `waitMs` and each call's and decorator's own
+   * (`@Locked({ waitMs: 2000 })` waits at most `maxWaitMs`). For tests, so a busy path answers at
+   * once without editing the code under test (see docs/testing.md). Default: no cap.
+   */
+  maxWaitMs?: number;
+  /**
+   * Answer lock errors thrown anywhere in a request (a `@Locked()` service method, `withLock`,
+   * `acquire`, a fence guard) as `@Locked()` handlers do: 409 `LockBusyException`, 503
+   * `LockStoreUnavailableException`, 409 `StaleFenceException`, or each context's code (see
+   * docs/errors.md). Default `true`. `false` leaves them to your own filters (Nest answers 500);
+   * `@Locked()` handlers still answer theirs. One setting for the application: `false` on any of
+   * its stores turns it off. Given to `forRoot()` (or in the argument of `forRootAsync()`), `false`
+   * also leaves out the application-wide interceptor that does it, and the cost of Nest's
+   * interceptor pipeline on routes that have no other interceptor (see docs/errors.md).
+   */
+  mapErrors?: boolean;
+  /**
    * Register as a global module (default `true`). Read from the argument of `forRoot()` /
    * `forRootAsync()` only: an options factory's value comes too late to change it.
    */
@@ -51,6 +68,8 @@ export interface DistributedLockModuleAsyncOptions extends Pick<ModuleMetadata, 
   /** The store's name (see `DistributedLockModuleOptions.name`). */
   name?: string;
   isGlobal?: boolean;
+  /** See `DistributedLockModuleOptions.mapErrors`: given here, `false` also leaves out the interceptor (a factory's value comes too late for that). */
+  mapErrors?: boolean;
   useFactory?: (...args: any[]) => DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
   inject?: FactoryProvider['inject'];
   useClass?: Type<DistributedLockOptionsFactory>;

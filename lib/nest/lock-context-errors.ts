@@ -1,5 +1,5 @@
 import * as common from '@nestjs/common';
-import { LockBackendError, LockTimeoutError } from '../errors.js';
+import { LockBackendError, LockTimeoutError, StaleFenceError } from '../errors.js';
 import { loadOptional } from '../engine/load-optional.js';
 
 /** The stable codes lock errors carry outside HTTP (microservices, WebSocket, GraphQL). */
@@ -8,6 +8,8 @@ export const LockErrorCode = {
   busy: 'LOCK_BUSY',
   /** The lock store could not be reached (HTTP: 503). */
   unavailable: 'LOCK_STORE_UNAVAILABLE',
+  /** A fenced write was refused: a newer holder has written since (HTTP: 409). */
+  staleFence: 'LOCK_STALE_FENCE',
 } as const;
 
 export type LockErrorCode = (typeof LockErrorCode)[keyof typeof LockErrorCode];
@@ -21,13 +23,25 @@ export interface LockErrorPayload {
   readonly key?: string;
   /** How long the holder's lease has left, when the store said. */
   readonly retryAfterMs?: number;
+  /** A stale fence: the guarded resource. */
+  readonly resource?: string;
+  /** A stale fence: the fence the write came with. */
+  readonly fence?: number;
+  /** A stale fence: the highest fence the resource has accepted. */
+  readonly highest?: number;
 }
 
+/** The lock errors answered in each context's own terms. */
+export type MappedLockError = LockTimeoutError | LockBackendError | StaleFenceError;
+
 /** The payload of a lock error; the store's own message (which may name hosts) is kept out of it. */
-export function lockErrorPayload(error: LockTimeoutError | LockBackendError): LockErrorPayload {
+export function lockErrorPayload(error: MappedLockError): LockErrorPayload {
   if (error instanceof LockTimeoutError) {
     const retryAfterMs = error.retryAfterMs !== undefined && Number.isFinite(error.retryAfterMs) ? Math.max(0, Math.ceil(error.retryAfterMs)) : undefined;
     return { status: 'error', code: LockErrorCode.busy, message: error.message, key: error.key, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+  }
+  if (error instanceof StaleFenceError) {
+    return { status: 'error', code: LockErrorCode.staleFence, message: error.message, resource: error.resource, fence: error.fence, highest: error.highest };
   }
   return { status: 'error', code: LockErrorCode.unavailable, message: 'The lock store is unavailable' };
 }
@@ -51,7 +65,7 @@ const Intrinsic = ((common as unknown as { IntrinsicException?: typeof Error }).
 
 /**
  * A lock error of a GraphQL resolver: graphql-js copies an error's `extensions` into the error it
- * reports, so clients read `errors[0].extensions.code` (`LOCK_BUSY`, `LOCK_STORE_UNAVAILABLE`)
+ * reports, so clients read `errors[0].extensions.code` (`LOCK_BUSY`, `LOCK_STORE_UNAVAILABLE`, `LOCK_STALE_FENCE`)
  * without this package depending on `graphql`.
  */
 export class LockGraphQLError extends Intrinsic {

@@ -6,6 +6,7 @@ import { InvalidLockArgumentError } from '../errors.js';
 import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
+import { LOCK_MODULE_IMPORTED } from './lock.constants.js';
 import { LockExplorer } from './lock.explorer.js';
 import { Messages } from './lock.messages.js';
 import { LockService } from './lock.service.js';
@@ -20,11 +21,12 @@ export function storeNameOf(name: unknown): string {
 }
 
 /** The providers of one store: its options provider(s), the store, its engine, its `LockService` and the explorer of its `@Locked()` methods. */
-export function lockStoreProviders(name: string, options: Provider[]): { providers: Provider[]; exports: NonNullable<DynamicModule['exports']> } {
+export function lockStoreProviders(name: string, options: Provider[], mapErrors?: boolean): { providers: Provider[]; exports: NonNullable<DynamicModule['exports']> } {
   const storeToken = getLockStoreToken(name);
   const providers: Provider[] = [
     ...options,
-    { provide: storeToken, useFactory: (value: DistributedLockModuleOptions) => createLockStore(name, value), inject: [getLockModuleOptionsToken(name)] },
+    { provide: storeToken, useFactory: (value: DistributedLockModuleOptions) => createLockStore(name, value, mapErrors), inject: [getLockModuleOptionsToken(name)] },
+    { provide: LOCK_MODULE_IMPORTED, useValue: true },
     { provide: getLockEngineToken(name), useFactory: (store: LockStore) => store.engine, inject: [storeToken] },
     { provide: getLockServiceToken(name), useFactory: (engine: LockEngine) => new LockService(engine), inject: [getLockEngineToken(name)] },
     { provide: `${storeToken}:explorer`, useFactory: (discovery: DiscoveryService, store: LockStore) => new LockExplorer(discovery, store), inject: [DiscoveryService, storeToken] },
@@ -33,12 +35,13 @@ export function lockStoreProviders(name: string, options: Provider[]): { provide
 }
 
 const ASYNC_OPTION_NAMES = Object.keys({
-  name: true, isGlobal: true, imports: true, useFactory: true, inject: true, useClass: true, useExisting: true,
+  name: true, isGlobal: true, mapErrors: true, imports: true, useFactory: true, inject: true, useClass: true, useExisting: true,
 } satisfies Record<keyof DistributedLockModuleAsyncOptions, true>);
 
 /** The providers that make the options of `forRootAsync()`: a factory, a class of yours, or an existing provider. */
 export function asyncOptionsProviders(name: string, options: DistributedLockModuleAsyncOptions): Provider[] {
   checkKnownFields(options, ASYNC_OPTION_NAMES, 'DistributedLockModule.forRootAsync()');
+  if (options.mapErrors !== undefined && typeof options.mapErrors !== 'boolean') throw new InvalidLockArgumentError(Messages.mapErrorsOption(describe(options.mapErrors)));
   const token = getLockModuleOptionsToken(name);
   if (options.useFactory) return [{ provide: token, useFactory: options.useFactory, inject: options.inject ?? [] }];
   const factoryClass = options.useClass ?? options.useExisting;

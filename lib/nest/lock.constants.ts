@@ -10,3 +10,6 @@ export const LOCK_ENGINE = 'DISTRIBUTED_LOCK_ENGINE';
  * `LockedOptions`, outermost decorator last. Read it with `Reflector.get(LOCKED_METADATA, handler)`.
  */
 export const LOCKED_METADATA = 'distributed-lock:locked';
+
+/** @internal Provided once per application by `DistributedLockModule`: `LockedInterceptor` looks for it at bootstrap. */
+export const LOCK_MODULE_IMPORTED = 'DISTRIBUTED_LOCK_MODULE_IMPORTED';

@@ -4,6 +4,7 @@ export const Messages = {
   storeName: (got: string) => `DistributedLockModule: name must be a non-empty string of at most 200 characters, got ${got}`,
   storeNameMismatch: (name: string, got: string) =>
     `DistributedLockModule: the options factory returned name ${got} for the store registered as "${name}"; give the name in forRootAsync({ name }) only`,
+  mapErrorsOption: (got: string) => `DistributedLockModule: mapErrors must be a boolean, got ${got}`,
   asyncOptionsSource: () => 'DistributedLockModule.forRootAsync() needs one of useFactory, useClass or useExisting',
   duplicateStore: (name: string) =>
     `Two global DistributedLockModule stores are named "${name}"; give each forRoot() its own name (the unnamed one is "default")`,
@@ -50,6 +51,8 @@ export const Messages = {
   keyFunctionResult: (where: string, got: string) =>
     `@Locked() on ${where}: the key function must return a non-empty string, got ${got}`,
 
+  moduleNotImported: () =>
+    `This application has @Locked() or @LockedJob() methods (or registers LockedInterceptor) but does not import DistributedLockModule: add DistributedLockModule.forRoot({ backend: ... }) (or forRootAsync) to the imports of the application module (in a test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`,
   noModule: (where: string, store: string) =>
     store === 'default'
       ? `@Locked() on ${where}: no DistributedLockModule is running. Import DistributedLockModule.forRoot(...) (or forRootAsync) in the application module (in a unit test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`

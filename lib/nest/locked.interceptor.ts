@@ -1,10 +1,14 @@
-import { Injectable, type CallHandler, type ExecutionContext, type NestInterceptor } from '@nestjs/common';
+import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor, type OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { Observable, type Subscriber } from 'rxjs';
-import { LockBackendError, LockTimeoutError } from '../errors.js';
+import { DistributedLockError, LockBackendError, LockTimeoutError, StaleFenceError } from '../errors.js';
 import { HandlerCall } from './handler-call.js';
 import type { KeyParts } from './key-template.js';
-import { LockGraphQLError, lockErrorPayload, rpcException, wsException } from './lock-context-errors.js';
+import { LOCK_MODULE_IMPORTED } from './lock.constants.js';
+import { LockGraphQLError, lockErrorPayload, rpcException, wsException, type MappedLockError } from './lock-context-errors.js';
 import { LockBusyException, LockStoreUnavailableException } from './lock-http.exceptions.js';
+import { Messages } from './lock.messages.js';
+import { StaleFenceException } from './stale-fence.exception.js';
 
 interface HeaderSetter {
   setHeader?: (name: string, value: string) => void;
@@ -13,6 +17,9 @@ interface HeaderSetter {
 
 /** Calls a LockedInterceptor already serves: one registered globally serves them, the one `@Locked()` attached steps aside. */
 const served = new WeakSet<ExecutionContext>();
+
+/** @internal A LockedInterceptor serves this call (and answers its lock errors). */
+export const isServedByLockedInterceptor = (context: ExecutionContext): boolean => served.has(context);
 
 /**
  * The interceptor `@Locked()` attaches to every method it decorates, for the calls Nest makes of
@@ -23,15 +30,32 @@ const served = new WeakSet<ExecutionContext>();
  * errors in the context's own terms: over HTTP a `LockBusyException` (409, with `Retry-After` when this
  * instance has an idea of when the key frees) or a `LockStoreUnavailableException` (503), which a
  * user's `@Catch()` filter can shape; an `RpcException`, a `WsException` or a GraphQL error whose
- * code is `LOCK_BUSY` / `LOCK_STORE_UNAVAILABLE`.
+ * code is `LOCK_BUSY` / `LOCK_STORE_UNAVAILABLE`. A `StaleFenceError` answers 409 (`StaleFenceException`)
+ * or `LOCK_STALE_FENCE`.
  *
  * To change the answers, subclass it and override the protected hooks, then register the subclass
  * with `APP_INTERCEPTOR` (or `@UseInterceptors()` on a controller): running first, it serves the
  * `@Locked()` handlers it covers, and also maps the lock errors of handlers that call `LockService`
  * directly. The one `@Locked()` attached then does nothing.
+ *
+ * Created by Nest in an application that does not import `DistributedLockModule`, it fails
+ * `app.init()` with a message naming the module, rather than the first call.
  */
 @Injectable()
-export class LockedInterceptor implements NestInterceptor {
+export class LockedInterceptor implements NestInterceptor, OnModuleInit {
+  // A property, not a constructor parameter: subclasses keep their own constructors.
+  @Optional() @Inject(ModuleRef) private readonly moduleRef?: ModuleRef;
+
+  /** Fails bootstrap when the application never imported `DistributedLockModule` (the `@Locked()` methods it serves could never lock). */
+  onModuleInit(): void {
+    if (this.moduleRef === undefined) return;
+    try {
+      this.moduleRef.get(LOCK_MODULE_IMPORTED, { strict: false });
+    } catch {
+      throw new DistributedLockError(Messages.moduleNotImported());
+    }
+  }
+
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (served.has(context)) return next.handle();
     served.add(context);
@@ -102,6 +126,7 @@ export class LockedInterceptor implements NestInterceptor {
   protected mapError(error: unknown, context: ExecutionContext): unknown {
     if (error instanceof LockTimeoutError) return this.busyException(error, context);
     if (error instanceof LockBackendError) return this.unavailableException(error, context);
+    if (error instanceof StaleFenceError) return this.staleFenceException(error, context);
     return error;
   }
 
@@ -119,8 +144,17 @@ export class LockedInterceptor implements NestInterceptor {
     return new LockStoreUnavailableException(error);
   }
 
-  /** An `RpcException` or `WsException` whose error is `{ status, code, message, key?, retryAfterMs? }`, or a GraphQL error with those `extensions`. */
-  protected contextException(error: LockTimeoutError | LockBackendError, context: ExecutionContext): unknown {
+  /** HTTP: `StaleFenceException` (409 with `resource`, `fence` and `highest`). Elsewhere: code `LOCK_STALE_FENCE` with the same fields. */
+  protected staleFenceException(error: StaleFenceError, context: ExecutionContext): unknown {
+    if (context.getType() !== 'http') return this.contextException(error, context);
+    return new StaleFenceException(error);
+  }
+
+  /**
+   * An `RpcException` or `WsException` whose error is `{ status, code, message, key?, retryAfterMs? }`
+   * (a stale fence: `resource`, `fence`, `highest`), or a GraphQL error with those `extensions`.
+   */
+  protected contextException(error: MappedLockError, context: ExecutionContext): unknown {
     const payload = lockErrorPayload(error);
     switch (context.getType<string>()) {
       case 'rpc':
@@ -152,15 +186,19 @@ export class LockedInterceptor implements NestInterceptor {
     else if (typeof response?.header === 'function') response.header(name, value);
   }
 
-  /** Errors the subscriber with the mapped error (the hooks may answer with a promise of it). */
+  /** Errors the subscriber with the mapped error. */
   private fail(subscriber: Subscriber<unknown>, error: unknown, context: ExecutionContext): void {
-    let mapped: unknown;
-    try {
-      mapped = this.mapError(error, context);
-    } catch (mappingError) {
-      mapped = mappingError;
-    }
+    const mapped = this.mapErrorSafely(error, context);
     if (mapped instanceof Promise) mapped.then((value) => subscriber.error(value), (reason: unknown) => subscriber.error(reason));
     else subscriber.error(mapped);
+  }
+
+  /** @internal `mapError`, whose failure is the answer (the hooks may also answer with a promise of it). */
+  protected mapErrorSafely(error: unknown, context: ExecutionContext): unknown {
+    try {
+      return this.mapError(error, context);
+    } catch (mappingError) {
+      return mappingError;
+    }
   }
 }

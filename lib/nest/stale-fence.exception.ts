@@ -1,0 +1,23 @@
+import { ConflictException, HttpStatus } from '@nestjs/common';
+import type { StaleFenceError } from '../errors.js';
+
+/**
+ * 409 Conflict: a fenced write was refused because a newer holder of the lock has written since
+ * (`StaleFenceError` from `SqlFenceGuard` or `RedisFenceGuard`). The body names the `resource`, the
+ * write's `fence` and the `highest` the resource has accepted; the `StaleFenceError` is its `cause`.
+ * Thrown for HTTP calls by the lock error mapping; a user's `@Catch(StaleFenceException)` filter can shape the answer.
+ */
+export class StaleFenceException extends ConflictException {
+  readonly resource: string;
+  readonly fence: number;
+  readonly highest: number;
+
+  constructor(error: StaleFenceError) {
+    const { resource, fence, highest } = error;
+    super({ statusCode: HttpStatus.CONFLICT, error: 'Conflict', message: error.message, resource, fence, highest }, { cause: error });
+    this.name = 'StaleFenceException';
+    this.resource = resource;
+    this.fence = fence;
+    this.highest = highest;
+  }
+}
