@@ -1,0 +1,120 @@
+// One contender's Nest 11 (Express) app for bench/nest/run.mjs: POST /items/:id/buy under the
+// contender's own lock decorator. Env: CONTENDER, PORT, REDIS_URL, LIB (our build's esm/index.js),
+// WORKLOAD ('distinct': the handler does no work; 'hot': it sells one item with a read-then-write
+// on a stock counter in Redis, which only a working lock keeps correct).
+import 'reflect-metadata';
+import { Controller, Injectable, Module, Param, Post, UseInterceptors } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import Redis from 'ioredis';
+import { catchError, concatMap, from, mergeMap, throwError } from 'rxjs';
+
+const { CONTENDER, PORT, REDIS_URL, LIB, WORKLOAD } = process.env;
+const LEASE_MS = 5000;
+const WAIT_MS = 10_000;
+
+/** TypeScript's legacy decorator order: the last listed is applied first; parameter decorators before the method's. */
+function decorate(cls, method, decorators, params = []) {
+  let descriptor = Object.getOwnPropertyDescriptor(cls.prototype, method);
+  for (const [index, param] of params.entries()) param(cls.prototype, method, index);
+  for (const decorator of [...decorators].reverse()) descriptor = decorator(cls.prototype, method, descriptor) ?? descriptor;
+  Object.defineProperty(cls.prototype, method, descriptor);
+  return cls;
+}
+
+const stockClient = new Redis(REDIS_URL);
+
+/** The handler: nothing for distinct keys; one sale (read, then write) of the hot item. */
+let sold = 0;
+async function sell(id) {
+  if (WORKLOAD !== 'hot') return { id };
+  const stock = Number(await stockClient.get(`stock:${id}`));
+  await stockClient.set(`stock:${id}`, stock - 1);
+  sold++;
+  return { id, stock: stock - 1 };
+}
+// The runner asks for the sales made and the CPU spent so far.
+process.on('message', (message) => {
+  if (message === 'stats') process.send({ sold, cpu: process.cpuUsage() });
+});
+
+class ItemsController {
+  async buy(id) {
+    return sell(id);
+  }
+}
+
+/** The hand-written interceptor a team might write: SET NX PX, retry, Lua compare-and-delete at the end. */
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+class HandLockInterceptor {
+  constructor() {
+    this.redis = new Redis(REDIS_URL);
+  }
+  async intercept(context, next) {
+    const key = `hand:item:${context.switchToHttp().getRequest().params.id}`;
+    const token = randomUUID();
+    const deadline = Date.now() + WAIT_MS;
+    while ((await this.redis.set(key, token, 'PX', LEASE_MS, 'NX')) !== 'OK') {
+      if (Date.now() > deadline) throw new Error(`lock ${key} busy`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    const release = () => this.redis.eval(RELEASE, 1, key, token);
+    return next.handle().pipe(
+      concatMap(async (value) => {
+        await release();
+        return value;
+      }),
+      catchError((error) => from(release()).pipe(mergeMap(() => throwError(() => error)))),
+    );
+  }
+}
+Injectable()(HandLockInterceptor);
+
+async function contender() {
+  const route = [Post(':id/buy')];
+  switch (CONTENDER) {
+    case 'none':
+      return { imports: [], decorators: route };
+    case 'hand':
+      return { imports: [], decorators: [...route, UseInterceptors(HandLockInterceptor)], providers: [HandLockInterceptor] };
+    case 'murlock': {
+      const { MurLock, MurLockModule } = await import('murlock');
+      const module = MurLockModule.forRoot({ redisOptions: { url: REDIS_URL }, wait: 50, maxAttempts: 20, logLevel: 'none', ignoreUnlockFail: false, failFastOnRedisError: false, blocking: false });
+      return { imports: [module], decorators: [...route, MurLock(LEASE_MS, 'id')] };
+    }
+    case 'anchan828': {
+      // Its ESM build does not load (extension-less imports): the CommonJS one, as a Nest app built to CommonJS loads it.
+      const { Redlock, RedlockModule } = createRequire(import.meta.url)('@anchan828/nest-redlock');
+      const module = RedlockModule.register({
+        clients: [new Redis(REDIS_URL)],
+        settings: { driftFactor: 0.01, retryCount: 50, retryDelay: 200, retryJitter: 200, automaticExtensionThreshold: 500 },
+        duration: LEASE_MS,
+      });
+      return { imports: [module], decorators: [...route, Redlock((_target, id) => `item:${id}`)] };
+    }
+    case 'universal': {
+      const { Redlock, RedlockModule, IoredisAdapter } = await import('nestjs-redlock-universal');
+      const module = RedlockModule.forRoot({ nodes: [new IoredisAdapter(new Redis(REDIS_URL))], defaultTtl: LEASE_MS, retryAttempts: 50, retryDelay: 200 });
+      return { imports: [module], decorators: [...route, Redlock({ key: (id) => `item:${id}` })] };
+    }
+    default: {
+      // 'ours', or any other name for another build of this library (LIB points at its esm/index.js).
+      const { DistributedLockModule, Locked } = await import(pathToFileURL(LIB).href);
+      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } });
+      return { imports: [module], decorators: [...route, Locked({ key: 'item:{params.id}', leaseMs: LEASE_MS, waitMs: WAIT_MS })] };
+    }
+  }
+}
+
+const setup = await contender();
+decorate(ItemsController, 'buy', setup.decorators, [Param('id')]);
+Controller('items')(ItemsController);
+class AppModule {}
+Module({ imports: setup.imports, controllers: [ItemsController], providers: setup.providers ?? [] })(AppModule);
+
+const app = await NestFactory.create(AppModule, { logger: ['error'] });
+app.enableShutdownHooks();
+await app.listen(Number(PORT), '127.0.0.1');
+process.send?.({ ready: true });
