@@ -3,11 +3,12 @@
 // WORKLOAD ('distinct': the handler does no work; 'hot': it sells one item with a read-then-write
 // on a stock counter in Redis, which only a working lock keeps correct).
 import 'reflect-metadata';
-import { Controller, Injectable, Module, Param, Post, UseInterceptors } from '@nestjs/common';
+import { Controller, Inject, Injectable, Module, Param, Post, UseInterceptors } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
+import v8 from 'node:v8';
 import Redis from 'ioredis';
 import { catchError, concatMap, from, mergeMap, throwError } from 'rxjs';
 
@@ -35,12 +36,32 @@ async function sell(id) {
   sold++;
   return { id, stock: stock - 1 };
 }
-// The runner asks for the sales made and the CPU spent so far.
+/** Bytes allocated on the JS heap so far: the heap's growth between collections, from V8's GC profiler (does not depend on the machine's load). */
+let gcProfiler = new v8.GCProfiler();
+gcProfiler.start();
+let allocated = 0;
+let lastUsed = v8.getHeapStatistics().used_heap_size;
+function allocatedSoFar() {
+  for (const gc of gcProfiler.stop().statistics) {
+    allocated += gc.beforeGC.heapStatistics.usedHeapSize - lastUsed;
+    lastUsed = gc.afterGC.heapStatistics.usedHeapSize;
+  }
+  gcProfiler = new v8.GCProfiler();
+  gcProfiler.start();
+  const used = v8.getHeapStatistics().used_heap_size;
+  allocated += used - lastUsed;
+  lastUsed = used;
+  return allocated;
+}
+// The runner asks for the sales made, the CPU spent and the bytes allocated so far.
 process.on('message', (message) => {
-  if (message === 'stats') process.send({ sold, cpu: process.cpuUsage() });
+  if (message === 'stats') process.send({ sold, cpu: process.cpuUsage(), allocated: allocatedSoFar() });
 });
 
 class ItemsController {
+  constructor(locks) {
+    this.locks = locks;
+  }
   async buy(id) {
     return sell(id);
   }
@@ -72,11 +93,21 @@ class HandLockInterceptor {
 }
 Injectable()(HandLockInterceptor);
 
+/** An interceptor that does nothing: what Nest's interceptor pipeline costs any route that has one. */
+class NoopInterceptor {
+  intercept(_context, next) {
+    return next.handle();
+  }
+}
+Injectable()(NoopInterceptor);
+
 async function contender() {
   const route = [Post(':id/buy')];
   switch (CONTENDER) {
     case 'none':
       return { imports: [], decorators: route };
+    case 'noop':
+      return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor)], providers: [NoopInterceptor] };
     case 'hand':
       return { imports: [], decorators: [...route, UseInterceptors(HandLockInterceptor)], providers: [HandLockInterceptor] };
     case 'murlock': {
@@ -99,6 +130,16 @@ async function contender() {
       const module = RedlockModule.forRoot({ nodes: [new IoredisAdapter(new Redis(REDIS_URL))], defaultTtl: LEASE_MS, retryAttempts: 50, retryDelay: 200 });
       return { imports: [module], decorators: [...route, Redlock({ key: (id) => `item:${id}` })] };
     }
+    case 'ours-service': {
+      // The same engine without @Locked: the handler takes the lock itself (LockService.withLock), no interceptor, no method wrapper.
+      const { DistributedLockModule, LockService } = await import(pathToFileURL(LIB).href);
+      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } });
+      Inject(LockService)(ItemsController, undefined, 0);
+      ItemsController.prototype.buy = function buy(id) {
+        return this.locks.withLock(`item:${id}`, () => sell(id), { leaseMs: LEASE_MS, waitMs: WAIT_MS });
+      };
+      return { imports: [module], decorators: route };
+    }
     default: {
       // 'ours', or any other name for another build of this library (LIB points at its esm/index.js).
       const { DistributedLockModule, Locked } = await import(pathToFileURL(LIB).href);
@@ -115,6 +156,7 @@ class AppModule {}
 Module({ imports: setup.imports, controllers: [ItemsController], providers: setup.providers ?? [] })(AppModule);
 
 const app = await NestFactory.create(AppModule, { logger: ['error'] });
-app.enableShutdownHooks();
+// process.exit (not a re-raised signal) so that --cpu-prof / --heap-prof write their profiles.
+process.once('SIGTERM', () => app.close().finally(() => process.exit(0)));
 await app.listen(Number(PORT), '127.0.0.1');
 process.send?.({ ready: true });

@@ -9,13 +9,16 @@ import { fileURLToPath } from 'node:url';
 import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
 
 const USAGE = `node bench/nest/run.mjs [options]
-  --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none
+  --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none; also ours-service (this
+                        library's LockService.withLock called in the handler: the engine without the Nest layer)
+                        and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline)
   --workloads a,b       distinct (a fresh id per request) and/or hot (one id, --procs processes); default both
   --rounds N            default 3        --duration S   seconds measured per run, default 6
   --warmup S            default 1        --connections N  default 32 (split over the processes for hot)
   --procs N             processes per contender for hot, default 3
   --build name=dir      another build of this library as a contender (dir holds esm/), e.g. --build before=node_modules/.ab-before
   --json file           also write the results as JSON
+  --profile dir         run the apps with --cpu-prof and --heap-prof, profiles written to dir (figures then include the profiler)
   --quick               shorthand for --rounds 2 --duration 3 --warmup 1`;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -28,10 +31,13 @@ const NAMES = {
   universal: 'nestjs-redlock-universal',
   hand: 'hand-written interceptor',
   none: 'no lock',
+  'ours-service': 'ours, LockService.withLock in the handler (no @Locked)',
+  noop: 'no lock, an interceptor that does nothing',
 };
+const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'none'];
 
 function parseArgs(argv) {
-  const options = { contenders: Object.keys(NAMES), workloads: ['distinct', 'hot'], rounds: 3, duration: 6, warmup: 1, connections: 32, procs: 3, builds: { ours: join(root, 'dist') }, json: undefined };
+  const options = { contenders: [...DEFAULT_CONTENDERS], workloads: ['distinct', 'hot'], rounds: 3, duration: 6, warmup: 1, connections: 32, procs: 3, builds: { ours: join(root, 'dist') }, json: undefined };
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i];
     const value = () => argv[++i];
@@ -43,6 +49,7 @@ function parseArgs(argv) {
     else if (name === '--connections') options.connections = Number(value());
     else if (name === '--procs') options.procs = Number(value());
     else if (name === '--json') options.json = value();
+    else if (name === '--profile') options.profile = resolve(value());
     else if (name === '--quick') Object.assign(options, { rounds: 2, duration: 3, warmup: 1 });
     else if (name === '--build') {
       const [build, dir] = value().split('=');
@@ -83,13 +90,14 @@ function ask(child) {
   });
 }
 
-async function startApps(contender, lib, workload, count, redis, basePort) {
+async function startApps(contender, lib, workload, count, redis, basePort, profileDir) {
   const apps = [];
   for (let i = 0; i < count; i++) {
     const port = basePort + i;
     const child = fork(join(here, 'app.mjs'), [], {
       env: { ...process.env, CONTENDER: contender, PORT: String(port), REDIS_URL: redis.url, LIB: lib ?? '', WORKLOAD: workload },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir] : [],
     });
     await new Promise((resolve, reject) => {
       child.once('message', resolve);
@@ -151,7 +159,8 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
   const count = workload === 'hot' ? options.procs : 1;
   const STOCK = 1_000_000;
   if (workload === 'hot') redis.cli('SET', 'stock:hot', String(STOCK));
-  const apps = await startApps(contender, lib, workload, count, redis, basePort);
+  const profileDir = options.profile && join(options.profile, `${contender}-${workload}-c${options.connections}`);
+  const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir);
   try {
     await load(apps, workload, options.connections, options.warmup, `w${round}${contender}`);
     const before = await Promise.all(apps.map(({ child }) => ask(child)));
@@ -163,6 +172,7 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
     const after = await Promise.all(apps.map(({ child }) => ask(child)));
     const cpuUs = after.reduce((sum, s, i) => sum + s.cpu.user + s.cpu.system - before[i].cpu.user - before[i].cpu.system, 0);
     const responses = result.ok + result.failed;
+    const allocated = after.reduce((sum, s, i) => sum + s.allocated - before[i].allocated, 0);
     const sorted = Float64Array.from(result.latencies).sort();
     const handlerCalls = workload === 'hot' ? 2 * (after.reduce((s, a) => s + a.sold, 0) - before.reduce((s, b) => s + b.sold, 0)) : 0;
     let oversold;
@@ -177,6 +187,7 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
       p50: percentile(sorted, 50),
       p99: percentile(sorted, 99),
       cpuUsPerRequest: cpuUs / responses,
+      heapKbPerRequest: allocated / 1024 / responses,
       commandsPerRequest: (calls - handlerCalls) / responses,
       oversold,
     };
@@ -206,31 +217,36 @@ function report(results, options) {
         p50: median(runs.map((r) => r.p50)),
         p99: median(runs.map((r) => r.p99)),
         cpu: median(runs.map((r) => r.cpuUsPerRequest)),
+        heap: median(runs.map((r) => r.heapKbPerRequest)),
         commands: median(runs.map((r) => r.commandsPerRequest)),
         failed: runs.reduce((sum, r) => sum + r.failed, 0),
         oversold: workload === 'hot' ? Math.max(...runs.map((r) => r.oversold)) : undefined,
       };
     });
     const peers = rows.filter((row) => PEERS.has(row.contender));
-    const fastest = peers.length ? peers.reduce((a, b) => (b.rps > a.rps ? b : a)) : undefined;
-    /** Paired: each round's ratio to that round's fastest peer, then the median over rounds. */
-    const pairedRatio = (row) => {
-      if (!fastest) return NaN;
+    // The baseline of the ratios: each round's fastest peer; without peers, the last contender listed.
+    const baseline = peers.length ? peers : rows.slice(-1);
+    const baselineName = peers.length ? 'fastest peer' : NAMES[rows.at(-1).contender] ?? `ours (${rows.at(-1).contender})`;
+    /** Paired: each round's ratio to that round's baseline run, then the median and range over rounds. */
+    const paired = (row, field) => {
       const ratios = [];
       for (let round = 0; round < options.rounds; round++) {
         const mine = row.runs.find((r) => r.round === round);
-        const best = Math.max(...peers.map((p) => p.runs.find((r) => r.round === round)?.rps ?? 0));
-        if (mine && best) ratios.push(mine.rps / best);
+        const runs = baseline.map((p) => p.runs.find((r) => r.round === round)).filter(Boolean);
+        if (!mine || !runs.length) continue;
+        const best = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+        ratios.push(mine[field] / best[field]);
       }
-      return median(ratios);
+      if (!ratios.length) return '';
+      return `${fmt(median(ratios), 2)}x${ratios.length > 1 ? ` (${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)})` : ''}`;
     };
     const title = workload === 'hot' ? `one hot key, ${options.procs} processes` : 'distinct keys (no contention)';
     lines.push(`### ${title}`, '');
-    lines.push(`| contender | req/s | ÷ fastest peer (paired) | p50 ms | p99 ms | app CPU µs/req | Redis commands/req (lock) | non-2xx | ${workload === 'hot' ? 'oversold | ' : ''}round noise |`);
-    lines.push(`|---|---|---|---|---|---|---|---|${workload === 'hot' ? '---|' : ''}---|`);
+    lines.push(`| contender | req/s | req/s ÷ ${baselineName} (paired: median, range) | CPU/req ÷ ${baselineName} (paired) | p50 ms | p99 ms | app CPU µs/req | app heap KB allocated/req | Redis commands/req (lock) | non-2xx | ${workload === 'hot' ? 'oversold | ' : ''}round noise |`);
+    lines.push(`|---|---|---|---|---|---|---|---|---|---|${workload === 'hot' ? '---|' : ''}---|`);
     for (const row of rows) {
       const oversold = workload === 'hot' ? `${row.oversold} | ` : '';
-      lines.push(`| ${NAMES[row.contender] ?? `ours (${row.contender})`} | ${fmt(row.rps)} | ${fmt(pairedRatio(row), 2)}x | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.cpu)} | ${fmt(row.commands, 1)} | ${row.failed} | ${oversold}${fmt(row.noise * 100, 1)} % |`);
+      lines.push(`| ${NAMES[row.contender] ?? `ours (${row.contender})`} | ${fmt(row.rps)} | ${paired(row, 'rps')} | ${paired(row, 'cpuUsPerRequest')} | ${fmt(row.p50)} | ${fmt(row.p99)} | ${fmt(row.cpu)} | ${fmt(row.heap, 1)} | ${fmt(row.commands, 1)} | ${row.failed} | ${oversold}${fmt(row.noise * 100, 1)} % |`);
     }
     lines.push('', `median round-to-round noise (max-min over median req/s): ${fmt(median(rows.map((r) => r.noise)) * 100, 1)} %`, '');
   }
@@ -239,7 +255,10 @@ function report(results, options) {
 
 const options = parseArgs(process.argv.slice(2));
 const libs = {};
-for (const [name, dir] of Object.entries(options.builds)) if (options.contenders.includes(name)) libs[name] = stageBuild(name, dir);
+for (const [name, dir] of Object.entries(options.builds)) {
+  if (options.contenders.includes(name) || (name === 'ours' && options.contenders.includes('ours-service'))) libs[name] = stageBuild(name, dir);
+}
+libs['ours-service'] = libs.ours;
 const block = process.env.TEST_PORT_BLOCK;
 const base = block === undefined ? 0 : 20000 + 1500 * Number(block) + 1400;
 const redisPort = base ? await freePort(base).catch(() => freePort()) : await freePort();
@@ -254,7 +273,7 @@ try {
       for (const contender of order) {
         const result = await run(contender, libs[contender], workload, options, redis, appPort, round);
         results.push(result);
-        console.error(`round ${round + 1} ${workload} ${contender}: ${fmt(result.rps)} req/s, p99 ${fmt(result.p99)} ms, ${fmt(result.cpuUsPerRequest)} µs CPU/req, ${fmt(result.commandsPerRequest, 1)} cmds/req${result.oversold === undefined ? '' : `, oversold ${result.oversold}`}${result.failed ? `, ${result.failed} non-2xx` : ''}`);
+        console.error(`round ${round + 1} ${workload} ${contender}: ${fmt(result.rps)} req/s, p99 ${fmt(result.p99)} ms, ${fmt(result.cpuUsPerRequest)} µs CPU/req, ${fmt(result.heapKbPerRequest, 1)} KB/req, ${fmt(result.commandsPerRequest, 1)} cmds/req${result.oversold === undefined ? '' : `, oversold ${result.oversold}`}${result.failed ? `, ${result.failed} non-2xx` : ''}`);
       }
     }
   }
