@@ -5,6 +5,7 @@
 import 'reflect-metadata';
 import { Controller, Inject, Injectable, Module, Param, Post, UseInterceptors } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
@@ -106,6 +107,10 @@ async function contender() {
   switch (CONTENDER) {
     case 'none':
       return { imports: [], decorators: route };
+    case 'noop-als':
+      // The same, with an AsyncLocalStorage in use (as this library's re-entrancy uses one): Node then runs its promise hooks on every promise.
+      new AsyncLocalStorage().enterWith({});
+      return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor)], providers: [NoopInterceptor] };
     case 'noop':
       return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor)], providers: [NoopInterceptor] };
     case 'hand':

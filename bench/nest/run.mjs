@@ -11,7 +11,8 @@ import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
 const USAGE = `node bench/nest/run.mjs [options]
   --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none; also ours-service (this
                         library's LockService.withLock called in the handler: the engine without the Nest layer)
-                        and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline)
+                        and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline),
+                        noop-als (the same with an AsyncLocalStorage in use)
   --workloads a,b       distinct (a fresh id per request) and/or hot (one id, --procs processes); default both
   --rounds N            default 3        --duration S   seconds measured per run, default 6
   --warmup S            default 1        --connections N  default 32 (split over the processes for hot)
@@ -33,6 +34,7 @@ const NAMES = {
   none: 'no lock',
   'ours-service': 'ours, LockService.withLock in the handler (no @Locked)',
   noop: 'no lock, an interceptor that does nothing',
+  'noop-als': 'no lock, an interceptor that does nothing, an AsyncLocalStorage in use',
 };
 const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'none'];
 
