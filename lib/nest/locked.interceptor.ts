@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { Observable, type Subscriber } from 'rxjs';
 import { DistributedLockError, LockBackendError, LockTimeoutError, StaleFenceError } from '../errors.js';
 import { HandlerCall } from './handler-call.js';
+import { HandlerResponse } from './handler-response.js';
 import type { KeyParts } from './key-template.js';
 import { LOCK_MODULE_IMPORTED } from './lock.constants.js';
 import { LockGraphQLError, lockErrorPayload, rpcException, wsException, type MappedLockError } from './lock-context-errors.js';
@@ -43,6 +44,10 @@ export const isServedByLockedInterceptor = (context: ExecutionContext): boolean 
  */
 @Injectable()
 export class LockedInterceptor implements NestInterceptor, OnModuleInit {
+  /** The call's key parts through the overridable hooks: one function per interceptor, not one per call. */
+  private readonly readKeyParts = (context: ExecutionContext): KeyParts => this.getKeyParts(context);
+  private readonly failCall = (subscriber: Subscriber<unknown>, error: unknown, context: ExecutionContext): void => this.fail(subscriber, error, context);
+
   // A property, not a constructor parameter: subclasses keep their own constructors.
   @Optional() @Inject(ModuleRef) private readonly moduleRef?: ModuleRef;
 
@@ -59,42 +64,10 @@ export class LockedInterceptor implements NestInterceptor, OnModuleInit {
   intercept(context: ExecutionContext, next: CallHandler): Observable<unknown> {
     if (served.has(context)) return next.handle();
     served.add(context);
-    const call = new HandlerCall(context, (of) => this.getKeyParts(of));
-    const response = context.getType() === 'http' ? context.switchToHttp().getResponse<unknown>() : undefined;
-    return new Observable((subscriber) => {
-      let ended = false;
-      const inner = call.run(() =>
-        next.handle().subscribe({
-          next: (value) => {
-            if (response !== undefined) call.noteEmitted(value, response);
-            subscriber.next(value);
-          },
-          error: (error: unknown) => {
-            ended = true;
-            const fail = () => this.fail(subscriber, error, context);
-            call.end().then(fail, fail);
-          },
-          complete: () => {
-            ended = true;
-            if (call.streaming) {
-              subscriber.complete();
-              // Nobody awaits this release: a failure is reported by the engine (a `release-failed` or `lost` event) and logged by LockService.
-              call.end().catch(() => undefined);
-              return;
-            }
-            call.end().then(
-              () => subscriber.complete(),
-              (error: unknown) => this.fail(subscriber, error, context),
-            );
-          },
-        }),
-      );
-      // Torn down early (a timeout interceptor, a client that left): released once the method settled, so no other call gets in while it runs.
-      return () => {
-        inner.unsubscribe();
-        if (!ended) call.end().catch(() => undefined);
-      };
-    });
+    const call = new HandlerCall(context, this.readKeyParts);
+    // The response is the HTTP arguments' second (what switchToHttp().getResponse() reads, without the per-call accessors it builds).
+    const response = context.getType() === 'http' ? context.getArgByIndex<unknown>(1) : undefined;
+    return new Observable((subscriber) => new HandlerResponse(call, subscriber, response, this.failCall).start(next));
   }
 
   /**
@@ -118,7 +91,7 @@ export class LockedInterceptor implements NestInterceptor, OnModuleInit {
 
   /** The HTTP request parts key templates may name (Express and Fastify requests both have them). */
   protected getRequest(context: ExecutionContext): KeyParts {
-    const { params, query, body, headers } = context.switchToHttp().getRequest<KeyParts>();
+    const { params, query, body, headers } = context.getArgByIndex<KeyParts>(0);
     return { params, query, body, headers };
   }
 

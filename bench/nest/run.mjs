@@ -1,0 +1,287 @@
+// The same Nest 11 route, POST /items/:id/buy, under each Nest lock library, each contender in its own
+// process(es) on one redis-server, loaded by autocannon in paired, interleaved rounds.
+// Run from the repo root: `npm run bench:nest` (builds, installs bench/nest on demand). Options: see USAGE.
+import autocannon from 'autocannon';
+import { fork } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
+
+const USAGE = `node bench/nest/run.mjs [options]
+  --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none; also ours-service (this
+                        library's LockService.withLock called in the handler: the engine without the Nest layer)
+                        and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline),
+                        noop-als (the same with an AsyncLocalStorage in use)
+  --workloads a,b       distinct (a fresh id per request) and/or hot (one id, --procs processes); default both
+  --rounds N            default 3        --duration S   seconds measured per run, default 6
+  --warmup S            default 1        --connections N  default 32 (split over the processes for hot)
+  --procs N             processes per contender for hot, default 3
+  --build name=dir      another build of this library as a contender (dir holds esm/), e.g. --build before=node_modules/.ab-before
+  --json file           also write the results as JSON
+  --profile dir         run the apps with --cpu-prof and --heap-prof, profiles written to dir (figures then include the profiler)
+  --quick               shorthand for --rounds 2 --duration 3 --warmup 1`;
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, '../..');
+const PEERS = new Set(['murlock', 'anchan828', 'universal', 'hand']);
+const NAMES = {
+  ours: 'ours (@Locked)',
+  murlock: 'murlock',
+  anchan828: '@anchan828/nest-redlock',
+  universal: 'nestjs-redlock-universal',
+  hand: 'hand-written interceptor',
+  none: 'no lock',
+  'ours-service': 'ours, LockService.withLock in the handler (no @Locked)',
+  noop: 'no lock, an interceptor that does nothing',
+  'noop-als': 'no lock, an interceptor that does nothing, an AsyncLocalStorage in use',
+};
+const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'none'];
+
+function parseArgs(argv) {
+  const options = { contenders: [...DEFAULT_CONTENDERS], workloads: ['distinct', 'hot'], rounds: 3, duration: 6, warmup: 1, connections: 32, procs: 3, builds: { ours: join(root, 'dist') }, json: undefined };
+  for (let i = 0; i < argv.length; i++) {
+    const name = argv[i];
+    const value = () => argv[++i];
+    if (name === '--contenders') options.contenders = value().split(',');
+    else if (name === '--workloads') options.workloads = value().split(',');
+    else if (name === '--rounds') options.rounds = Number(value());
+    else if (name === '--duration') options.duration = Number(value());
+    else if (name === '--warmup') options.warmup = Number(value());
+    else if (name === '--connections') options.connections = Number(value());
+    else if (name === '--procs') options.procs = Number(value());
+    else if (name === '--json') options.json = value();
+    else if (name === '--profile') options.profile = resolve(value());
+    else if (name === '--quick') Object.assign(options, { rounds: 2, duration: 3, warmup: 1 });
+    else if (name === '--build') {
+      const [build, dir] = value().split('=');
+      options.builds[build] = resolve(dir);
+      if (!options.contenders.includes(build)) options.contenders.push(build);
+    } else {
+      console.log(USAGE);
+      process.exit(name === '--help' ? 0 : 1);
+    }
+  }
+  return options;
+}
+
+/** Copies a build of this library under bench/nest/.lib/<name>, so that it resolves Nest 11 and ioredis from bench/nest/node_modules. */
+function stageBuild(name, dir) {
+  const target = join(here, '.lib', name);
+  rmSync(target, { recursive: true, force: true });
+  mkdirSync(target, { recursive: true });
+  if (!existsSync(join(dir, 'esm/index.js'))) throw new Error(`${dir}/esm/index.js not found: build it first (npm run build)`);
+  cpSync(join(dir, 'esm'), join(target, 'esm'), { recursive: true });
+  writeFileSync(join(target, 'package.json'), '{"type":"module"}\n');
+  return join(target, 'esm/index.js');
+}
+
+function commandCalls(cli) {
+  let calls = 0;
+  for (const line of cli('INFO', 'commandstats').split('\n')) {
+    const match = /^cmdstat_([^:]+):calls=(\d+)/.exec(line.trim());
+    if (match && match[1] !== 'info') calls += Number(match[2]);
+  }
+  return calls;
+}
+
+function ask(child) {
+  return new Promise((resolve) => {
+    child.once('message', resolve);
+    child.send('stats');
+  });
+}
+
+async function startApps(contender, lib, workload, count, redis, basePort, profileDir) {
+  const apps = [];
+  for (let i = 0; i < count; i++) {
+    const port = basePort + i;
+    const child = fork(join(here, 'app.mjs'), [], {
+      env: { ...process.env, CONTENDER: contender, PORT: String(port), REDIS_URL: redis.url, LIB: lib ?? '', WORKLOAD: workload },
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir] : [],
+    });
+    await new Promise((resolve, reject) => {
+      child.once('message', resolve);
+      child.once('exit', (code) => reject(new Error(`${contender} app exited (${code}) before listening`)));
+    });
+    child.removeAllListeners('exit');
+    apps.push({ child, port });
+  }
+  return apps;
+}
+
+async function stopApps(apps) {
+  await Promise.all(
+    apps.map(({ child }) => new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+      child.once('exit', () => { clearTimeout(timer); resolve(); });
+      child.kill('SIGTERM');
+    })),
+  );
+}
+
+/** Loads the apps for `seconds` (connections split over them); resolves per-response latencies and statuses. */
+async function load(apps, workload, connections, seconds, tag) {
+  const latencies = [];
+  let ok = 0;
+  let failed = 0;
+  let next = 0;
+  const shares = apps.map((_, i) => Math.floor(connections / apps.length) + (i < connections % apps.length ? 1 : 0));
+  await Promise.all(apps.map(({ port }, i) => {
+    const requests = [{ method: 'POST', setupRequest: (request) => ({ ...request, path: workload === 'hot' ? '/items/hot/buy' : `/items/${tag}-${next++}/buy` }) }];
+    const instance = autocannon({ url: `http://127.0.0.1:${port}`, connections: shares[i], duration: seconds, requests });
+    instance.on('response', (_client, status, _bytes, ms) => {
+      latencies.push(ms);
+      if (status >= 200 && status < 300) ok++;
+      else failed++;
+    });
+    return instance;
+  }));
+  return { latencies, ok, failed };
+}
+
+function percentile(sorted, p) {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN;
+}
+
+async function settleSales(apps) {
+  let last = -1;
+  for (let i = 0; i < 60; i++) {
+    const sold = (await Promise.all(apps.map(({ child }) => ask(child)))).reduce((sum, s) => sum + s.sold, 0);
+    if (sold === last) return sold;
+    last = sold;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return last;
+}
+
+async function run(contender, lib, workload, options, redis, basePort, round) {
+  const count = workload === 'hot' ? options.procs : 1;
+  const STOCK = 1_000_000;
+  if (workload === 'hot') redis.cli('SET', 'stock:hot', String(STOCK));
+  const profileDir = options.profile && join(options.profile, `${contender}-${workload}-c${options.connections}`);
+  const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir);
+  try {
+    await load(apps, workload, options.connections, options.warmup, `w${round}${contender}`);
+    const before = await Promise.all(apps.map(({ child }) => ask(child)));
+    const callsBefore = commandCalls(redis.cli);
+    const started = process.hrtime.bigint();
+    const result = await load(apps, workload, options.connections, options.duration, `r${round}${contender}`);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const calls = commandCalls(redis.cli) - callsBefore;
+    const after = await Promise.all(apps.map(({ child }) => ask(child)));
+    const cpuUs = after.reduce((sum, s, i) => sum + s.cpu.user + s.cpu.system - before[i].cpu.user - before[i].cpu.system, 0);
+    const responses = result.ok + result.failed;
+    const allocated = after.reduce((sum, s, i) => sum + s.allocated - before[i].allocated, 0);
+    const sorted = Float64Array.from(result.latencies).sort();
+    const handlerCalls = workload === 'hot' ? 2 * (after.reduce((s, a) => s + a.sold, 0) - before.reduce((s, b) => s + b.sold, 0)) : 0;
+    let oversold;
+    if (workload === 'hot') {
+      const sold = await settleSales(apps);
+      oversold = sold - (STOCK - Number(redis.cli('GET', 'stock:hot')));
+    }
+    return {
+      contender, workload, round,
+      rps: result.ok / seconds,
+      failed: result.failed,
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      cpuUsPerRequest: cpuUs / responses,
+      heapKbPerRequest: allocated / 1024 / responses,
+      // The hot handler's GET and SET are counted from the sales between two reads of the apps' counters: the difference can come out a hair below 0.
+      commandsPerRequest: Math.max(0, (calls - handlerCalls) / responses),
+      oversold,
+    };
+  } finally {
+    await stopApps(apps);
+  }
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '');
+
+function report(results, options) {
+  const lines = [];
+  for (const workload of options.workloads) {
+    const rows = options.contenders.map((contender) => {
+      const runs = results.filter((r) => r.contender === contender && r.workload === workload);
+      const rps = runs.map((r) => r.rps);
+      return {
+        contender,
+        runs,
+        rps: median(rps),
+        noise: (Math.max(...rps) - Math.min(...rps)) / median(rps),
+        p50: median(runs.map((r) => r.p50)),
+        p99: median(runs.map((r) => r.p99)),
+        cpu: median(runs.map((r) => r.cpuUsPerRequest)),
+        heap: median(runs.map((r) => r.heapKbPerRequest)),
+        commands: median(runs.map((r) => r.commandsPerRequest)),
+        failed: runs.reduce((sum, r) => sum + r.failed, 0),
+        oversold: workload === 'hot' ? Math.max(...runs.map((r) => r.oversold)) : undefined,
+      };
+    });
+    const peers = rows.filter((row) => PEERS.has(row.contender));
+    // The baseline of the ratios: each round's fastest peer; without peers, the last contender listed.
+    const baseline = peers.length ? peers : rows.slice(-1);
+    const baselineName = peers.length ? 'fastest peer' : NAMES[rows.at(-1).contender] ?? `ours (${rows.at(-1).contender})`;
+    /** Paired: each round's ratio to that round's baseline run, then the median and range over rounds. */
+    const paired = (row, field) => {
+      const ratios = [];
+      for (let round = 0; round < options.rounds; round++) {
+        const mine = row.runs.find((r) => r.round === round);
+        const runs = baseline.map((p) => p.runs.find((r) => r.round === round)).filter(Boolean);
+        if (!mine || !runs.length) continue;
+        const best = runs.reduce((a, b) => (b.rps > a.rps ? b : a));
+        ratios.push(mine[field] / best[field]);
+      }
+      if (!ratios.length) return '';
+      return `${fmt(median(ratios), 2)}x${ratios.length > 1 ? ` (${fmt(Math.min(...ratios), 2)}-${fmt(Math.max(...ratios), 2)})` : ''}`;
+    };
+    const title = workload === 'hot' ? `one hot key, ${options.procs} processes` : 'distinct keys (no contention)';
+    lines.push(`### ${title}`, '');
+    lines.push(`| contender | req/s | req/s ÷ ${baselineName} (paired: median, range) | CPU/req ÷ ${baselineName} (paired) | p50 ms | p99 ms | app CPU µs/req | app heap KB allocated/req | Redis commands/req (lock) | non-2xx | ${workload === 'hot' ? 'oversold | ' : ''}round noise |`);
+    lines.push(`|---|---|---|---|---|---|---|---|---|---|${workload === 'hot' ? '---|' : ''}---|`);
+    for (const row of rows) {
+      const oversold = workload === 'hot' ? `${row.oversold} | ` : '';
+      lines.push(`| ${NAMES[row.contender] ?? `ours (${row.contender})`} | ${fmt(row.rps)} | ${paired(row, 'rps')} | ${paired(row, 'cpuUsPerRequest')} | ${fmt(row.p50, 1)} | ${fmt(row.p99, 1)} | ${fmt(row.cpu)} | ${fmt(row.heap, 1)} | ${fmt(row.commands, 1)} | ${row.failed} | ${oversold}${fmt(row.noise * 100, 1)} % |`);
+    }
+    lines.push('', `median round-to-round noise (max-min over median req/s): ${fmt(median(rows.map((r) => r.noise)) * 100, 1)} %`, '');
+  }
+  return lines.join('\n');
+}
+
+const options = parseArgs(process.argv.slice(2));
+const libs = {};
+for (const [name, dir] of Object.entries(options.builds)) {
+  if (options.contenders.includes(name) || (name === 'ours' && options.contenders.includes('ours-service'))) libs[name] = stageBuild(name, dir);
+}
+libs['ours-service'] = libs.ours;
+const block = process.env.TEST_PORT_BLOCK;
+const base = block === undefined ? 0 : 20000 + 1500 * Number(block) + 1400;
+const redisPort = base ? await freePort(base).catch(() => freePort()) : await freePort();
+const redis = await startRedis([], redisPort);
+const appPort = base ? base + 10 : await freePort();
+console.log(`# bench:nest — Node ${process.version}, redis-server ${redisVersion()}, ${options.connections} connections, ${options.rounds} rounds × ${options.duration} s (+${options.warmup} s warm-up), contenders interleaved`);
+const results = [];
+try {
+  for (let round = 0; round < options.rounds; round++) {
+    const order = round % 2 ? [...options.contenders].reverse() : options.contenders;
+    for (const workload of options.workloads) {
+      for (const contender of order) {
+        const result = await run(contender, libs[contender], workload, options, redis, appPort, round);
+        results.push(result);
+        console.error(`round ${round + 1} ${workload} ${contender}: ${fmt(result.rps)} req/s, p99 ${fmt(result.p99)} ms, ${fmt(result.cpuUsPerRequest)} µs CPU/req, ${fmt(result.heapKbPerRequest, 1)} KB/req, ${fmt(result.commandsPerRequest, 1)} cmds/req${result.oversold === undefined ? '' : `, oversold ${result.oversold}`}${result.failed ? `, ${result.failed} non-2xx` : ''}`);
+      }
+    }
+  }
+} finally {
+  redis.stop();
+}
+console.log('\n' + report(results, options));
+if (options.json) writeFileSync(options.json, JSON.stringify({ options, results }, null, 2));
