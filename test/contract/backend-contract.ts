@@ -6,9 +6,9 @@ import {
   LockEngine,
   LockLostError,
   LockTimeoutError,
-  type LockBackend,
   type LockEvent,
 } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { startChildHolder } from '../support/child-holder.js';
 import { useContractSuite } from './contract-suite.js';
 import { runMultiKeyLoad } from './multi-key-load.js';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { LockEngine, type LockBackend } from '../../lib/index.js';
+import { LockEngine } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import type { ContractTarget } from './contract-target.js';
 
 export interface EngineSettings {

@@ -1,5 +1,6 @@
 import { Etcd3 } from 'etcd3';
-import { createLockBackend, type BackendOptions, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, type BackendOptions } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { escapeSegment } from '../../lib/backends/etcd/etcd-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { EtcdServer } from '../harness/etcd-server.js';

@@ -1,5 +1,6 @@
 import mysql from 'mysql2/promise';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { keyHash } from '../../lib/backends/sql/sql-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { MariadbServer } from '../harness/mariadb-server.js';

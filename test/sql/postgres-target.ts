@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { keyHash } from '../../lib/backends/sql/sql-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { PostgresServer } from '../harness/postgres-server.js';

@@ -1,4 +1,4 @@
-import type { AttemptResult, ClaimRequest, LockBackend } from '../../lib/index.js';
+import type { AttemptResult, ClaimRequest, LockBackend } from '../../lib/backend.js';
 
 /** What a test wants to hear about each claim of a backend. */
 export interface ClaimHooks {

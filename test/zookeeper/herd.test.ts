@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockEngine, type Lock, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { observeBackend } from '../support/observed-backend.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
