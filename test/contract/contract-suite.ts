@@ -1,58 +1,15 @@
-import { afterAll, beforeAll } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { LockEngine } from '../../lib/index.js';
+import { afterAll, beforeAll, describe, it } from '@jest/globals';
 import type { LockBackend } from '../../lib/backend.js';
+import { useContractSuite as useSuite, type ContractSuite, type EngineSettings } from '../../lib/testing/contract-suite.js';
+import type { ContractTestRunner } from '../../lib/testing/contract-runner.js';
 import type { ContractTarget } from './contract-target.js';
 
-export interface EngineSettings {
-  readonly leaseMs?: number;
-  readonly waitMs?: number;
-  /** The engine's instance label (default `hostname:pid`). */
-  readonly instance?: string;
-}
+export type { ContractSuite, EngineSettings };
 
-/** What a contract suite runs against: the store's servers and engines on them. */
-export interface ContractSuite {
-  /** A prefix of this suite's own, so suites sharing a server never meet. */
-  readonly keyPrefix: string;
-  /** A fresh key: `name` plus a random tail. */
-  key(name: string): string;
-  /** A new engine over a new backend (another app instance), closed after the suite. */
-  newEngine(settings?: EngineSettings, backend?: LockBackend): Promise<LockEngine>;
-  /** Two engines over two backends, two app instances; set before the first test. */
-  readonly a: LockEngine;
-  readonly b: LockEngine;
-}
+/** jest's functions, as the shipped contract suite takes them. */
+export const jestRunner: ContractTestRunner = { describe, it, beforeAll, afterAll };
 
-/**
- * Starts the target's servers before the suite and two engines on them; closes every engine the
- * suite made and stops the servers after it. `wrap` decorates every backend (e.g. a spy).
- */
-export function useContractSuite(target: ContractTarget, name: string, defaults: Required<Omit<EngineSettings, 'instance'>>, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): ContractSuite {
-  const keyPrefix = `${name}:${randomUUID().slice(0, 8)}:`;
-  const engines: LockEngine[] = [];
-  const suite = {
-    keyPrefix,
-    key: (base: string) => `${base}:${randomUUID().slice(0, 8)}`,
-    async newEngine(settings: EngineSettings = {}, backend?: LockBackend): Promise<LockEngine> {
-      const engine = new LockEngine(backend ?? wrap(await target.createBackend()), { keyPrefix, ...defaults, ...settings });
-      engines.push(engine);
-      return engine;
-    },
-    a: undefined as unknown as LockEngine,
-    b: undefined as unknown as LockEngine,
-  };
-
-  beforeAll(async () => {
-    await target.start();
-    suite.a = await suite.newEngine();
-    suite.b = await suite.newEngine();
-  }, 60_000);
-
-  afterAll(async () => {
-    await Promise.allSettled(engines.map((engine) => engine.close()));
-    await target.stop();
-  }, 60_000);
-
-  return suite;
+/** The shipped suite's set-up (lib/testing/contract-suite.ts) under jest. */
+export function useContractSuite(target: ContractTarget, name: string, defaults: Required<Omit<EngineSettings, 'instance'>>, wrap?: (backend: LockBackend) => LockBackend): ContractSuite {
+  return useSuite(jestRunner, target, name, defaults, wrap);
 }

@@ -46,7 +46,7 @@ function exportedNames(entry: string): string[] {
 describe('published declarations', () => {
   it.each(BUILDS)('%s: no .d.ts names an internal engine member', (build) => {
     const leaks = declarationFiles(join(ROOT, build)).flatMap((file) => {
-      const text = readFileSync(file, 'utf8');
+      const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, ''); // declarations, not the docs that mention them
       return INTERNAL_NAMES.filter((name) => new RegExp(`\\b${name}\\b`).test(text)).map((name) => `${file.slice(ROOT.length + 1)}: ${name}`);
     });
     expect(leaks).toEqual([]);
