@@ -31,7 +31,7 @@ export class EtcdFixture {
 
   /** Backend options for this server; without a TTL, the backend's default (10 s). */
   options(leaseTtlSeconds?: number): BackendOptions {
-    return { type: 'etcd', hosts: this.server.url, ...(leaseTtlSeconds === undefined ? {} : { leaseTtlSeconds }) };
+    return { type: 'etcd', urls: this.server.url, ...(leaseTtlSeconds === undefined ? {} : { leaseTtlMs: leaseTtlSeconds * 1_000 }) };
   }
 
   async backend(leaseTtlSeconds?: number, extra: Record<string, unknown> = {}): Promise<LockBackend> {
@@ -59,6 +59,6 @@ export class EtcdFixture {
 
   /** A backend pointed at a port where no etcd listens. */
   async unreachableBackend(): Promise<LockBackend> {
-    return createLockBackend({ type: 'etcd', hosts: `http://127.0.0.1:${await freePort()}`, requestTimeoutMs: 2_000 });
+    return createLockBackend({ type: 'etcd', urls: `http://127.0.0.1:${await freePort()}`, requestTimeoutMs: 2_000 });
   }
 }
