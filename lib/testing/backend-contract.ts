@@ -19,24 +19,11 @@ function blockEventLoop(ms: number): void {
 }
 
 /**
- * Registers, with your test runner, the tests every lock store must pass: exclusion, waiting and
- * hand-off, ownership, re-entrancy, leases and loss, fences, read/write modes, multi-key locks,
- * bad input, events and shutdown. Two engines over two backends from `target.createBackend()`
- * stand for two app instances. Assertions use `node:assert`, so it runs under jest, vitest and
- * `node:test` alike (see {@link ContractTestRunner}). The built-in stores are verified with it.
- *
- * ```ts
- * import { describe, it, beforeAll, afterAll } from 'vitest';
- * import { describeLockBackendContract } from 'nestjs-distributed-lock/backend';
- *
- * describeLockBackendContract('my-store', {
- *   createBackend: async () => new MyStoreBackend(process.env.MY_STORE_URL),
- *   fences: true,
- *   readWrite: false,
- * }, { describe, it, beforeAll, afterAll });
- * ```
+ * The core of the contract (see `describeLockBackendContract`): exclusion, waiting and hand-off,
+ * ownership, re-entrancy, leases and loss, fences, read/write modes, multi-key locks, bad input,
+ * events and shutdown.
  */
-export function describeLockBackendContract(name: string, target: LockBackendContractTarget, testRunner: ContractTestRunner): void {
+export function describeCoreContract(name: string, target: LockBackendContractTarget, testRunner: ContractTestRunner): void {
   const runner = keepingAlive(testRunner);
   const crashFreeMs = (leaseMs: number) => target.crashFreeMs?.(leaseMs) ?? leaseMs;
   runner.describe(`${name} backend contract`, () => {

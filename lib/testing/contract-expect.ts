@@ -92,6 +92,11 @@ class Expectation {
     this.check(typeof this.actual === 'object' && this.actual !== null && name in this.actual, 'to have property', name);
   }
 
+  toContain(expected: unknown): void {
+    const container = this.actual as { includes?: (item: unknown) => boolean } | null;
+    this.check(typeof container?.includes === 'function' && container.includes(expected), 'to contain', expected);
+  }
+
   toMatch(expected: RegExp | string): void {
     const text = String(this.actual);
     this.check(typeof expected === 'string' ? text.includes(expected) : expected.test(text), 'to match', expected);

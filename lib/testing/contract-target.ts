@@ -22,6 +22,13 @@ export interface LockBackendContractTarget {
   readonly readWrite: boolean;
   /** Deletes the lock at `storeKey` behind its holder's back (as an operator or a store failure would). Enables the ownership and loss tests. */
   expireLock?(storeKey: string): Promise<void>;
+  /** Deletes every permit of the semaphore at `storeKey` behind their holders' back. Enables the semaphore loss tests. */
+  expireSemaphore?(storeKey: string): Promise<void>;
+  /**
+   * Waits until the writes of an acquisition that has returned have all reached the store (e.g.
+   * Redlock: the masters that had not answered when the quorum did). Absent: they have when it returns.
+   */
+  settled?(storeKey: string): Promise<void>;
   /** A backend pointed at a store that is not running. Enables the unreachable-store test. */
   createUnreachableBackend?(): Promise<LockBackend>;
   /** Starts another process that acquires `keyPrefix + key` with `leaseMs` and holds it. Enables the crashed-holder test. */

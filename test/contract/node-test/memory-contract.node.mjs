@@ -27,10 +27,13 @@ describeLockBackendContract(
   {
     start: async () => void (store = new MemoryBackend()),
     // Engines close their backend on shutdown; the shared store must outlive them.
-    createBackend: async () => ({ name: 'memory', capabilities: store.capabilities, claim: claimOn, close: async () => undefined }),
+    createBackend: async () => ({ name: 'memory', capabilities: store.capabilities, inspection: store.inspection, claim: claimOn, close: async () => undefined }),
     expireLock: async (storeKey) => store.expire(storeKey),
+    expireSemaphore: async (storeKey) => store.expireSemaphore(storeKey),
     fences: true,
     readWrite: true,
+    semaphores: true,
+    inspection: { leases: true, holderFence: true, waiters: true, semaphores: { permits: true } },
   },
   runner,
 );
