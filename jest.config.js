@@ -9,6 +9,7 @@ export default {
   testMatch: ['<rootDir>/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/fixtures/'],
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
+  globalSetup: '<rootDir>/test/support/check-dist.mjs',
   maxWorkers: 2,
   testTimeout: 30_000,
 };

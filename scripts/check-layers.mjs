@@ -13,11 +13,11 @@ const LIB = resolve(dirname(fileURLToPath(import.meta.url)), '../lib');
 export const LAYERS = [
   ['errors.ts'],
   ['engine'],
-  ['backends', 'metrics', 'fencing'],
+  ['backends', 'metrics', 'fencing', 'testing'],
   ['nest'],
   ['leader', 'admin', 'health', 'cli'],
   ['module'],
-  ['index.ts'],
+  ['index.ts', 'backend.ts'],
 ];
 
 const levelOf = new Map(LAYERS.flatMap((rooms, level) => rooms.map((room) => [room, level])));

@@ -15,7 +15,7 @@ import { from, lastValueFrom } from 'rxjs';
 import { loadPackage } from '../lib/package-under-test.mjs';
 
 export async function startHttpApp({ backend }) {
-  const { DistributedLockModule, Locked, LOCK_ENGINE } = await loadPackage();
+  const { DistributedLockModule, Locked, getLockEngineToken } = await loadPackage();
   let engine;
   const storage = new AsyncLocalStorage();
   const handler = (id) => ({ id });
@@ -67,7 +67,7 @@ export async function startHttpApp({ backend }) {
   Reflect.decorate([Module({ imports: [DistributedLockModule.forRoot({ backend })], controllers: [ItemsController] })], AppModule);
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
   if (process.env.NDL_BENCH_NOOP_INTERCEPTOR) app.useGlobalInterceptors({ intercept: (_context, next) => next.handle() });
-  engine = app.get(LOCK_ENGINE);
+  engine = app.get(getLockEngineToken());
   await app.listen(0, '127.0.0.1');
   return { port: app.getHttpServer().address().port, close: () => app.close() };
 }

@@ -1,14 +1,15 @@
 import type { BackendOptions, BackendType } from './backend-options.js';
+import { deprecatedOptionNames } from './deprecated-options.js';
 
 /** Every field of each backend's options, listed once; the type makes the compiler keep the lists in step with the interfaces. */
 const FIELDS: { readonly [Type in BackendType]: Record<keyof Extract<BackendOptions, { type: Type }>, true> } = {
   memory: { type: true },
   redis: { type: true, url: true, client: true, idleKeyTtlMs: true, replicas: true },
   redlock: { type: true, urls: true, clients: true, quorum: true, driftFactor: true, nodeTimeoutMs: true, retryJitterMs: true },
-  zookeeper: { type: true, connectionString: true, sessionTimeoutMs: true, connectTimeoutMs: true, rootPath: true, auth: true, acl: true },
-  etcd: { type: true, hosts: true, leaseTtlSeconds: true, requestTimeoutMs: true, auth: true, credentials: true },
-  postgres: { type: true, connectionString: true, pool: true, table: true, idleKeyTtlMs: true },
-  mysql: { type: true, uri: true, pool: true, table: true, idleKeyTtlMs: true },
+  zookeeper: { type: true, url: true, connectionString: true, sessionTimeoutMs: true, connectTimeoutMs: true, rootPath: true, auth: true, acl: true },
+  etcd: { type: true, urls: true, hosts: true, leaseTtlMs: true, leaseTtlSeconds: true, requestTimeoutMs: true, auth: true, credentials: true },
+  postgres: { type: true, url: true, client: true, connectionString: true, pool: true, table: true, idleKeyTtlMs: true },
+  mysql: { type: true, url: true, client: true, uri: true, pool: true, table: true, idleKeyTtlMs: true },
 };
 
 /** Accepted but not public: the library's tests set them (e.g. 0 to make releases race acquirers on parent clean-up). */
@@ -16,9 +17,10 @@ const UNLISTED: { readonly [Type in BackendType]?: readonly string[] } = {
   zookeeper: ['parentCleanupDelayMs'],
 };
 
-/** @internal The option names the backend of `type` accepts and advertises. */
+/** @internal The option names the backend of `type` accepts and advertises (not the deprecated ones, which `createLockBackend` renames first). */
 export function backendOptionNames(type: BackendType): readonly string[] {
-  return Object.keys(FIELDS[type]);
+  const deprecated = deprecatedOptionNames(type);
+  return Object.keys(FIELDS[type]).filter((name) => !deprecated.includes(name));
 }
 
 /** @internal Option names the backend of `type` accepts without advertising them. */

@@ -2,6 +2,12 @@ import type { LockBackend } from '../engine/lock-backend.js';
 
 // Driver types are referenced loosely so that the published .d.ts files never import an optional peer.
 
+/** User and password of a store that authenticates them (etcd, ZooKeeper's digest scheme). Never logged. */
+export interface StoreAuth {
+  username: string;
+  password: string;
+}
+
 /** One process only: for tests and single-instance apps. */
 export interface MemoryBackendOptions {
   type: 'memory';
@@ -69,8 +75,13 @@ export interface RedlockBackendOptions {
 /** ZooKeeper 3.5+ through node-zookeeper-client: ephemeral sequential lock nodes in one session per backend. */
 export interface ZookeeperBackendOptions {
   type: 'zookeeper';
-  /** e.g. `'127.0.0.1:2181'` or `'h1:2181,h2:2181,h3:2181'`, optionally with an existing chroot (`'.../app'`). */
-  connectionString: string;
+  /**
+   * The ensemble's connection string, e.g. `'127.0.0.1:2181'` or `'h1:2181,h2:2181,h3:2181'`,
+   * optionally with an existing chroot (`'.../app'`). Required (or its deprecated name).
+   */
+  url?: string;
+  /** @deprecated Use `url` (same value). */
+  connectionString?: string;
   /**
    * Requested session timeout (the server clamps it to 2..20 of its ticks). Every lock of the
    * backend lives as long as the session: a crashed holder's locks free this long after it died,
@@ -82,10 +93,11 @@ export interface ZookeeperBackendOptions {
   /** Parent znode of all lock nodes. Default `'/nestjs-distributed-lock'`. */
   rootPath?: string;
   /**
-   * Credentials added to every session the backend opens, e.g. `[{ scheme: 'digest', credentials: 'app:secret' }]`.
-   * Never logged nor put in error messages.
+   * User and password added to every session the backend opens (ZooKeeper's `digest` scheme).
+   * Never logged nor put in error messages. The list form `[{ scheme, credentials }]` is deprecated
+   * (it still works, for other schemes too).
    */
-  auth?: { scheme: string; credentials: string }[];
+  auth?: StoreAuth | { scheme: string; credentials: string }[];
   /**
    * ACL of every node the backend creates (root, per-key parents, lock nodes). `'open'` (default):
    * anyone may do anything (world:anyone). `'creator'`: only the identities in `auth` (needs `auth`).
@@ -97,18 +109,23 @@ export interface ZookeeperBackendOptions {
 
 export interface EtcdBackendOptions {
   type: 'etcd';
-  /** e.g. `'http://127.0.0.1:2379'`, or every member of the cluster. */
-  hosts: string | string[];
+  /** e.g. `'http://127.0.0.1:2379'`, or every member of the cluster. Required (or its deprecated name). */
+  urls?: string | string[];
+  /** @deprecated Use `urls` (same value). */
+  hosts?: string | string[];
   /**
    * TTL of the one etcd lease all locks of this backend are bound to, kept alive by the client.
-   * A crashed holder's locks free within this time. Whole seconds >= 1 (etcd may raise tiny
-   * values to its minimum, ~2 s by default). Default 10.
+   * A crashed holder's locks free within this time. Whole ms from 1 000, rounded up to whole
+   * seconds (etcd counts its leases in seconds, and may raise tiny values to its minimum, ~2 s by
+   * default). Default 10 000.
    */
+  leaseTtlMs?: number;
+  /** @deprecated Use `leaseTtlMs` (in milliseconds: `leaseTtlSeconds * 1000`). */
   leaseTtlSeconds?: number;
   /** Deadline of each etcd request, so a hung server reads as unreachable. Default 5000. */
   requestTimeoutMs?: number;
   /** etcd user and password (`etcdctl user add`, `auth enable`), passed to etcd3 as `auth`. Never logged. */
-  auth?: { username: string; password: string };
+  auth?: StoreAuth;
   /**
    * TLS for `https://` hosts, passed to etcd3 as `credentials`: the CA of etcd's certificate
    * (`rootCertificate`; default: the system's roots) and, for client-certificate auth, the
@@ -119,8 +136,13 @@ export interface EtcdBackendOptions {
 
 export interface PostgresBackendOptions {
   type: 'postgres';
-  connectionString?: string;
+  /** e.g. `postgres://user:password@host:5432/db`. The module creates and closes a pool. */
+  url?: string;
   /** A `pg` Pool of yours; the module leaves it open. */
+  client?: unknown;
+  /** @deprecated Use `url` (same value). */
+  connectionString?: string;
+  /** @deprecated Use `client` (same value). */
   pool?: unknown;
   /** Lease table name. Default `'distributed_locks'`. */
   table?: string;
@@ -136,8 +158,13 @@ export interface PostgresBackendOptions {
 
 export interface MysqlBackendOptions {
   type: 'mysql';
+  /** e.g. `mysql://user:password@host:3306/db`. The module creates and closes a pool. */
+  url?: string;
+  /** A `mysql2` Pool of yours (promise or callback style); the module leaves it open. */
+  client?: unknown;
+  /** @deprecated Use `url` (same value). */
   uri?: string;
-  /** A `mysql2/promise` Pool of yours; the module leaves it open. */
+  /** @deprecated Use `client` (same value). */
   pool?: unknown;
   /** Lease table name. Default `'distributed_locks'`. */
   table?: string;

@@ -3,6 +3,7 @@ import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import { backendOptionNames, unlistedBackendOptionNames } from './backend-option-names.js';
 import type { BackendConfig, BackendType } from './backend-options.js';
+import { renameDeprecatedOptions } from './deprecated-options.js';
 import type { LockBackend } from '../engine/lock-backend.js';
 import { MemoryBackend } from './memory/memory.backend.js';
 
@@ -37,6 +38,7 @@ export async function createLockBackend(config: BackendConfig): Promise<LockBack
   if (!factory || !Object.hasOwn(factories, config.type)) {
     throw new InvalidLockArgumentError(`Unknown backend type ${describe((config as { type: unknown }).type)}; expected one of ${Object.keys(factories).join(', ')}`);
   }
-  checkKnownFields(config, backendOptionNames(config.type), `${config.type} backend`, unlistedBackendOptionNames(config.type));
-  return factory(config as never);
+  const options = renameDeprecatedOptions(config);
+  checkKnownFields(options, backendOptionNames(options.type), `${options.type} backend`, unlistedBackendOptionNames(options.type));
+  return factory(options as never);
 }

@@ -132,12 +132,12 @@ function backendOf(values: Record<string, string | boolean | undefined>): Backen
     case 'redlock':
       return { type: 'redlock', urls: value.split(',') };
     case 'postgres':
-      return { type: 'postgres', connectionString: value, ...table };
+      return { type: 'postgres', url: value, ...table };
     case 'mysql':
-      return { type: 'mysql', uri: value, ...table };
+      return { type: 'mysql', url: value, ...table };
     case 'etcd':
-      return { type: 'etcd', hosts: value.split(',') };
+      return { type: 'etcd', urls: value.split(',') };
     default:
-      return { type: 'zookeeper', connectionString: value, ...(values['root-path'] === undefined ? {} : { rootPath: String(values['root-path']) }) };
+      return { type: 'zookeeper', url: value, ...(values['root-path'] === undefined ? {} : { rootPath: String(values['root-path']) }) };
   }
 }

@@ -15,7 +15,7 @@ import type { LockInspection } from './lock-inspection.js';
  * {@link ClaimRequest.onLost}.
  *
  * To write a backend: implement this interface and pass the object as `backend` in the module
- * options. Run the contract suite in `test/contract/` against it.
+ * options. Verify it with `describeLockBackendContract` (from `nestjs-distributed-lock/backend`).
  */
 export interface LockBackend {
   /** Short name used in errors and events, e.g. `'redis'`. */

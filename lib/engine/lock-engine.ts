@@ -40,7 +40,7 @@ export const DEFAULT_KEY_PREFIX = 'lock:';
 export const DEFAULT_LEASE_MS = 30_000;
 export const DEFAULT_WAIT_MS = 10_000;
 
-/** How long a call waits for a lock its own call chain seems to hold before a `self-wait` event says so. */
+/** @internal How long a call waits for a lock its own call chain seems to hold before a `self-wait` event says so. */
 export const SELF_WAIT_NOTICE_MS = 1_000;
 
 /** A lock `acquire()` handed out that no scope has entered yet: a nested call of the same chain would wait for it. */
@@ -125,6 +125,7 @@ export class LockEngine {
   }
 
   /**
+   * @internal
    * `acquire()` for a caller that runs the lock in a scope at once (`withLock`, `@Locked`): it is
    * not handed out, so nothing waits for `run()` to enter it.
    */
@@ -189,7 +190,7 @@ export class LockEngine {
     throw new InvalidLockArgumentError('run() takes a lock that this lock service acquired');
   }
 
-  /** Runs `fn` with `lock` as the current lock of its call chain (see `run`), and releases the lock after it. */
+  /** @internal Runs `fn` with `lock` as the current lock of its call chain (see `run`), and releases the lock after it. */
   async runHolding<T>(lock: Lock, fn: (lock: Lock) => T | Promise<T>): Promise<T> {
     let result: T;
     try {

@@ -14,7 +14,7 @@ import { LockErrorsModule } from './lock-errors.module.js';
  * DistributedLockModule.forRoot({ backend: { type: 'redis', url: 'redis://localhost:6379' } })
  * DistributedLockModule.forRootAsync({ inject: [ConfigService], useFactory: (config) => ({ backend: ... }) })
  * // a second, named store: @InjectLockService('critical'), @Locked({ key, store: 'critical' })
- * DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'etcd', hosts: '...' } })
+ * DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'etcd', urls: '...' } })
  * ```
  * Global unless `isGlobal: false`. Options are validated at bootstrap (InvalidLockArgumentError).
  * Lock errors thrown anywhere in a request answer as on `@Locked()` handlers (409, 503...; see

@@ -1,4 +1,5 @@
-import { MemoryBackend, type ClaimRequest, type LockBackend, type LockClaim } from '../../lib/index.js';
+import { MemoryBackend } from '../../lib/index.js';
+import type { ClaimRequest, LockBackend, LockClaim } from '../../lib/backend.js';
 
 /** A memory store that knows which claims hold a lock right now, so a test can prove nothing stayed locked. */
 export class CountingBackend implements LockBackend {

@@ -34,7 +34,7 @@ const stores: Store[] = [
     name: 'postgres',
     async start() {
       const server = await PostgresServer.start();
-      return { flags: ['--postgres', server.connectionString], options: { type: 'postgres', connectionString: server.connectionString }, stop: () => server.stop() };
+      return { flags: ['--postgres', server.connectionString], options: { type: 'postgres', url: server.connectionString }, stop: () => server.stop() };
     },
   },
   {
@@ -42,21 +42,21 @@ const stores: Store[] = [
     wrongPassword: ([flag, uri]) => [flag!, uri!.replace(/:[^:@/]+@/, ':wrong-pw@')],
     async start() {
       const server = await MariadbServer.start();
-      return { flags: ['--mysql', server.uri], options: { type: 'mysql', uri: server.uri }, stop: () => server.stop() };
+      return { flags: ['--mysql', server.uri], options: { type: 'mysql', url: server.uri }, stop: () => server.stop() };
     },
   },
   {
     name: 'etcd',
     async start() {
       const server = await EtcdServer.start();
-      return { flags: ['--etcd', server.url], options: { type: 'etcd', hosts: server.url }, stop: () => server.stop() };
+      return { flags: ['--etcd', server.url], options: { type: 'etcd', urls: server.url }, stop: () => server.stop() };
     },
   },
   {
     name: 'zookeeper',
     async start() {
       const server = await ZookeeperServer.start();
-      return { flags: ['--zookeeper', server.connectionString], options: { type: 'zookeeper', connectionString: server.connectionString }, stop: () => server.stop() };
+      return { flags: ['--zookeeper', server.connectionString], options: { type: 'zookeeper', url: server.connectionString }, stop: () => server.stop() };
     },
   },
 ];

@@ -1,57 +1,43 @@
-import { afterAll, beforeAll } from '@jest/globals';
-import { randomUUID } from 'node:crypto';
-import { LockEngine, type LockBackend } from '../../lib/index.js';
+import { afterAll, beforeAll, describe, it } from '@jest/globals';
+import type { LockBackend } from '../../lib/backend.js';
+import { useContractSuite as useSuite, type ContractSuite, type EngineSettings } from '../../lib/testing/contract-suite.js';
+import type { ContractTestRunner } from '../../lib/testing/contract-runner.js';
+import type { LockBackendContractTarget } from '../../lib/testing/contract-target.js';
+import { startChildHolder } from '../support/child-holder.js';
 import type { ContractTarget } from './contract-target.js';
 
-export interface EngineSettings {
-  readonly leaseMs?: number;
-  readonly waitMs?: number;
-  /** The engine's instance label (default `hostname:pid`). */
-  readonly instance?: string;
-}
+export type { ContractSuite, EngineSettings };
 
-/** What a contract suite runs against: the store's servers and engines on them. */
-export interface ContractSuite {
-  /** A prefix of this suite's own, so suites sharing a server never meet. */
-  readonly keyPrefix: string;
-  /** A fresh key: `name` plus a random tail. */
-  key(name: string): string;
-  /** A new engine over a new backend (another app instance), closed after the suite. */
-  newEngine(settings?: EngineSettings, backend?: LockBackend): Promise<LockEngine>;
-  /** Two engines over two backends, two app instances; set before the first test. */
-  readonly a: LockEngine;
-  readonly b: LockEngine;
+/** jest's functions, as the shipped contract suites take them. */
+export const jestRunner: ContractTestRunner = { describe, it, beforeAll, afterAll };
+
+/** The shipped suites' set-up (lib/testing/contract-suite.ts) under jest. */
+export function useContractSuite(target: ContractTarget, name: string, defaults: Required<Omit<EngineSettings, 'instance'>>, wrap?: (backend: LockBackend) => LockBackend): ContractSuite {
+  return useSuite(jestRunner, target, name, defaults, wrap);
 }
 
 /**
- * Starts the target's servers before the suite and two engines on them; closes every engine the
- * suite made and stops the servers after it. `wrap` decorates every backend (e.g. a spy).
+ * A built-in store's target as the shipped suites take it; a store with a `processConfig` also
+ * gets the crashed-holder test, its holder a child process running the built package.
  */
-export function useContractSuite(target: ContractTarget, name: string, defaults: Required<Omit<EngineSettings, 'instance'>>, wrap: (backend: LockBackend) => LockBackend = (backend) => backend): ContractSuite {
-  const keyPrefix = `${name}:${randomUUID().slice(0, 8)}:`;
-  const engines: LockEngine[] = [];
-  const suite = {
-    keyPrefix,
-    key: (base: string) => `${base}:${randomUUID().slice(0, 8)}`,
-    async newEngine(settings: EngineSettings = {}, backend?: LockBackend): Promise<LockEngine> {
-      const engine = new LockEngine(backend ?? wrap(await target.createBackend()), { keyPrefix, ...defaults, ...settings });
-      engines.push(engine);
-      return engine;
-    },
-    a: undefined as unknown as LockEngine,
-    b: undefined as unknown as LockEngine,
+export function shippedTarget(target: ContractTarget): LockBackendContractTarget {
+  const { processConfig } = target;
+  return {
+    createBackend: () => target.createBackend(),
+    start: () => target.start(),
+    stop: () => target.stop(),
+    fences: target.fences,
+    readWrite: target.readWrite,
+    crashFreeMs: (leaseMs) => target.crashFreeMs(leaseMs),
+    expireLock: target.expireLock && ((storeKey) => target.expireLock!(storeKey)),
+    expireSemaphore: target.expireSemaphore && ((storeKey) => target.expireSemaphore!(storeKey)),
+    settled: target.settled && ((storeKey) => target.settled!(storeKey)),
+    createUnreachableBackend: target.createUnreachableBackend && (() => target.createUnreachableBackend!()),
+    startHolderProcess:
+      processConfig &&
+      (async ({ key, keyPrefix, leaseMs }) => {
+        const holder = await startChildHolder({ backend: processConfig(), key, keyPrefix, leaseMs });
+        return { fence: holder.fence, kill: () => holder.kill('SIGKILL') };
+      }),
   };
-
-  beforeAll(async () => {
-    await target.start();
-    suite.a = await suite.newEngine();
-    suite.b = await suite.newEngine();
-  }, 60_000);
-
-  afterAll(async () => {
-    await Promise.allSettled(engines.map((engine) => engine.close()));
-    await target.stop();
-  }, 60_000);
-
-  return suite;
 }

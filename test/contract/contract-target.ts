@@ -1,4 +1,5 @@
-import type { BackendOptions, LockBackend } from '../../lib/index.js';
+import type { BackendOptions } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 
 /** What the contract suite needs to know about one store. One file per store runs the suite with its target. */
 export interface ContractTarget {

@@ -5,7 +5,7 @@ import type { ContractTarget } from './contract-target.js';
 import { describeReadWriteContract } from './read-write-contract.js';
 import { describeSemaphoreContract } from './semaphore-contract.js';
 import { SemaphoreKeys } from '../../lib/backends/etcd/etcd-keys.js';
-import { DEFAULT_LEASE_TTL_SECONDS } from '../../lib/backends/etcd/etcd-options.js';
+import { DEFAULT_LEASE_TTL_MS } from '../../lib/backends/etcd/etcd-options.js';
 import { CHILD_LEASE_TTL_SECONDS, EtcdFixture } from '../etcd/etcd-target.js';
 
 // A real etcd 3.4 started by the test (test/harness/etcd-server.ts).
@@ -28,7 +28,7 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 // Remaining lease: the backend's etcd lease (default TTL), which keepalives hold near its full TTL.
-describeInspectionContract(target, { leases: true, leaseMaxMs: DEFAULT_LEASE_TTL_SECONDS * 1000, holderFence: true, waiters: true, semaphores: { permits: false } });
+describeInspectionContract(target, { leases: true, leaseMaxMs: DEFAULT_LEASE_TTL_MS, holderFence: true, waiters: true, semaphores: { permits: false } });
 describeReadWriteContract(target);
 describeSemaphoreContract(target);
 describeHoldBoundsContract(target);

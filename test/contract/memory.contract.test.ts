@@ -1,4 +1,5 @@
-import { MemoryBackend, type LockBackend } from '../../lib/index.js';
+import { MemoryBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { describeBackendContract } from './backend-contract.js';
 import { describeHoldBoundsContract } from './hold-bounds-contract.js';
 import type { ContractTarget } from './contract-target.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLockBackend, LockEngine, MemoryBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, MemoryBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { runMultiKeyLoad, type LoadResult } from './multi-key-load.js';

@@ -2,7 +2,8 @@
 // the package's peer range is `^5 || ^6`, and the other Redis suites run on ioredis 5.
 import { describe } from '@jest/globals';
 import { Redis } from 'ioredis6';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
 import { RedisServer } from '../harness/redis-server.js';

@@ -1,6 +1,7 @@
 import { describe } from '@jest/globals';
 import { Redis } from 'ioredis';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
 import { RedisServer } from '../harness/redis-server.js';

@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
 import { freePort } from '../harness/free-port.js';

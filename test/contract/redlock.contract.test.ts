@@ -1,4 +1,5 @@
-import { createLockBackend, type LockBackend, type RedlockBackendOptions } from '../../lib/index.js';
+import { createLockBackend, type RedlockBackendOptions } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { waitUntil } from '../harness/server-process.js';

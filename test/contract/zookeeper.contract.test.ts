@@ -18,7 +18,7 @@ let admin: ZkAdmin | undefined;
 let users = 0;
 
 function options(): ZookeeperBackendOptions {
-  return { type: 'zookeeper', connectionString: server!.connectionString, sessionTimeoutMs: SESSION_TIMEOUT_MS, rootPath };
+  return { type: 'zookeeper', url: server!.connectionString, sessionTimeoutMs: SESSION_TIMEOUT_MS, rootPath };
 }
 
 const target: ContractTarget = {
@@ -43,7 +43,7 @@ const target: ContractTarget = {
     await admin!.deleteHolderNode(rootPath, storeKey);
   },
   async createUnreachableBackend() {
-    return createLockBackend({ type: 'zookeeper', connectionString: `127.0.0.1:${await freePort()}`, connectTimeoutMs: 1_000 });
+    return createLockBackend({ type: 'zookeeper', url: `127.0.0.1:${await freePort()}`, connectTimeoutMs: 1_000 });
   },
   // The server notices a dead session on its next expiry tick after the timeout.
   crashFreeMs: () => SESSION_TIMEOUT_MS + 2 * ZOOKEEPER_TICK_MS,

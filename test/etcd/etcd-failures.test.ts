@@ -178,7 +178,7 @@ describe('etcd: the server restarts, goes down, hangs', () => {
     // A server of its own: the shared one was stopped and restarted by the tests above, and while it
     // was down another test file's server could take its freed port (an acquire then answered in 4 ms).
     const server = await EtcdServer.start();
-    const engine = new LockEngine(await createLockBackend({ type: 'etcd', hosts: server.url, leaseTtlSeconds: 10, requestTimeoutMs: 1_000 }), { keyPrefix, waitMs: 10_000 });
+    const engine = new LockEngine(await createLockBackend({ type: 'etcd', urls: server.url, leaseTtlMs: 10_000, requestTimeoutMs: 1_000 }), { keyPrefix, waitMs: 10_000 });
     try {
       await reconnected(engine);
       await (await engine.acquire(key('warm-up'))).release();

@@ -47,22 +47,23 @@ describe('etcd key layout', () => {
 describe('etcd backend options', () => {
   const bad: [string, Record<string, unknown>][] = [
     ['no hosts', {}],
-    ['empty host list', { hosts: [] }],
-    ['host without scheme', { hosts: '127.0.0.1:2379' }],
-    ['non-string host', { hosts: [2379] }],
-    ['http and https mixed', { hosts: ['http://127.0.0.1:2379', 'https://127.0.0.1:2380'] }],
-    ['fractional TTL', { hosts: 'http://127.0.0.1:2379', leaseTtlSeconds: 1.5 }],
-    ['zero TTL', { hosts: 'http://127.0.0.1:2379', leaseTtlSeconds: 0 }],
-    ['TTL as a string', { hosts: 'http://127.0.0.1:2379', leaseTtlSeconds: '10' }],
-    ['negative request timeout', { hosts: 'http://127.0.0.1:2379', requestTimeoutMs: -1 }],
-    ['infinite request timeout', { hosts: 'http://127.0.0.1:2379', requestTimeoutMs: Number.POSITIVE_INFINITY }],
+    ['empty url list', { urls: [] }],
+    ['url without scheme', { urls: '127.0.0.1:2379' }],
+    ['non-string url', { urls: [2379] }],
+    ['http and https mixed', { urls: ['http://127.0.0.1:2379', 'https://127.0.0.1:2380'] }],
+    ['fractional TTL', { urls: 'http://127.0.0.1:2379', leaseTtlMs: 1_500.5 }],
+    ['TTL under a second', { urls: 'http://127.0.0.1:2379', leaseTtlMs: 999 }],
+    ['zero TTL', { urls: 'http://127.0.0.1:2379', leaseTtlMs: 0 }],
+    ['TTL as a string', { urls: 'http://127.0.0.1:2379', leaseTtlMs: '10000' }],
+    ['negative request timeout', { urls: 'http://127.0.0.1:2379', requestTimeoutMs: -1 }],
+    ['infinite request timeout', { urls: 'http://127.0.0.1:2379', requestTimeoutMs: Number.POSITIVE_INFINITY }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
     await expect(createLockBackend({ type: 'etcd', ...options } as BackendOptions)).rejects.toBeInstanceOf(InvalidLockArgumentError);
   });
 
   it('accepts one URL or several, and creates no connection until used', async () => {
-    const backend = await createLockBackend({ type: 'etcd', hosts: ['http://127.0.0.1:1', 'http://etcd.example:2379'], leaseTtlSeconds: 5 });
+    const backend = await createLockBackend({ type: 'etcd', urls: ['http://127.0.0.1:1', 'http://etcd.example:2379'], leaseTtlMs: 5_000 });
     expect(backend.name).toBe('etcd');
     await backend.close();
   });

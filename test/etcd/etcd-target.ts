@@ -1,5 +1,6 @@
 import { Etcd3 } from 'etcd3';
-import { createLockBackend, type BackendOptions, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, type BackendOptions } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { escapeSegment } from '../../lib/backends/etcd/etcd-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { EtcdServer } from '../harness/etcd-server.js';
@@ -30,7 +31,7 @@ export class EtcdFixture {
 
   /** Backend options for this server; without a TTL, the backend's default (10 s). */
   options(leaseTtlSeconds?: number): BackendOptions {
-    return { type: 'etcd', hosts: this.server.url, ...(leaseTtlSeconds === undefined ? {} : { leaseTtlSeconds }) };
+    return { type: 'etcd', urls: this.server.url, ...(leaseTtlSeconds === undefined ? {} : { leaseTtlMs: leaseTtlSeconds * 1_000 }) };
   }
 
   async backend(leaseTtlSeconds?: number, extra: Record<string, unknown> = {}): Promise<LockBackend> {
@@ -58,6 +59,6 @@ export class EtcdFixture {
 
   /** A backend pointed at a port where no etcd listens. */
   async unreachableBackend(): Promise<LockBackend> {
-    return createLockBackend({ type: 'etcd', hosts: `http://127.0.0.1:${await freePort()}`, requestTimeoutMs: 2_000 });
+    return createLockBackend({ type: 'etcd', urls: `http://127.0.0.1:${await freePort()}`, requestTimeoutMs: 2_000 });
   }
 }

@@ -12,7 +12,7 @@ describeFaultSuite({
     server = await MariadbServer.start();
     return {
       name: 'mysql',
-      workerConfig: () => ({ type: 'mysql', uri: server.uri }),
+      workerConfig: () => ({ type: 'mysql', url: server.uri }),
       leaseMs: 1_000,
       lossMs: 1_600,
       restartStore: () => server.restart(),

@@ -13,7 +13,7 @@ describeFaultSuite({
     server = await PostgresServer.start();
     return {
       name: 'postgres',
-      workerConfig: () => ({ type: 'postgres', connectionString: server.connectionString }),
+      workerConfig: () => ({ type: 'postgres', url: server.connectionString }),
       leaseMs: 1_000,
       lossMs: 1_600,
       restartStore: () => server.restart(),

@@ -68,13 +68,13 @@ export class ScenarioServers {
       case 'redis':
         return { type: 'redis', url: this.redis!.url };
       case 'zookeeper':
-        return { type: 'zookeeper', connectionString: this.zookeeper!.connectionString, sessionTimeoutMs: ZOOKEEPER_SESSION_MS, connectTimeoutMs: 2_000, rootPath: this.zkRoot };
+        return { type: 'zookeeper', url: this.zookeeper!.connectionString, sessionTimeoutMs: ZOOKEEPER_SESSION_MS, connectTimeoutMs: 2_000, rootPath: this.zkRoot };
       case 'etcd':
-        return { type: 'etcd', hosts: this.etcd!.url, leaseTtlSeconds: ETCD_LEASE_TTL_SECONDS, requestTimeoutMs: 1_500 };
+        return { type: 'etcd', urls: this.etcd!.url, leaseTtlMs: ETCD_LEASE_TTL_SECONDS * 1_000, requestTimeoutMs: 1_500 };
       case 'postgres':
-        return { type: 'postgres', connectionString: this.postgres!.connectionString };
+        return { type: 'postgres', url: this.postgres!.connectionString };
       case 'mysql':
-        return { type: 'mysql', uri: this.mariadb!.uri };
+        return { type: 'mysql', url: this.mariadb!.uri };
     }
   }
 

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { fenceOf, isMultiLock, InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, type AttemptResult, type ClaimRequest, type LockBackend, type LockClaim } from '../../lib/index.js';
+import { fenceOf, isMultiLock, InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend } from '../../lib/index.js';
+import type { AttemptResult, ClaimRequest, LockBackend, LockClaim } from '../../lib/backend.js';
 
 /** A memory store that hands out no fences, as Redlock or a custom backend without them. */
 class FencelessBackend implements LockBackend {

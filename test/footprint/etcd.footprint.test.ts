@@ -16,7 +16,7 @@ describeFootprint({
     admin?.close();
     await server?.destroy();
   },
-  options: () => ({ type: 'etcd', hosts: server.url }),
+  options: () => ({ type: 'etcd', urls: server.url }),
   /** Every key in etcd (what it keeps of deleted keys, its revision history, goes with compaction). */
   count: () => admin.getAll().count(),
   // A claim's key goes at release (or with the backend's lease).

@@ -19,7 +19,7 @@ describeFootprint({
     await admin?.end();
     await server?.destroy();
   },
-  options: () => ({ type: 'mysql', uri: server.uri, idleKeyTtlMs: IDLE_MS }),
+  options: () => ({ type: 'mysql', url: server.uri, idleKeyTtlMs: IDLE_MS }),
   async count() {
     const [tables] = await admin.query("SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'distributed_locks'");
     if (Number((tables as { n: number }[])[0]!.n) === 0) return 0;

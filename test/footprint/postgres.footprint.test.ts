@@ -20,7 +20,7 @@ describeFootprint({
     await admin?.end();
     await server?.destroy();
   },
-  options: () => ({ type: 'postgres', connectionString: server.connectionString, idleKeyTtlMs: IDLE_MS }),
+  options: () => ({ type: 'postgres', url: server.connectionString, idleKeyTtlMs: IDLE_MS }),
   async count() {
     const present = await admin.query("SELECT to_regclass('distributed_locks') IS NOT NULL AS present");
     if (!present.rows[0].present) return 0;

@@ -14,7 +14,7 @@ describeFootprint({
   async stop() {
     await server?.destroy();
   },
-  options: () => ({ type: 'zookeeper', connectionString: server.connectionString, rootPath }),
+  options: () => ({ type: 'zookeeper', url: server.connectionString, rootPath }),
   /** Every znode of the server (`mntr`'s zk_znode_count), the root path and ZooKeeper's own included. */
   async count() {
     const match = /zk_znode_count\s+(\d+)/.exec(await server.fourLetter('mntr'));

@@ -12,7 +12,7 @@ describeLeaderSuite({
     server = await EtcdServer.start();
     return {
       name: 'etcd',
-      backend: () => ({ type: 'etcd', hosts: server.url, leaseTtlSeconds: LEASE_TTL_SECONDS, requestTimeoutMs: 1_500 }),
+      backend: () => ({ type: 'etcd', urls: server.url, leaseTtlMs: LEASE_TTL_SECONDS * 1_000, requestTimeoutMs: 1_500 }),
       leaseMs: 2_000,
       lossMs: LEASE_TTL_SECONDS * 1000 + 1_300,
       restartStore: () => server.restart(),

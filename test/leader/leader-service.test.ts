@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { firstValueFrom, filter, merge, take, toArray } from 'rxjs';
-import { InvalidLockArgumentError, LeaderService, LockEngine, MemoryBackend, type Leadership, type LockBackend } from '../../lib/index.js';
+import { InvalidLockArgumentError, LeaderService, LockEngine, MemoryBackend, type Leadership } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 
 /** Two instances of one app sharing one store: two engines on one memory backend. */
 function twoInstances(): { backend: MemoryBackend; a: LeaderService; b: LeaderService; close(): Promise<void> } {

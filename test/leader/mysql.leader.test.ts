@@ -11,7 +11,7 @@ describeLeaderSuite({
     server = await MariadbServer.start();
     return {
       name: 'mysql',
-      backend: () => ({ type: 'mysql', uri: server.uri }),
+      backend: () => ({ type: 'mysql', url: server.uri }),
       leaseMs: 2_000,
       lossMs: 2_600,
       restartStore: () => server.restart(),

@@ -12,7 +12,7 @@ describeLeaderSuite({
     server = await PostgresServer.start();
     return {
       name: 'postgres',
-      backend: () => ({ type: 'postgres', connectionString: server.connectionString }),
+      backend: () => ({ type: 'postgres', url: server.connectionString }),
       leaseMs: 2_000,
       lossMs: 2_600,
       restartStore: () => server.restart(),

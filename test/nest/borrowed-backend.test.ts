@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim, LockInspection } from '../../lib/index.js';
+import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim, LockInspection } from '../../lib/backend.js';
 import { MemoryBackend } from '../../lib/index.js';
 import { borrowedBackend } from '../../lib/nest/borrowed-backend.js';
 

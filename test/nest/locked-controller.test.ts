@@ -15,7 +15,8 @@ import {
 import { Reflector } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { DistributedLockModule, Locked, LockService, type LockBackend } from '../../lib/index.js';
+import { DistributedLockModule, Locked, LockService } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { collectEvents, deferred, unreachableBackend } from './nest-test-kit.js';
 
 const Roles = (...roles: string[]) => SetMetadata('roles', roles);

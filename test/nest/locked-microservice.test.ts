@@ -3,7 +3,8 @@ import { Controller, Logger, type INestApplication, type LoggerService } from '@
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
 import { Test } from '@nestjs/testing';
 import { lastValueFrom, Observable, Subject, toArray } from 'rxjs';
-import { DistributedLockModule, Locked, LockService, type LockBackend } from '../../lib/index.js';
+import { DistributedLockModule, Locked, LockService } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { freePort } from '../harness/free-port.js';
 import { deferred, nextEvent, unreachableBackend } from './nest-test-kit.js';
 

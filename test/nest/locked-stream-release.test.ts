@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jes
 import { Controller, Get, Logger, Param, StreamableFile, type INestApplication } from '@nestjs/common';
 import { Readable } from 'node:stream';
 import request from 'supertest';
-import { DistributedLockModule, Locked, LockService, MemoryBackend, type ClaimRequest, type LockBackend, type LockClaim, type LockEvent } from '../../lib/index.js';
+import { DistributedLockModule, Locked, LockService, MemoryBackend, type LockEvent } from '../../lib/index.js';
+import type { ClaimRequest, LockBackend, LockClaim } from '../../lib/backend.js';
 import { PLATFORMS, startHttpApp } from './http-platform.js';
 import { nextEvent } from './nest-test-kit.js';
 

@@ -2,17 +2,15 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Inject, Injectable, Module, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
-  DEFAULT_KEY_PREFIX,
-  DEFAULT_LEASE_MS,
-  DEFAULT_WAIT_MS,
   DistributedLockModule,
   InvalidLockArgumentError,
-  LOCK_ENGINE,
   LockEngine,
   LockService,
   type DistributedLockModuleOptions,
   type DistributedLockOptionsFactory,
 } from '../../lib/index.js';
+import { DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS } from '../../lib/engine/lock-engine.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
 import { RecordingBackend } from './nest-test-kit.js';
 
 const CONFIG = 'TEST_CONFIG';

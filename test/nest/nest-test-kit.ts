@@ -1,4 +1,5 @@
-import type { ClaimRequest, LockBackend, LockEvent, LockService } from '../../lib/index.js';
+import type { LockEvent, LockService } from '../../lib/index.js';
+import type { ClaimRequest, LockBackend } from '../../lib/backend.js';
 import { MemoryBackend } from '../../lib/index.js';
 
 /** A promise with its resolve function outside, to hold a method open until the test says so. */

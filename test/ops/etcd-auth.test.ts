@@ -16,7 +16,7 @@ function etcdctl(...args: string[]): string {
   return execFileSync(requireBinary('/usr/bin/etcdctl', 'etcd-client'), ['--endpoints', etcd.url, ...args], { encoding: 'utf8', env: { ...process.env, ETCDCTL_API: '3' } });
 }
 
-const options = (auth?: EtcdBackendOptions['auth']): EtcdBackendOptions => ({ type: 'etcd', hosts: etcd.url, leaseTtlSeconds: 5, requestTimeoutMs: 2_000, ...(auth && { auth }) });
+const options = (auth?: EtcdBackendOptions['auth']): EtcdBackendOptions => ({ type: 'etcd', urls: etcd.url, leaseTtlMs: 5_000, requestTimeoutMs: 2_000, ...(auth && { auth }) });
 
 const engineFor = useClosedEngines({ keyPrefix: PREFIX, leaseMs: 30_000, waitMs: 5_000 });
 
@@ -71,19 +71,19 @@ describe('etcd auth and TLS options', () => {
     ['auth with an empty username', { auth: { username: '', password: 'hunter2-secret' } }],
     ['auth with a password that is not a string', { auth: { username: 'root', password: 12345 as never } }],
     ['credentials with http:// hosts', { credentials: { rootCertificate: '-----BEGIN CERTIFICATE-----' } }],
-    ['credentials empty', { hosts: 'https://127.0.0.1:2379', credentials: {} }],
-    ['a client key without its certificate chain', { hosts: 'https://127.0.0.1:2379', credentials: { privateKey: 'hunter2-key' } }],
-    ['an empty root certificate', { hosts: 'https://127.0.0.1:2379', credentials: { rootCertificate: Buffer.alloc(0) } }],
+    ['credentials empty', { urls: 'https://127.0.0.1:2379', credentials: {} }],
+    ['a client key without its certificate chain', { urls: 'https://127.0.0.1:2379', credentials: { privateKey: 'hunter2-key' } }],
+    ['an empty root certificate', { urls: 'https://127.0.0.1:2379', credentials: { rootCertificate: Buffer.alloc(0) } }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError that quotes no secret', async (_name, extra) => {
-    const error = await createLockBackend({ type: 'etcd', hosts: 'http://127.0.0.1:2379', ...extra } as EtcdBackendOptions).catch((caught: unknown) => caught);
+    const error = await createLockBackend({ type: 'etcd', urls: 'http://127.0.0.1:2379', ...extra } as EtcdBackendOptions).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
     expect((error as Error).message).not.toMatch(/hunter2/);
   });
 
   it('text that is not PEM is InvalidLockArgumentError when the backend is created (at bootstrap)', async () => {
     const error = await createLockBackend({
-      type: 'etcd', hosts: 'https://127.0.0.1:2379', credentials: { rootCertificate: 'not a certificate', privateKey: Buffer.from('hunter2-key'), certChain: 'chain' },
+      type: 'etcd', urls: 'https://127.0.0.1:2379', credentials: { rootCertificate: 'not a certificate', privateKey: Buffer.from('hunter2-key'), certChain: 'chain' },
     }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
     expect((error as Error).message).toMatch(/PEM/);

@@ -6,7 +6,7 @@ let etcd: TlsEtcdServer;
 let engines: LockEngine[] = [];
 
 const options = (credentials?: EtcdBackendOptions['credentials']): EtcdBackendOptions => ({
-  type: 'etcd', hosts: etcd.url, requestTimeoutMs: 2_000, ...(credentials && { credentials }),
+  type: 'etcd', urls: etcd.url, requestTimeoutMs: 2_000, ...(credentials && { credentials }),
 });
 
 async function engineFor(backendOptions: EtcdBackendOptions): Promise<LockEngine> {

@@ -13,8 +13,8 @@ import {
   checkLockStore,
   subscribeLockMetrics,
   subscribeLockTracing,
-  type LockBackend,
 } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 
 @Controller('health')
 class HealthController {

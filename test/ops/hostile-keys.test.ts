@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLockBackend, LockEngine, MemoryBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, MemoryBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { OpsServers, type OpsStore } from './ops-stores.js';
 
 /**

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, expect } from '@jest/globals';
-import { createLockBackend, LockBackendError, LockEngine, type BackendOptions, type Lock, type LockBackend, type LockEngineOptions } from '../../lib/index.js';
+import { createLockBackend, LockBackendError, LockEngine, type BackendOptions, type Lock, type LockEngineOptions } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { BusySpy } from '../support/observed-backend.js';
 import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
 

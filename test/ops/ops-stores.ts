@@ -63,22 +63,22 @@ export class OpsServers {
         options: () => ({ type: 'redlock', urls: this.masters.urls }),
         userClient: () => redisClients(this.masters.urls, (clients) => ({ type: 'redlock', clients })),
       },
-      { name: 'zookeeper', options: () => ({ type: 'zookeeper', connectionString: this.zookeeper.connectionString, rootPath: this.zkRoot }) },
-      { name: 'etcd', options: () => ({ type: 'etcd', hosts: this.etcd.url }) },
+      { name: 'zookeeper', options: () => ({ type: 'zookeeper', url: this.zookeeper.connectionString, rootPath: this.zkRoot }) },
+      { name: 'etcd', options: () => ({ type: 'etcd', urls: this.etcd.url }) },
       {
         name: 'postgres',
-        options: () => ({ type: 'postgres', connectionString: this.postgres.connectionString }),
+        options: () => ({ type: 'postgres', url: this.postgres.connectionString }),
         userClient: () => {
           const pool = new pg.Pool({ connectionString: this.postgres.connectionString, max: 2 });
-          return { options: { type: 'postgres', pool }, works: async () => void (await pool.query('SELECT 1')), close: () => pool.end() };
+          return { options: { type: 'postgres', client: pool }, works: async () => void (await pool.query('SELECT 1')), close: () => pool.end() };
         },
       },
       {
         name: 'mysql',
-        options: () => ({ type: 'mysql', uri: this.mariadb.uri }),
+        options: () => ({ type: 'mysql', url: this.mariadb.uri }),
         userClient: () => {
           const pool = mysql.createPool({ uri: this.mariadb.uri, connectionLimit: 2 });
-          return { options: { type: 'mysql', pool }, works: async () => void (await pool.query('SELECT 1')), close: () => pool.end() };
+          return { options: { type: 'mysql', client: pool }, works: async () => void (await pool.query('SELECT 1')), close: () => pool.end() };
         },
       },
     ];

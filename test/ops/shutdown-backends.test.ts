@@ -6,7 +6,6 @@ import {
   createLockBackend,
   DistributedLockError,
   DistributedLockModule,
-  LOCK_ENGINE,
   Locked,
   LockBackendError,
   LockEngine,
@@ -14,8 +13,9 @@ import {
   LockService,
   type BackendOptions,
   type Lock,
-  type LockBackend,
 } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
 import { deferred } from '../nest/nest-test-kit.js';
 import { quietResources, settleResources } from './open-resources.js';
 import { OpsServers, type OpsStore } from './ops-stores.js';

@@ -58,7 +58,7 @@ async function preparePostgres(admin: pg.Pool): Promise<void> {
   await admin.query('ALTER SYSTEM SET ssl = on');
   await admin.query('SELECT pg_reload_conf()');
   // The lease table made by a first lock as the owner; the accounts only read and write it (no CREATE on public since PG 15).
-  const owner = new LockEngine(await createLockBackend({ type: 'postgres', connectionString: postgres.connectionString }));
+  const owner = new LockEngine(await createLockBackend({ type: 'postgres', url: postgres.connectionString }));
   await (await owner.acquire('create-the-table')).release();
   await owner.close();
   await admin.query(`GRANT SELECT, INSERT, UPDATE ON distributed_locks TO ${PG_USER}, ${PG_TLS_USER}`);
@@ -86,12 +86,12 @@ describe('postgres backend with credentials and TLS', () => {
   const url = (user: string, password: string, query = '') => `postgres://${user}:${password}@127.0.0.1:${postgres.port}/postgres${query}`;
   const verifyFull = () => `?sslmode=verify-full&sslrootcert=${encodeURIComponent(certs.caFile)}`;
 
-  it('logs in with the password in the connection string (scram-sha-256)', () => expectWorking({ type: 'postgres', connectionString: url(PG_USER, PASSWORD) }));
-  it('a wrong password is LockBackendError (28P01), quickly', () => expectRefused({ type: 'postgres', connectionString: url(PG_USER, 'wrong-pw') }, /password authentication failed/));
+  it('logs in with the password in the connection string (scram-sha-256)', () => expectWorking({ type: 'postgres', url: url(PG_USER, PASSWORD) }));
+  it('a wrong password is LockBackendError (28P01), quickly', () => expectRefused({ type: 'postgres', url: url(PG_USER, 'wrong-pw') }, /password authentication failed/));
   it('passes sslmode/sslrootcert of the URL to pg: a TLS-only account works over verified TLS', () =>
-    expectWorking({ type: 'postgres', connectionString: url(PG_TLS_USER, PASSWORD, verifyFull()) }));
+    expectWorking({ type: 'postgres', url: url(PG_TLS_USER, PASSWORD, verifyFull()) }));
   it("the backend's own LISTEN connection uses the URL's TLS and password too: a waiter is woken by NOTIFY", async () => {
-    const options: BackendOptions = { type: 'postgres', connectionString: url(PG_TLS_USER, PASSWORD, verifyFull()) };
+    const options: BackendOptions = { type: 'postgres', url: url(PG_TLS_USER, PASSWORD, verifyFull()) };
     const [holder, waiter] = [await engineFor(options), await engineFor(options)];
     const lock = await holder.acquire('listen');
     const waiting = waiter.acquire('listen', { waitMs: 10_000 });
@@ -109,11 +109,11 @@ describe('postgres backend with credentials and TLS', () => {
     expect(performance.now() - released).toBeLessThan(500); // NOTIFY, not the 1 s re-check
   });
   it('the TLS-only account without TLS is refused: LockBackendError', () =>
-    expectRefused({ type: 'postgres', connectionString: url(PG_TLS_USER, PASSWORD) }, /no encryption|pg_hba/));
+    expectRefused({ type: 'postgres', url: url(PG_TLS_USER, PASSWORD) }, /no encryption|pg_hba/));
   it('a pool of yours with its own ssl options is used as it is', async () => {
     const pool = new pg.Pool({ connectionString: url(PG_TLS_USER, PASSWORD), ssl: { ca: certs.ca }, max: 2 });
     try {
-      await expectWorking({ type: 'postgres', pool });
+      await expectWorking({ type: 'postgres', client: pool });
     } finally {
       await pool.end();
     }
@@ -123,7 +123,7 @@ describe('postgres backend with credentials and TLS', () => {
 describe('mysql backend (MariaDB) with credentials', () => {
   const uri = (user: string, password: string) => `mysql://${user}:${password}@127.0.0.1:${mariadb.port}/locks`;
 
-  it('logs in with the password in the URI', () => expectWorking({ type: 'mysql', uri: uri('pwuser', PASSWORD) }));
-  it('a wrong password is LockBackendError (access denied), quickly', () => expectRefused({ type: 'mysql', uri: uri('pwuser', 'wrong-pw') }, /Access denied/));
-  it('an unknown user is LockBackendError', () => expectRefused({ type: 'mysql', uri: uri('nobody', 'wrong-pw') }, /Access denied/));
+  it('logs in with the password in the URI', () => expectWorking({ type: 'mysql', url: uri('pwuser', PASSWORD) }));
+  it('a wrong password is LockBackendError (access denied), quickly', () => expectRefused({ type: 'mysql', url: uri('pwuser', 'wrong-pw') }, /Access denied/));
+  it('an unknown user is LockBackendError', () => expectRefused({ type: 'mysql', url: uri('nobody', 'wrong-pw') }, /Access denied/));
 });

@@ -105,6 +105,8 @@ const work = mkdtempSync(join(tmpdir(), 'ndl-packaging-'));
 let packed: { filename: string; files: { path: string }[] };
 let tarball = '';
 let dtsCheck: RunResult;
+let typesCheck: RunResult;
+let publintCheck: RunResult;
 let esm: AppOutcome = {};
 let cjs: AppOutcome = {};
 
@@ -124,6 +126,11 @@ beforeAll(async () => {
   const pack = await runOk('npm', ['pack', '--json', '--pack-destination', packDir, '--loglevel=error'], stage);
   packed = JSON.parse(pack.stdout.slice(pack.stdout.indexOf('[')))[0];
   tarball = join(packDir, packed.filename);
+  // Every entry's types resolve under node10, node16 (CJS and ESM) and bundler; package.json lints clean.
+  [typesCheck, publintCheck] = await Promise.all([
+    run(join(ROOT, 'node_modules/.bin/attw'), [tarball, '--format', 'ascii', '--no-color'], stage),
+    run(join(ROOT, 'node_modules/.bin/publint'), ['--strict'], stage),
+  ]);
 
   // 3. Two apps, installed in parallel.
   const esmDir = join(work, 'esm-app');
@@ -163,6 +170,15 @@ describe('packed package', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(pkg.exports['.'].import.types).toBe('./dist/esm/index.d.ts');
     expect(pkg.exports['.'].require.types).toBe('./dist/cjs/index.d.ts');
+    expect(pkg.exports['./backend'].import.types).toBe('./dist/esm/backend.d.ts');
+    expect(pkg.exports['./backend'].require.types).toBe('./dist/cjs/backend.d.ts');
+    for (const file of ['dist/esm/backend.js', 'dist/esm/backend.d.ts', 'dist/cjs/backend.js', 'dist/cjs/backend.d.ts']) expect(paths).toContain(file);
+  });
+
+  it('has types that resolve for both entries in every module mode (attw) and a package.json publint accepts', () => {
+    expect(typesCheck.stdout).toContain('"nestjs-distributed-lock/backend"');
+    expect({ code: typesCheck.code, output: typesCheck.code === 0 ? '' : typesCheck.stdout + typesCheck.stderr }).toEqual({ code: 0, output: '' });
+    expect({ code: publintCheck.code, output: publintCheck.stdout + publintCheck.stderr }).toEqual({ code: 0, output: expect.stringContaining('All good!') });
   });
 
   it('installs the CLI as a bin that runs (`npx nestjs-distributed-lock --help`)', async () => {

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockEngine, type Lock, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLockBackend, LockEngine, type Lock, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';

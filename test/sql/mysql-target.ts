@@ -1,5 +1,6 @@
 import mysql from 'mysql2/promise';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { keyHash } from '../../lib/backends/sql/sql-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
@@ -33,12 +34,12 @@ export function mysqlTarget(): SqlTarget {
       await server?.destroy();
     },
     url: () => server.uri,
-    options: (table) => ({ type: 'mysql', uri: server.uri, ...(table ? { table } : {}) }),
-    createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'mysql', uri: server.uri }),
+    options: (table) => ({ type: 'mysql', url: server.uri, ...(table ? { table } : {}) }),
+    createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'mysql', url: server.uri }),
     // One account per tag: MariaDB lists connections by user.
     async taggedOptions(tag) {
       await server.sql(`CREATE USER '${tag}'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON locks.* TO '${tag}'@'127.0.0.1';`);
-      return { type: 'mysql', uri: `mysql://${tag}:pw@127.0.0.1:${server.port}/locks` };
+      return { type: 'mysql', url: `mysql://${tag}:pw@127.0.0.1:${server.port}/locks` };
     },
     async countConnections(tag) {
       return Number(await server.sql(`SELECT COUNT(*) FROM information_schema.processlist WHERE user = '${tag}'`));
@@ -46,14 +47,14 @@ export function mysqlTarget(): SqlTarget {
     async createBackendWithOwnPool(max, sessionSql) {
       const pool = testPool(max);
       if (sessionSql) pool.raw.on('connection', (connection) => connection.query(sessionSql));
-      return { backend: await createLockBackend({ type: 'mysql', pool: pool.raw }), pool };
+      return { backend: await createLockBackend({ type: 'mysql', client: pool.raw }), pool };
     },
-    processConfig: () => ({ type: 'mysql', uri: server.uri }),
+    processConfig: () => ({ type: 'mysql', url: server.uri }),
     async expireLock(storeKey) {
       await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = UTC_TIMESTAMP(3) WHERE key_hash = ?', [keyHash(storeKey)]);
     },
     // A port that was free a moment ago: nothing listens there.
-    createUnreachableBackend: async () => createLockBackend({ type: 'mysql', uri: `mysql://ndl:x@127.0.0.1:${await freePort()}/locks` }),
+    createUnreachableBackend: async () => createLockBackend({ type: 'mysql', url: `mysql://ndl:x@127.0.0.1:${await freePort()}/locks` }),
     crashFreeMs: (leaseMs) => leaseMs + 250,
     param: () => '?',
     query: (sql, params) => admin.query(sql, params),

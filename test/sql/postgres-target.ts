@@ -1,5 +1,6 @@
 import pg from 'pg';
-import { createLockBackend, type LockBackend } from '../../lib/index.js';
+import { createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { keyHash } from '../../lib/backends/sql/sql-keys.js';
 import { freePort } from '../harness/free-port.js';
 import { PostgresServer } from '../harness/postgres-server.js';
@@ -34,9 +35,9 @@ export function postgresTarget(): SqlTarget {
       await server?.destroy();
     },
     url: () => server.connectionString,
-    options: (table) => ({ type: 'postgres', connectionString: server.connectionString, ...(table ? { table } : {}) }),
-    createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'postgres', connectionString: server.connectionString }),
-    taggedOptions: async (tag) => ({ type: 'postgres', connectionString: `${server.connectionString}?application_name=${tag}` }),
+    options: (table) => ({ type: 'postgres', url: server.connectionString, ...(table ? { table } : {}) }),
+    createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'postgres', url: server.connectionString }),
+    taggedOptions: async (tag) => ({ type: 'postgres', url: `${server.connectionString}?application_name=${tag}` }),
     async countConnections(tag) {
       const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [tag]);
       return rows[0].n;
@@ -44,14 +45,14 @@ export function postgresTarget(): SqlTarget {
     async createBackendWithOwnPool(max, sessionSql) {
       const pool = testPool(max);
       if (sessionSql) pool.raw.on('connect', (client) => void client.query(sessionSql));
-      return { backend: await createLockBackend({ type: 'postgres', pool: pool.raw }), pool };
+      return { backend: await createLockBackend({ type: 'postgres', client: pool.raw }), pool };
     },
-    processConfig: () => ({ type: 'postgres', connectionString: server.connectionString }),
+    processConfig: () => ({ type: 'postgres', url: server.connectionString }),
     async expireLock(storeKey) {
       await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = now() WHERE key_hash = $1', [keyHash(storeKey)]);
     },
     // A port that was free a moment ago: nothing listens there.
-    createUnreachableBackend: async () => createLockBackend({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${await freePort()}/postgres` }),
+    createUnreachableBackend: async () => createLockBackend({ type: 'postgres', url: `postgres://postgres@127.0.0.1:${await freePort()}/postgres` }),
     crashFreeMs: (leaseMs) => leaseMs + 250,
     param: (n) => `$${n}`,
     query: async (sql, params) => (await admin.query(sql, params)).rows,

@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { InvalidLockArgumentError, LockEngine, createLockBackend, type LockBackend } from '../../lib/index.js';
+import { InvalidLockArgumentError, LockEngine, createLockBackend } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { displayKey, keyHash } from '../../lib/backends/sql/sql-keys.js';
 import type { SqlBackend } from '../../lib/backends/sql/sql.backend.js';
 import { waitUntil } from '../harness/server-process.js';

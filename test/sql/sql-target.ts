@@ -1,4 +1,5 @@
-import type { BackendOptions, LockBackend } from '../../lib/index.js';
+import type { BackendOptions } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import type { ContractTarget } from '../contract/contract-target.js';
 
 /** A SQL store for the contract suite and the SQL scenarios: one server per test file, shared by both. */

@@ -76,23 +76,23 @@ describe('SQL keys and owners', () => {
 
 describe('SQL backend options', () => {
   const bad: [string, BackendOptions][] = [
-    ['postgres without connectionString or pool', { type: 'postgres' }],
-    ['postgres with both', { type: 'postgres', connectionString: 'postgres://x', pool: { query() {}, end() {} } }],
-    ['postgres with an empty connectionString', { type: 'postgres', connectionString: ' ' }],
+    ['postgres without url or client', { type: 'postgres' }],
+    ['postgres with both', { type: 'postgres', url: 'postgres://x', pool: { query() {}, end() {} } }],
+    ['postgres with an empty connectionString', { type: 'postgres', url: ' ' }],
     ['postgres with a pool that is not one', { type: 'postgres', pool: {} }],
-    ['postgres with a bad table', { type: 'postgres', connectionString: 'postgres://x', table: 'x;y' }],
-    ['mysql without uri or pool', { type: 'mysql' }],
-    ['mysql with both', { type: 'mysql', uri: 'mysql://x', pool: { execute() {}, end() {} } }],
+    ['postgres with a bad table', { type: 'postgres', url: 'postgres://x', table: 'x;y' }],
+    ['mysql without url or client', { type: 'mysql' }],
+    ['mysql with both', { type: 'mysql', url: 'mysql://x', pool: { execute() {}, end() {} } }],
     ['mysql with a pool that is not one', { type: 'mysql', pool: 'mysql://x' }],
-    ['mysql with a bad table', { type: 'mysql', uri: 'mysql://x', table: 'a.b.c' }],
+    ['mysql with a bad table', { type: 'mysql', url: 'mysql://x', table: 'a.b.c' }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
     await expect(createLockBackend(options)).rejects.toBeInstanceOf(InvalidLockArgumentError);
   });
 
   it.each<BackendOptions>([
-    { type: 'postgres', connectionString: 'postgres://nobody@127.0.0.1:1/none' },
-    { type: 'mysql', uri: 'mysql://nobody@127.0.0.1:1/none' },
+    { type: 'postgres', url: 'postgres://nobody@127.0.0.1:1/none' },
+    { type: 'mysql', url: 'mysql://nobody@127.0.0.1:1/none' },
   ])('does not connect before the first lock, and ping reports a dead server as LockBackendError ($type)', async (options) => {
     const backend = await createLockBackend(options);
     expect(backend.name).toBe(options.type);

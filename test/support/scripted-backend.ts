@@ -1,4 +1,4 @@
-import type { AttemptResult, ClaimRequest, LockBackend, LockClaim } from '../../lib/index.js';
+import type { AttemptResult, ClaimRequest, LockBackend, LockClaim } from '../../lib/backend.js';
 import { MemoryBackend } from '../../lib/index.js';
 
 /**

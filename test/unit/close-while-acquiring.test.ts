@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { LockBackendError, LockEngine, type AttemptResult, type LockBackend, type LockClaim } from '../../lib/index.js';
+import { LockBackendError, LockEngine } from '../../lib/index.js';
+import type { AttemptResult, LockBackend, LockClaim } from '../../lib/backend.js';
 import { hasSettled } from '../support/settled.js';
 
 function deferred<T>() {

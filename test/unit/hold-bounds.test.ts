@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, type LockBackend, type LockEvent } from '../../lib/index.js';
+import { InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, type LockEvent } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 
 /** The memory store without the minHold capability, as a third-party backend written before it would be. */
 function storeWithoutMinHold(): LockBackend {

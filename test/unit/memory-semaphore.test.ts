@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { InvalidLockArgumentError, LockEngine, LockLostError, LockTimeoutError, MemoryBackend, type Lock, type LockBackend } from '../../lib/index.js';
+import { InvalidLockArgumentError, LockEngine, LockLostError, LockTimeoutError, MemoryBackend, type Lock } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 
 const request = (owner: string, leaseMs: number, permits = 2) => ({ key: 'lock:k', owner, leaseMs, mode: 'exclusive' as const, fair: false, permits, onLost: () => undefined });
 

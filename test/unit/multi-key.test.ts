@@ -7,12 +7,11 @@ import {
   LockLostError,
   LockTimeoutError,
   MemoryBackend,
-  type ClaimRequest,
   type Lock,
-  type LockBackend,
   type LockEvent,
   type MultiLock,
 } from '../../lib/index.js';
+import type { ClaimRequest, LockBackend } from '../../lib/backend.js';
 
 /** A memory store shared by several engines, recording the order in which keys are claimed; keys in `failing` act as an unreachable store. */
 class OrderedBackend implements LockBackend {

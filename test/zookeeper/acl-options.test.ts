@@ -8,7 +8,7 @@ import { resolveZookeeperOptions } from '../../lib/backends/zookeeper/zookeeper-
 const SECRET = 'top-secret-password';
 const auth = [{ scheme: 'digest', credentials: `app:${SECRET}` }];
 const digestId = 'app:F6Y+U5gIoCbNNoLQExmvxRFeatA=';
-const resolve = (extra: Record<string, unknown>) => resolveZookeeperOptions({ type: 'zookeeper', connectionString: '127.0.0.1:2181', ...extra } as ZookeeperBackendOptions);
+const resolve = (extra: Record<string, unknown>) => resolveZookeeperOptions({ type: 'zookeeper', url: '127.0.0.1:2181', ...extra } as ZookeeperBackendOptions);
 
 /** The error `resolve(extra)` throws; fails the test if it throws none. */
 function refusal(extra: Record<string, unknown>): InvalidLockArgumentError {
@@ -48,7 +48,7 @@ describe('zookeeper auth and acl options (no server)', () => {
     ['a missing id', { acl: [{ scheme: 'ip', permissions: ['all'] }] }, /acl\[0\]\.id must be a string, got undefined/],
     ['an empty ip id', { acl: [{ scheme: 'ip', id: '', permissions: ['all'] }] }, /acl\[0\]\.id must not be empty/],
     ['a list that lets nobody queue', { acl: [{ scheme: 'world', id: 'anyone', permissions: ['read', 'write'] }] }, /grants nobody create, delete: the backend needs read, create and delete/],
-    ['auth that is not a list', { auth: { scheme: 'digest', credentials: 'app:x' } }, /auth must be an array of \{ scheme, credentials \}, got an object/],
+    ['auth that is neither { username, password } nor a list', { auth: { scheme: 'digest', credentials: 'app:x' } }, /auth must be \{ username, password \}/],
     ['an empty auth scheme', { auth: [{ scheme: '', credentials: 'app:x' }] }, /auth\[0\]\.scheme must be a non-empty scheme name/],
     ['world as an auth scheme', { auth: [{ scheme: 'world', credentials: 'anyone' }] }, /auth\[0\]\.scheme 'world' is an ACL scheme, not an authentication scheme/],
     ['empty credentials', { auth: [{ scheme: 'digest', credentials: '' }] }, /auth\[0\]\.credentials must be a non-empty string, got a string/],
@@ -81,7 +81,7 @@ describe('zookeeper auth and acl options (no server)', () => {
   });
 
   it("refuses 'creator' without auth when the backend is created, before connecting", async () => {
-    await expect(createLockBackend({ type: 'zookeeper', connectionString: '127.0.0.1:1', acl: 'creator' })).rejects.toThrow(InvalidLockArgumentError);
+    await expect(createLockBackend({ type: 'zookeeper', url: '127.0.0.1:1', acl: 'creator' })).rejects.toThrow(InvalidLockArgumentError);
   });
 
   it("builds the driver's ACL objects: permission names as bit masks, keywords as the driver's constants", async () => {

@@ -33,7 +33,7 @@ describe('zookeeper auth and ACLs', () => {
   let stranger: ZkAdmin;
 
   async function newEngine(overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options: ZookeeperBackendOptions = { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 4_000, rootPath, auth, acl: 'creator', ...overrides };
+    const options: ZookeeperBackendOptions = { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 4_000, rootPath, auth, acl: 'creator', ...overrides };
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs: 4_000, waitMs: 10_000 });
     engines.push(engine);
     return engine;
@@ -124,7 +124,7 @@ describe('zookeeper auth and ACLs', () => {
   });
 
   it('authenticates the session opened after an expiry too', async () => {
-    const engine = await newEngine({ connectionString: proxy.connectionString });
+    const engine = await newEngine({ url: proxy.connectionString });
     const backend = engine.backend as ZookeeperBackend;
     const before = await engine.acquire(key('before-expiry'));
     const lost = new Promise<LockEvent>((resolve) => engine.events.subscribe((event) => event.type === 'lost' && resolve(event)));

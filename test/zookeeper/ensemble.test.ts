@@ -12,7 +12,7 @@ describe('zookeeper ensemble', () => {
   let ensemble: ZookeeperEnsemble;
 
   async function newEngine(): Promise<LockEngine> {
-    const options: ZookeeperBackendOptions = { type: 'zookeeper', connectionString: ensemble.connectionString, sessionTimeoutMs: 8_000, rootPath };
+    const options: ZookeeperBackendOptions = { type: 'zookeeper', url: ensemble.connectionString, sessionTimeoutMs: 8_000, rootPath };
     const engine = new LockEngine(await createLockBackend(options), { leaseMs: 8_000, waitMs: 10_000 });
     engines.push(engine);
     return engine;

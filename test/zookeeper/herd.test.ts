@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockEngine, type Lock, type LockBackend } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
+import type { LockBackend } from '../../lib/backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { observeBackend } from '../support/observed-backend.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
@@ -37,7 +38,7 @@ describe('zookeeper waiting without a herd effect', () => {
 
   it(`wakes exactly one of ${WAITERS} waiters per release: each waiter reads the queue once on arrival and once when its turn comes`, async () => {
     const k = `herd:${randomUUID().slice(0, 8)}`;
-    const options = { type: 'zookeeper' as const, connectionString: server.connectionString, sessionTimeoutMs: 6_000, rootPath };
+    const options = { type: 'zookeeper' as const, url: server.connectionString, sessionTimeoutMs: 6_000, rootPath };
     const counts = { attempts: 0, busy: 0 };
     const holderEngine = new LockEngine(await createLockBackend(options), { leaseMs: 10_000 });
     const waiterEngine = new LockEngine(countingBackend(await createLockBackend(options), counts), { leaseMs: 10_000 });

@@ -19,7 +19,7 @@ describe('zookeeper lock nodes', () => {
   let admin: ZkAdmin;
 
   async function newEngine(overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options = { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 6_000, rootPath, ...overrides } as ZookeeperBackendOptions;
+    const options = { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 6_000, rootPath, ...overrides } as ZookeeperBackendOptions;
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
     engines.push(engine);
     return engine;
@@ -82,7 +82,7 @@ describe('zookeeper lock nodes', () => {
     it('left by a process killed while holding the lock, are deleted by the next backend to start, not a held one', async () => {
       const [orphaned, held] = [key('orphan'), key('held')];
       const holder = await startChildHolder({
-        backend: { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 1_000, rootPath },
+        backend: { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 1_000, rootPath },
         key: orphaned,
         keyPrefix,
         leaseMs: 5_000,
@@ -114,7 +114,7 @@ describe('zookeeper lock nodes', () => {
 
   describe('a create whose answer is lost', () => {
     it('is found again by its attempt id and becomes the lock node: no orphan', async () => {
-      const engine = await newEngine({ connectionString: proxy.connectionString });
+      const engine = await newEngine({ url: proxy.connectionString });
       const k = key('lost-reply');
       await admin.mkdirp(parentOf(k)); // so that the next create is the lock node's
       const replyLost = proxy.loseNextCreateReply();
@@ -128,7 +128,7 @@ describe('zookeeper lock nodes', () => {
     });
 
     it('is deleted after the reconnect when the acquisition gave up meanwhile', async () => {
-      const engine = await newEngine({ connectionString: proxy.connectionString, connectTimeoutMs: 1_000 });
+      const engine = await newEngine({ url: proxy.connectionString, connectTimeoutMs: 1_000 });
       const other = await newEngine();
       const k = key('lost-reply-given-up');
       await (await engine.acquire(key('warm-up'))).release(); // connected before the fault
@@ -148,7 +148,7 @@ describe('zookeeper lock nodes', () => {
 
   describe('a connection broken in the middle of a reply', () => {
     it('reconnects with the same session: the torn reply is not read in front of the next connection, the lock is kept', async () => {
-      const engine = await newEngine({ connectionString: proxy.connectionString, connectTimeoutMs: 2_000 });
+      const engine = await newEngine({ url: proxy.connectionString, connectTimeoutMs: 2_000 });
       const other = await newEngine();
       const k = key('torn-reply');
       const lock = await engine.acquire(k);

@@ -14,7 +14,7 @@ describe('zookeeper server outage', () => {
   let server: ZookeeperServer;
 
   async function newEngine(leaseMs: number, overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options: ZookeeperBackendOptions = { type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 10_000, connectTimeoutMs: 500, rootPath, ...overrides };
+    const options: ZookeeperBackendOptions = { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 10_000, connectTimeoutMs: 500, rootPath, ...overrides };
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs, waitMs: 10_000 });
     engines.push(engine);
     return engine;

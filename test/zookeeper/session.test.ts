@@ -24,7 +24,7 @@ describe('zookeeper sessions', () => {
   let admin: ZkAdmin;
 
   const options = (overrides: Partial<ZookeeperBackendOptions> = {}): ZookeeperBackendOptions => ({
-    type: 'zookeeper', connectionString: server.connectionString, sessionTimeoutMs: 4_000, rootPath, ...overrides,
+    type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 4_000, rootPath, ...overrides,
   });
   async function newEngine(backendOptions: Partial<ZookeeperBackendOptions> = {}, leaseMs = 4_000): Promise<LockEngine> {
     const engine = new LockEngine(await createLockBackend(options(backendOptions)), { keyPrefix, leaseMs, waitMs: 10_000 });
@@ -46,7 +46,7 @@ describe('zookeeper sessions', () => {
   }, 30_000);
 
   it('on session expiry aborts every lock held in it with LockLostError, and later acquisitions get a new session', async () => {
-    const engine = await newEngine({ connectionString: proxy.connectionString });
+    const engine = await newEngine({ url: proxy.connectionString });
     const backend = engine.backend as ZookeeperBackend;
     const other = await newEngine();
     const [k1, k2, k3] = [key('expiry-1'), key('expiry-2'), key('expiry-3')];

@@ -66,23 +66,23 @@ describe('zookeeper queue position', () => {
 
 describe('zookeeper backend options', () => {
   const bad: [string, Record<string, unknown>][] = [
-    ['no connectionString', {}],
-    ['empty connectionString', { connectionString: '' }],
-    ['connectionString with spaces', { connectionString: 'a b:2181' }],
-    ['relative rootPath', { connectionString: 'h:2181', rootPath: 'locks' }],
-    ['root as rootPath', { connectionString: 'h:2181', rootPath: '/' }],
-    ['rootPath with a trailing slash', { connectionString: 'h:2181', rootPath: '/locks/' }],
-    ['rootPath with ..', { connectionString: 'h:2181', rootPath: '/a/../b' }],
-    ['rootPath under /zookeeper', { connectionString: 'h:2181', rootPath: '/zookeeper/x' }],
-    ['zero sessionTimeoutMs', { connectionString: 'h:2181', sessionTimeoutMs: 0 }],
-    ['fractional connectTimeoutMs', { connectionString: 'h:2181', connectTimeoutMs: 1.5 }],
+    ['no url', {}],
+    ['empty url', { url: '' }],
+    ['url with spaces', { url: 'a b:2181' }],
+    ['relative rootPath', { url: 'h:2181', rootPath: 'locks' }],
+    ['root as rootPath', { url: 'h:2181', rootPath: '/' }],
+    ['rootPath with a trailing slash', { url: 'h:2181', rootPath: '/locks/' }],
+    ['rootPath with ..', { url: 'h:2181', rootPath: '/a/../b' }],
+    ['rootPath under /zookeeper', { url: 'h:2181', rootPath: '/zookeeper/x' }],
+    ['zero sessionTimeoutMs', { url: 'h:2181', sessionTimeoutMs: 0 }],
+    ['fractional connectTimeoutMs', { url: 'h:2181', connectTimeoutMs: 1.5 }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
     await expect(createLockBackend({ type: 'zookeeper', ...options } as never)).rejects.toBeInstanceOf(InvalidLockArgumentError);
   });
 
   it('accepts an ensemble with a chroot', async () => {
-    const backend = await createLockBackend({ type: 'zookeeper', connectionString: 'h1:2181,h2:2181/apps/x', rootPath: '/locks' });
+    const backend = await createLockBackend({ type: 'zookeeper', url: 'h1:2181,h2:2181/apps/x', rootPath: '/locks' });
     await backend.close();
   });
 });

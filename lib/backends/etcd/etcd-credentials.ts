@@ -28,7 +28,7 @@ export function resolveEtcdCredentials(options: EtcdBackendOptions, hosts: reado
       throw new InvalidLockArgumentError(`etcd backend: credentials must be { rootCertificate, privateKey?, certChain? }, got ${describe(credentials)}`);
     }
     if (!hosts.every((host) => host.startsWith('https:'))) {
-      throw new InvalidLockArgumentError('etcd backend: credentials (TLS) need https:// hosts');
+      throw new InvalidLockArgumentError('etcd backend: credentials (TLS) need https:// urls');
     }
     const rootCertificate = credentials.rootCertificate === undefined ? undefined : pem(credentials.rootCertificate, 'rootCertificate');
     const privateKey = credentials.privateKey === undefined ? undefined : pem(credentials.privateKey, 'privateKey');

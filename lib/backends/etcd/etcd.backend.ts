@@ -56,7 +56,7 @@ class EtcdBackend implements LockBackend {
  * the first acquisition, so an unreachable etcd shows up as LockBackendError there, not here.
  */
 export async function createEtcdBackend(options: EtcdBackendOptions): Promise<LockBackend> {
-  const { hosts, leaseTtlSeconds, requestTimeoutMs } = resolveEtcdOptions(options);
+  const { urls: hosts, leaseTtlSeconds, requestTimeoutMs } = resolveEtcdOptions(options);
   const credentials = resolveEtcdCredentials(options, hosts);
   const loaded = await loadOptional<EtcdDriver & { default?: EtcdDriver }>('etcd3', "The 'etcd' backend");
   // etcd3 is CommonJS: its exports may sit on `default` when imported from ESM.

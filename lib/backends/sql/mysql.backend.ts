@@ -9,8 +9,8 @@ import { parseTableName } from './sql-names.js';
 import { SqlBackend } from './sql.backend.js';
 
 /**
- * The `mysql` backend for MySQL 8 and MariaDB 10.11 (driver: `mysql2`). With `uri` it creates a
- * pool and closes it on shutdown; a `pool` of yours (promise or callback style) stays open.
+ * The `mysql` backend for MySQL 8 and MariaDB 10.11 (driver: `mysql2`). With `url` it creates a
+ * pool and closes it on shutdown; a pool of yours (`client`, promise or callback style) stays open.
  * Waiters poll with jittered backoff (MySQL has no notifications). Throws InvalidLockArgumentError
  * for bad options; never connects before the first lock.
  */
@@ -18,7 +18,7 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
   const table = parseTableName(options.table, 'mysql');
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'mysql');
   const isPool = (value: unknown): value is MysqlPromisePool => asPromisePool(value) !== undefined;
-  const connection = pickConnection('mysql', { name: 'uri', value: options.uri }, options.pool, isPool);
+  const connection = pickConnection('mysql', options.url, options.client, isPool);
   if ('pool' in connection) {
     const pool = asPromisePool(connection.pool)!;
     return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table));

@@ -10,15 +10,15 @@ import { parseTableName, releaseChannel } from './sql-names.js';
 import { SqlBackend } from './sql.backend.js';
 
 /**
- * The `postgres` backend (driver: `pg`). With `connectionString` it creates a pool and closes it
- * on shutdown; a `pool` of yours stays open. Either way it opens one extra connection of its own
+ * The `postgres` backend (driver: `pg`). With `url` it creates a pool and closes it
+ * on shutdown; a pool of yours (`client`) stays open. Either way it opens one extra connection of its own
  * for LISTEN (from the pool's own settings), and closes it on shutdown.
  * Throws InvalidLockArgumentError for bad options; never connects before the first lock.
  */
 export async function createPostgresBackend(options: PostgresBackendOptions): Promise<LockBackend> {
   const table = parseTableName(options.table, 'postgres');
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'postgres');
-  const connection = pickConnection('postgres', { name: 'connectionString', value: options.connectionString }, options.pool, isPgPool);
+  const connection = pickConnection('postgres', options.url, options.client, isPgPool);
   const channel = releaseChannel(table);
   if ('url' in connection) {
     const { Pool, Client } = await loadPgDriver();

@@ -9,24 +9,24 @@ export const POOL_SIZE = 10;
 export const APPLICATION_NAME = 'nestjs-distributed-lock';
 
 /**
- * Exactly one of a connection URL (the backend creates and closes the pool) or a pool of the
- * user's (left open). Throws InvalidLockArgumentError naming the options.
+ * Exactly one of a connection `url` (the backend creates and closes the pool) or a pool of the
+ * user's, `client` (left open). Throws InvalidLockArgumentError naming the options.
  */
 export function pickConnection<Pool>(
   backend: string,
-  url: { readonly name: string; readonly value: unknown },
-  pool: unknown,
+  url: unknown,
+  client: unknown,
   isPool: (value: unknown) => value is Pool,
 ): { readonly url: string } | { readonly pool: Pool } {
-  if (url.value !== undefined && pool !== undefined) {
-    throw new InvalidLockArgumentError(`${backend} backend: give either ${url.name} or pool, not both`);
+  if (url !== undefined && client !== undefined) {
+    throw new InvalidLockArgumentError(`${backend} backend: give either url or client, not both`);
   }
-  if (pool !== undefined) {
-    if (!isPool(pool)) throw new InvalidLockArgumentError(`${backend} backend: pool must be a ${backend === 'postgres' ? 'pg Pool' : 'mysql2 Pool'}, got ${describe(pool)}`);
-    return { pool };
+  if (client !== undefined) {
+    if (!isPool(client)) throw new InvalidLockArgumentError(`${backend} backend: client must be a ${backend === 'postgres' ? 'pg Pool' : 'mysql2 Pool'}, got ${describe(client)}`);
+    return { pool: client };
   }
-  if (typeof url.value !== 'string' || url.value.trim() === '') {
-    throw new InvalidLockArgumentError(`${backend} backend needs ${url.name} (a connection URL) or pool, got ${url.name} ${describe(url.value)}`);
+  if (typeof url !== 'string' || url.trim() === '') {
+    throw new InvalidLockArgumentError(`${backend} backend needs url (a connection URL) or client (a pool of yours), got url ${describe(url)}`);
   }
-  return { url: url.value };
+  return { url };
 }

@@ -1,6 +1,7 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { ZookeeperBackendOptions } from '../backend-options.js';
+import { warnDeprecatedOnce } from '../deprecated-options.js';
 
 export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
@@ -37,14 +38,14 @@ const HOST_LIST = /^[^\s,/]+(,[^\s,/]+)*(\/.*)?$/;
 
 /** Validates the `zookeeper` backend options and fills in the defaults. Throws InvalidLockArgumentError. */
 export function resolveZookeeperOptions(options: ZookeeperBackendOptions): ResolvedZookeeperOptions {
-  const { connectionString, sessionTimeoutMs, connectTimeoutMs, rootPath, auth, acl } = options;
+  const { url: connectionString, sessionTimeoutMs, connectTimeoutMs, rootPath, auth, acl } = options;
   // Not public: tests set 0 to make releases race acquirers on parent clean-up.
   const { parentCleanupDelayMs } = options as { parentCleanupDelayMs?: number };
   if (typeof connectionString !== 'string' || !HOST_LIST.test(connectionString)) {
-    throw new InvalidLockArgumentError(`zookeeper connectionString must look like 'host:2181' or 'h1:2181,h2:2181/chroot', got ${describe(connectionString)}`);
+    throw new InvalidLockArgumentError(`zookeeper url must look like 'host:2181' or 'h1:2181,h2:2181/chroot', got ${describe(connectionString)}`);
   }
   const chroot = connectionString.includes('/') ? connectionString.slice(connectionString.indexOf('/')) : undefined;
-  if (chroot !== undefined && chroot !== '/') checkPath(chroot, 'the chroot in connectionString');
+  if (chroot !== undefined && chroot !== '/') checkPath(chroot, 'the chroot in url');
   const resolvedAuth = checkAuth(auth);
   return {
     connectionString,
@@ -82,10 +83,24 @@ function checkPath(value: unknown, what: string): string {
   return value;
 }
 
-/** Validates `auth` without ever quoting a credential. */
+/**
+ * Validates `auth` without ever quoting a credential: `{ username, password }` (the digest scheme),
+ * or the deprecated list of `{ scheme, credentials }`.
+ */
 function checkAuth(value: unknown): readonly ZookeeperAuth[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw new InvalidLockArgumentError(`zookeeper auth must be an array of { scheme, credentials }, got ${kind(value)}`);
+  if (!Array.isArray(value)) {
+    const { username, password } = (value ?? {}) as { username?: unknown; password?: unknown };
+    if (typeof value !== 'object' || value === null || typeof username !== 'string' || username === '' || username.includes(':') || typeof password !== 'string') {
+      throw new InvalidLockArgumentError(`zookeeper auth must be { username, password } with a non-empty username string (no ':') and a password string, got ${kind(value)}`);
+    }
+    return checkAuthList([{ scheme: 'digest', credentials: `${username}:${password}` }]);
+  }
+  warnDeprecatedOnce('NDL_DEP_ZOOKEEPER_AUTH_LIST', 'zookeeper backend option "auth" as a list of { scheme, credentials } is deprecated: use auth: { username, password } (the digest scheme)');
+  return checkAuthList(value);
+}
+
+function checkAuthList(value: unknown[]): readonly ZookeeperAuth[] {
   return value.map((entry: unknown, i) => {
     const { scheme, credentials } = (entry ?? {}) as { scheme?: unknown; credentials?: unknown };
     const what = `zookeeper auth[${i}]`;
@@ -104,7 +119,7 @@ const DIGEST_ID = /^[^:]+:[A-Za-z0-9+/]{27}=$/;
 
 function checkAcl(value: unknown, hasAuth: boolean): ZookeeperAcl {
   if (value === undefined || value === 'open') return 'open';
-  const needsAuth = (what: string) => new InvalidLockArgumentError(`zookeeper ${what} grants the session's authenticated ids, so it needs the auth option (e.g. [{ scheme: 'digest', credentials: 'user:password' }])`);
+  const needsAuth = (what: string) => new InvalidLockArgumentError(`zookeeper ${what} grants the session's authenticated ids, so it needs the auth option (e.g. { username, password })`);
   if (value === 'creator') {
     if (!hasAuth) throw needsAuth(`acl 'creator'`);
     return 'creator';
