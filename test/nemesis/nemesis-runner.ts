@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { BackendOptions } from '../../lib/index.js';
 import { checkHistory, type CheckReport, type HistoryEvent } from './checker.mjs';
 import { FaultProxy, type ProxyMode } from './fault-proxy.js';
+import { dropPort, undropPort } from './iptables-drop.js';
 import { seededRandom } from './seeded-random.js';
 
 const WORKER = fileURLToPath(new URL('./nemesis-worker.mjs', import.meta.url));
@@ -15,14 +16,15 @@ export const SLOW_CLOCK_RATE = 0.995;
 /**
  * The faults. Holder faults hit the first client to reach the fault's checkpoint once it is armed:
  * `partition` and `partition replies` cut its proxies (both ways, or the store's replies only) and
- * keep it working (it holds on, then writes) until the heal; `pause after acquire` and `pause
+ * keep it working (it holds on, then writes) until the heal; `partition tcp` drops its packets to
+ * and from its proxies with iptables (root only), so that its kernel retransmits with back-off; `pause after acquire` and `pause
  * before write` SIGSTOP it there; `block loop` makes it block its event loop before writing;
  * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
  * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds.
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock';
 
-export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
+export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
 /** One store as the nemesis runs it. */
 export interface NemesisStore {
@@ -158,6 +160,18 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
       let healedAt: number;
       let target: number | undefined;
       switch (fault) {
+        case 'partition tcp': {
+          target = await strike('after-acquire', async (index) => {
+            for (const proxy of proxies[index]!) dropPort(proxy.port);
+            record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode: 'iptables' });
+            return { holdMs: faultMs };
+          });
+          await sleep(faultMs);
+          for (const proxy of proxies[target]!) undropPort(proxy.port);
+          record({ process: 'nemesis', type: 'event', f: 'heal', target });
+          healedAt = now();
+          break;
+        }
         case 'partition':
         case 'partition replies':
         case 'slow clock': {
@@ -211,6 +225,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     }
     await within(Promise.all(exits.map((e) => e.exited)), 20_000, undefined);
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
   const history = { meta: { store: store.name, fault, seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, lossMs: store.lossMs, clients, faultMs: options.faultMs ?? null }, events };
