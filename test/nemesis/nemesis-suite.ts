@@ -39,9 +39,9 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
       dist?.remove();
     }, 60_000);
 
-    it.each(faults.map((fault, i) => [fault, i]))('%s', async (fault) => {
+    it.each(faults.map((fault) => [fault]))('%s', async (fault) => {
       if (fault === 'partition tcp' && !canDrop()) return void process.stdout.write('nemesis: "partition tcp" skipped: iptables needs root\n');
-      const run = await runNemesis(store, fault as NemesisFault, { seed: NEMESIS_SEED + (faults.indexOf(fault as NemesisFault) * 1000), rounds: ROUNDS, dist: dist.url, resourceUrl: resource.url, faultMs: FAULT_MS, recoveryLimitMs: FAULT_MS ? 60_000 : undefined });
+      const run = await runNemesis(store, fault as NemesisFault, { seed: NEMESIS_SEED, rounds: ROUNDS, dist: dist.url, resourceUrl: resource.url, faultMs: FAULT_MS, recoveryLimitMs: FAULT_MS ? 60_000 : undefined });
       runs.push(run);
       const { report } = run;
       expect(report.acquisitions).toBeGreaterThan(0);
