@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { canDrop } from './iptables-drop.js';
+import { canUseIptables } from './iptables.js';
 import { runNemesis } from './nemesis-runner.js';
 import { NEMESIS_SEED } from './nemesis-suite.js';
 import { NEMESIS_STORES, type StartedStore } from './nemesis-stores.js';
@@ -14,7 +14,7 @@ import { PENDING, RECOVERY_BOUND_MS } from './pending-checks.js';
 const LONG = process.env.NEMESIS_LONG === '1';
 const PARTITION_MS = Number(process.env.NEMESIS_LONG_PARTITION_MS ?? 30_000);
 
-(LONG && canDrop() ? describe : describe.skip)('nemesis: long partitions', () => {
+(LONG && canUseIptables() ? describe : describe.skip)('nemesis: long partitions', () => {
   let resource: RedisServer;
   let dist: Awaited<ReturnType<typeof snapshotDist>>;
   beforeAll(async () => {

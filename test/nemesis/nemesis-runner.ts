@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { BackendOptions } from '../../lib/index.js';
 import { checkHistory, type CheckReport, type HistoryEvent } from './checker.mjs';
 import { FaultProxy, type ProxyMode } from './fault-proxy.js';
-import { dropPort, undropPort } from './iptables-drop.js';
+import { dropPort, undropPort } from './iptables.js';
 import { seededRandom } from './seeded-random.js';
 
 const WORKER = fileURLToPath(new URL('./nemesis-worker.mjs', import.meta.url));
@@ -20,9 +20,10 @@ export const SLOW_CLOCK_RATE = 0.995;
  * and from its proxies with iptables (root only), so that its kernel retransmits with back-off; `pause after acquire` and `pause
  * before write` SIGSTOP it there; `block loop` makes it block its event loop before writing;
  * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
- * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds.
+ * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `isolate member` cuts
+ * the leader of a cluster off from its peers and its clients (clusters only).
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate member';
 
 export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
@@ -38,6 +39,10 @@ export interface NemesisStore {
   readonly lossMs: number;
   /** Kills the store and starts it again (what survives is the store's: see its setup). */
   restart(): Promise<void>;
+  /** Clusters: cuts the leader off from its peers and its clients; resolves its name and the heal. */
+  isolateMember?(): Promise<{ member: string; heal(): void }>;
+  /** How long a member stays isolated. */
+  readonly isolationMs?: number;
 }
 
 export interface NemesisOptions {
@@ -203,6 +208,16 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
         case 'block loop': {
           target = await strike('before-write', async () => ({ blockMs: faultMs }));
           await sleep(faultMs);
+          healedAt = now();
+          break;
+        }
+        case 'isolate member': {
+          if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
+          const { member, heal } = await store.isolateMember();
+          record({ process: 'nemesis', type: 'event', f: 'partition', member });
+          await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
+          heal();
+          record({ process: 'nemesis', type: 'event', f: 'heal', member });
           healedAt = now();
           break;
         }

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { EtcdCluster } from '../harness/etcd-cluster.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { ZOOKEEPER_TICK_MS, ZookeeperServer } from '../harness/zookeeper-server.js';
+import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
+import { isolateProcess } from './member-isolation.js';
 import type { NemesisStore } from './nemesis-runner.js';
 
 /** A store's servers, started; `stop` ends them and deletes their data. */
@@ -62,6 +64,35 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: ([port]) => ({ type: 'zookeeper', connectionString: `127.0.0.1:${port}`, sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
+    };
+  },
+  /** 3 etcd members; the leader is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  async 'etcd-3'() {
+    const cluster = await EtcdCluster.start(3);
+    return {
+      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
+      clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
+      async isolateMember() {
+        const leader = await cluster.leader();
+        return { member: leader.memberName, heal: isolateProcess(leader.pid!, leader.memberName) };
+      },
+      restart: () => Promise.reject(new Error('etcd-3: no restart fault')),
+      stop: () => cluster.destroy(),
+    };
+  },
+  /** A 3-member ZooKeeper ensemble; the leader is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  async 'zookeeper-3'() {
+    const ensemble = await ZookeeperEnsemble.start(3);
+    const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
+    return {
+      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000,
+      clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
+      async isolateMember() {
+        const leader = await ensemble.leader();
+        return { member: leader.name, heal: isolateProcess(leader.pid!, leader.name) };
+      },
+      restart: () => Promise.reject(new Error('zookeeper-3: no restart fault')),
+      stop: () => ensemble.destroy(),
     };
   },
 };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { RedisServer } from '../harness/redis-server.js';
-import { canDrop } from './iptables-drop.js';
+import { canUseIptables } from './iptables.js';
 import { ALL_NEMESIS_FAULTS, runNemesis, type NemesisFault, type NemesisRun } from './nemesis-runner.js';
 import { NEMESIS_STORES, type StartedStore } from './nemesis-stores.js';
 import { formatNemesisTable } from './nemesis-table.js';
@@ -40,7 +40,7 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
     }, 60_000);
 
     it.each(faults.map((fault) => [fault]))('%s', async (fault) => {
-      if (fault === 'partition tcp' && !canDrop()) return void process.stdout.write('nemesis: "partition tcp" skipped: iptables needs root\n');
+      if (fault === 'partition tcp' && !canUseIptables()) return void process.stdout.write('nemesis: "partition tcp" skipped: iptables needs root\n');
       const run = await runNemesis(store, fault as NemesisFault, { seed: NEMESIS_SEED, rounds: ROUNDS, dist: dist.url, resourceUrl: resource.url, faultMs: FAULT_MS, recoveryLimitMs: FAULT_MS ? 60_000 : undefined });
       runs.push(run);
       const { report } = run;
