@@ -10,6 +10,7 @@ export class EtcdMember extends ServerProcess {
     readonly peerPort: number,
     readonly dataDir: string,
     initialCluster: string,
+    token: string,
   ) {
     const peerUrl = `http://127.0.0.1:${peerPort}`;
     const clientUrl = `http://127.0.0.1:${clientPort}`;
@@ -17,7 +18,7 @@ export class EtcdMember extends ServerProcess {
       '--name', memberName, '--data-dir', join(dataDir, 'data'),
       '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
       '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl,
-      '--initial-cluster', initialCluster, '--initial-cluster-state', 'new', '--initial-cluster-token', `ndl-${clientPort}`,
+      '--initial-cluster', initialCluster, '--initial-cluster-state', 'new', '--initial-cluster-token', token,
       '--logger', 'zap', '--log-outputs', join(dataDir, 'etcd.log'),
     ]);
   }
@@ -39,10 +40,10 @@ export class EtcdCluster {
   private constructor(readonly members: readonly EtcdMember[]) {}
 
   static async start(size = 3): Promise<EtcdCluster> {
-    const ports = [];
+    const ports: { name: string; client: number; peer: number }[] = [];
     for (let i = 0; i < size; i++) ports.push({ name: `m${i + 1}`, client: await freePort(), peer: await freePort() });
     const initial = ports.map((p) => `${p.name}=http://127.0.0.1:${p.peer}`).join(',');
-    const cluster = new EtcdCluster(ports.map((p) => new EtcdMember(p.name, p.client, p.peer, tempDir('etcd'), initial)));
+    const cluster = new EtcdCluster(ports.map((p) => new EtcdMember(p.name, p.client, p.peer, tempDir('etcd'), initial, `ndl-${ports[0]!.client}`)));
     for (const member of cluster.members) member.start();
     await waitUntil('a 3-member etcd cluster with a leader', async () => (await Promise.all(cluster.members.map((m) => m.status()))).every((s) => s.leader !== '0'), 60_000, 200);
     return cluster;

@@ -14,6 +14,8 @@ export type ProxyMode = 'open' | 'partitioned' | 'replies-dropped';
  */
 export class FaultProxy {
   private modeNow: ProxyMode = 'open';
+  /** Bytes forwarded either way so far (which store endpoint a client mostly talks to). */
+  bytes = 0;
   private readonly pairs = new Set<Pair>();
 
   private constructor(
@@ -55,8 +57,16 @@ export class FaultProxy {
     const server = createConnection({ host: targetHost, port: this.targetPort, noDelay: true });
     const pair: Pair = { client, server, toServer: [], toClient: [] };
     this.pairs.add(pair);
-    client.on('data', (chunk: Buffer) => (this.modeNow === 'partitioned' ? pair.toServer.push(chunk) : server.write(chunk)));
-    server.on('data', (chunk: Buffer) => (this.modeNow === 'open' ? client.write(chunk) : pair.toClient.push(chunk)));
+    client.on('data', (chunk: Buffer) => {
+      this.bytes += chunk.length;
+      if (this.modeNow === 'partitioned') pair.toServer.push(chunk);
+      else server.write(chunk);
+    });
+    server.on('data', (chunk: Buffer) => {
+      this.bytes += chunk.length;
+      if (this.modeNow === 'open') client.write(chunk);
+      else pair.toClient.push(chunk);
+    });
     const end = () => {
       this.pairs.delete(pair);
       client.destroy();

@@ -20,10 +20,11 @@ export const SLOW_CLOCK_RATE = 0.995;
  * and from its proxies with iptables (root only), so that its kernel retransmits with back-off; `pause after acquire` and `pause
  * before write` SIGSTOP it there; `block loop` makes it block its event loop before writing;
  * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
- * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `isolate member` cuts
- * the leader of a cluster off from its peers and its clients (clusters only).
+ * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `isolate leader` cuts
+ * the leader of a cluster off from its peers and its clients, `isolate member` the member the
+ * clients talked to most in the last half second (clusters only).
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate member';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate leader' | 'isolate member';
 
 export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
@@ -39,8 +40,8 @@ export interface NemesisStore {
   readonly lossMs: number;
   /** Kills the store and starts it again (what survives is the store's: see its setup). */
   restart(): Promise<void>;
-  /** Clusters: cuts the leader off from its peers and its clients; resolves its name and the heal. */
-  isolateMember?(): Promise<{ member: string; heal(): void }>;
+  /** Clusters: cuts a member (the leader, or the one of `endpoints[index]`) off from its peers and its clients; resolves its name and the heal. */
+  isolateMember?(which: 'leader' | number): Promise<{ member: string; heal(): void }>;
   /** How long a member stays isolated. */
   readonly isolationMs?: number;
 }
@@ -155,6 +156,15 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     return target;
   };
 
+  /** The endpoint whose proxies carried the most bytes over the next 500 ms. */
+  const busiestEndpoint = async (): Promise<number> => {
+    const traffic = () => store.endpoints.map((_, e) => proxies.reduce((sum, own) => sum + own[e]!.bytes, 0));
+    const before = traffic();
+    await sleep(500);
+    const delta = traffic().map((bytes, e) => bytes - before[e]!);
+    return delta.indexOf(Math.max(...delta));
+  };
+
   let failure: unknown;
   try {
     await Promise.all(exits.map((e) => e.ready));
@@ -211,9 +221,10 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           healedAt = now();
           break;
         }
+        case 'isolate leader':
         case 'isolate member': {
           if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
-          const { member, heal } = await store.isolateMember();
+          const { member, heal } = await store.isolateMember(fault === 'isolate leader' ? 'leader' : await busiestEndpoint());
           record({ process: 'nemesis', type: 'event', f: 'partition', member });
           await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
           heal();

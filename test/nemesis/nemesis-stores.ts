@@ -66,30 +66,30 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       stop: () => server.destroy(),
     };
   },
-  /** 3 etcd members; the leader is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
     return {
       name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
       clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
-      async isolateMember() {
-        const leader = await cluster.leader();
-        return { member: leader.memberName, heal: isolateProcess(leader.pid!, leader.memberName) };
+      async isolateMember(which) {
+        const member = which === 'leader' ? await cluster.leader() : cluster.members[which]!;
+        return { member: member.memberName, heal: isolateProcess(member.pid!, member.memberName) };
       },
       restart: () => Promise.reject(new Error('etcd-3: no restart fault')),
       stop: () => cluster.destroy(),
     };
   },
-  /** A 3-member ZooKeeper ensemble; the leader is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  /** A 3-member ZooKeeper ensemble; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
   async 'zookeeper-3'() {
     const ensemble = await ZookeeperEnsemble.start(3);
     const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
     return {
       name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000,
       clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
-      async isolateMember() {
-        const leader = await ensemble.leader();
-        return { member: leader.name, heal: isolateProcess(leader.pid!, leader.name) };
+      async isolateMember(which) {
+        const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which]!;
+        return { member: member.name, heal: isolateProcess(member.pid!, member.name) };
       },
       restart: () => Promise.reject(new Error('zookeeper-3: no restart fault')),
       stop: () => ensemble.destroy(),
