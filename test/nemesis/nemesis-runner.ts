@@ -40,6 +40,8 @@ export interface NemesisStore {
   readonly lossMs: number;
   /** Kills the store and starts it again (what survives is the store's: see its setup). */
   restart(): Promise<void>;
+  /** SQL stores: the guarded counter is a row in this database behind SqlFenceGuard (reached directly, not through the proxies). */
+  readonly sqlResource?: { dialect: 'postgres' | 'mysql'; url: string };
   /** Clusters: cuts a member (the leader, or the one of `endpoints[index]`) off from its peers and its clients; resolves its name and the heal. */
   isolateMember?(which: 'leader' | number): Promise<{ member: string; heal(): void }>;
   /** How long a member stays isolated. */
@@ -106,7 +108,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     const config = {
       dist: options.dist, backend: store.clientConfig(own.map((proxy) => proxy.port)), key: 'nemesis', keyPrefix: prefix,
       leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, resourceUrl: options.resourceUrl, resourcePrefix: prefix,
-      holdMs: [0, 30], seed: Math.floor(random() * 2 ** 32), stamp: !slow, index,
+      holdMs: [0, 30], seed: Math.floor(random() * 2 ** 32), stamp: !slow, index, sql: store.sqlResource,
     };
     const env = slow ? { ...process.env, LD_PRELOAD: LIBFAKETIME, FAKETIME: `+0 x${SLOW_CLOCK_RATE}` } : process.env;
     const child = fork(WORKER, [JSON.stringify(config)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env });
@@ -254,7 +256,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  const history = { meta: { store: store.name, fault, seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, lossMs: store.lossMs, clients, faultMs: options.faultMs ?? null }, events };
+  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, lossMs: store.lossMs, clients, faultMs: options.faultMs ?? null }, events };
   const outDir = options.outDir ?? '.test-results/nemesis';
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);

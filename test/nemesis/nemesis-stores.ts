@@ -29,7 +29,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async postgres() {
     const server = await PostgresServer.start();
     return {
-      name: 'postgres', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300,
+      name: 'postgres', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'postgres', url: server.connectionString },
       clientConfig: ([port]) => ({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
@@ -39,7 +39,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async mysql() {
     const server = await MariadbServer.start();
     return {
-      name: 'mysql', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300,
+      name: 'mysql', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'mysql', url: server.uri },
       clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
       restart: () => server.restart(),
       stop: () => server.destroy(),

@@ -51,7 +51,11 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
       const overlaps = report.violations.filter((v) => v.kind === 'overlap');
       const expected = expectedViolations[fault as NemesisFault] ?? (fault === 'slow clock' && !PENDING ? 'pending' : undefined);
       if (expected === undefined) expect(overlaps).toEqual([]);
-      if (BITING.includes(fault as NemesisFault)) expect(report.canaryAnomalies).toBeGreaterThan(0);
+      if (BITING.includes(fault as NemesisFault)) {
+        // The fault bit: the canary shows it, and the fence guard refused the stale holder's write.
+        expect(report.canaryAnomalies).toBeGreaterThan(0);
+        expect(report.guardedRefused).toBeGreaterThan(0);
+      }
       if (PENDING) expect(pendingChecks(run).filter((check) => !check.passed)).toEqual([]);
     }, 300_000);
   });

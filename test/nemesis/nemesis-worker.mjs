@@ -4,7 +4,7 @@
 // release. Every invocation and completion goes to the parent as a history event. At two
 // checkpoints (after the acquire reply, before the writes) the parent may inject a fault: stop this
 // process, cut its proxy, have it hold longer or block its event loop.
-// argv[2]: JSON { dist, backend, key, keyPrefix, leaseMs, waitMs, resourceUrl, resourcePrefix, holdMs: [min, max], seed, stamp }.
+// argv[2]: JSON { dist, backend, key, keyPrefix, leaseMs, waitMs, resourceUrl, resourcePrefix, holdMs: [min, max], seed, stamp, sql? }.
 // stamp: whether this process's monotonic clock is the real one (not under libfaketime): then it
 // times its events itself; otherwise the parent times them on receipt.
 import { setTimeout as delay } from 'node:timers/promises';
@@ -20,6 +20,8 @@ const engine = new LockEngine(await createLockBackend(config.backend), { keyPref
 const resource = new Redis(config.resourceUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
 resource.on('error', () => undefined);
 const guard = new RedisFenceGuard(resource);
+// On the SQL stores the guarded counter is a row behind SqlFenceGuard (sql-counter.mjs); elsewhere a Redis key behind RedisFenceGuard.
+const sql = config.sql ? await (await import('./sql-counter.mjs')).sqlCounter(config.sql, `${config.resourcePrefix}guarded`, root) : undefined;
 const keys = { guarded: [`${config.resourcePrefix}guarded`, `${config.resourcePrefix}guarded:fence`], canary: [`${config.resourcePrefix}canary`, `${config.resourcePrefix}canary:fence`] };
 // Sets the counter and the writer's fence; returns what they were just before (the checker's lost updates and stale writes).
 const WRITE = "local prior = redis.call('GET', KEYS[1]) or '0'; local priorFence = redis.call('GET', KEYS[2]) or '-1'; redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return {prior, priorFence}";
@@ -53,7 +55,8 @@ async function write(kind, read, fence) {
   emit({ type: 'invoke', f: 'write', resource: kind, read, fence });
   try {
     const args = [String(read + 1), String(fence ?? -1)];
-    const [prior, priorFence] = kind === 'guarded' ? await guard.eval(WRITE, keys.guarded, args, fence) : await resource.eval(WRITE, 2, ...keys.canary, ...args);
+    const [prior, priorFence] =
+      kind === 'canary' ? await resource.eval(WRITE, 2, ...keys.canary, ...args) : sql ? await sql.write(read + 1, fence) : await guard.eval(WRITE, keys.guarded, args, fence);
     emit({ type: 'ok', f: 'write', resource: kind, read, fence, prior: Number(prior), priorFence: Number(priorFence) });
   } catch (error) {
     emit({ type: error.name === 'StaleFenceError' ? 'fail' : 'info', f: 'write', resource: kind, read, fence, error: describeError(error) });
@@ -83,6 +86,7 @@ async function once() {
 
   const afterAcquire = await rpc('checkpoint', { point: 'after-acquire' });
   const [guarded, canary] = (await resource.mget(keys.guarded[0], keys.canary[0])).map(Number);
+  const guardedRead = sql ? await sql.read() : guarded;
   const [min, max] = config.holdMs;
   await delay(afterAcquire.holdMs ?? min + random() * (max - min));
   const beforeWrite = await rpc('checkpoint', { point: 'before-write' });
@@ -91,7 +95,7 @@ async function once() {
     busyLoop(beforeWrite.blockMs);
     process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() } });
   }
-  await write('guarded', guarded, lock.fence);
+  await write('guarded', guardedRead, lock.fence);
   await write('canary', canary, lock.fence);
 
   emit({ type: 'invoke', f: 'release', fence: lock.fence });
@@ -108,6 +112,7 @@ await started;
 while (!stopping.signal.aborted) await once();
 await engine.close().catch(() => undefined);
 resource.disconnect();
+await sql?.close();
 process.send({ event: 'done' }, () => process.disconnect());
 
 function mulberry32(seed) {
