@@ -22,9 +22,11 @@ export const SLOW_CLOCK_RATE = 0.995;
  * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
  * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `isolate leader` cuts
  * the leader of a cluster off from its peers and its clients, `isolate member` the member the
- * clients talked to most in the last half second (clusters only).
+ * clients talked to most in the last half second (clusters only); `majorities ring` (several
+ * independent masters: Redlock) cuts each client off from all but a majority of the masters, each
+ * client's majority a different one, as Jepsen's majorities-ring nemesis does.
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate leader' | 'isolate member';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate leader' | 'isolate member' | 'majorities ring';
 
 export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
@@ -40,6 +42,8 @@ export interface NemesisStore {
   readonly lossMs: number;
   /** Kills the store and starts it again (what survives is the store's: see its setup). */
   restart(): Promise<void>;
+  /** Whether the store gives fences (Redlock does not: its clients write only the canary). Default true. */
+  readonly fenced?: boolean;
   /** SQL stores: the guarded counter is a row in this database behind SqlFenceGuard (reached directly, not through the proxies). */
   readonly sqlResource?: { dialect: 'postgres' | 'mysql'; url: string };
   /** Clusters: cuts a member (the leader, or the one of `endpoints[index]`) off from its peers and its clients; resolves its name and the heal. */
@@ -231,6 +235,17 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
           heal();
           record({ process: 'nemesis', type: 'event', f: 'heal', member });
+          healedAt = now();
+          break;
+        }
+        case 'majorities ring': {
+          const n = store.endpoints.length;
+          const majority = Math.floor(n / 2) + 1;
+          proxies.forEach((own, c) => own.forEach((proxy, e) => ((e - 2 * c) % n + n) % n >= majority && proxy.setMode('partitioned')));
+          record({ process: 'nemesis', type: 'event', f: 'partition', mode: 'majorities ring' });
+          await sleep(faultMs);
+          for (const proxy of proxies.flat()) proxy.setMode('open');
+          record({ process: 'nemesis', type: 'event', f: 'heal' });
           healedAt = now();
           break;
         }

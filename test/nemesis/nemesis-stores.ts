@@ -3,6 +3,7 @@ import { EtcdCluster } from '../harness/etcd-cluster.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
+import { RedisMasters } from '../harness/redis-masters.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
 import { isolateProcess } from './member-isolation.js';
@@ -43,6 +44,16 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
+    };
+  },
+  /** Redlock over 5 masters without persistence (no fences: the clients write the canary only); a restart restarts one master, which comes back empty. */
+  async redlock() {
+    const masters = await RedisMasters.start(5);
+    return {
+      name: 'redlock', endpoints: masters.servers.map((server) => server.port), leaseMs: 1_000, lossMs: 1_300, fenced: false,
+      clientConfig: (ports) => ({ type: 'redlock', urls: ports.map((port) => `redis://127.0.0.1:${port}`) }),
+      restart: () => masters.restart(0),
+      stop: () => masters.stop(),
     };
   },
   /** One etcd member, 2 s leases (its minimum); a restart keeps the data dir. */

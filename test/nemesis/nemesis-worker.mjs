@@ -95,7 +95,7 @@ async function once() {
     busyLoop(beforeWrite.blockMs);
     process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() } });
   }
-  await write('guarded', guardedRead, lock.fence);
+  if (lock.fence !== undefined) await write('guarded', guardedRead, lock.fence);
   await write('canary', canary, lock.fence);
 
   emit({ type: 'invoke', f: 'release', fence: lock.fence });
