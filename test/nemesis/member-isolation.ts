@@ -1,8 +1,14 @@
-import { mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { processTree } from '../faults/process-tree.js';
-import { addRule, removeRule } from './iptables.js';
+import { addRule, canUseIptables, removeRule } from './iptables.js';
 
-const CGROUP_ROOT = '/sys/fs/cgroup/unified';
+/** The cgroup v2 hierarchy: beside v1 (hybrid) or alone (unified). */
+const CGROUP_ROOT = existsSync('/sys/fs/cgroup/unified/cgroup.procs') ? '/sys/fs/cgroup/unified' : '/sys/fs/cgroup';
+
+/** Whether a member can be isolated here: cgroup v2 (the iptables cgroup match needs it) and iptables as root. */
+export function canIsolate(): boolean {
+  return existsSync(`${CGROUP_ROOT}/cgroup.procs`) && existsSync(`${CGROUP_ROOT}/cgroup.subtree_control`) && canUseIptables();
+}
 
 /**
  * Cuts one cluster member off from its peers and its clients: its processes go into a cgroup (v2)

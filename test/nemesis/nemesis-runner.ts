@@ -9,7 +9,8 @@ import { dropPort, undropPort } from './iptables.js';
 import { seededRandom } from './seeded-random.js';
 
 const WORKER = fileURLToPath(new URL('./nemesis-worker.mjs', import.meta.url));
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
+/** libfaketime (Debian package faketime), preloaded into the slow-clock client. */
+export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
 /** The rate of the slow client's clock under `slow clock`: 0.5 % slow. */
 export const SLOW_CLOCK_RATE = 0.995;
 

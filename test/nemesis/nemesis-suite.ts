@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { existsSync } from 'node:fs';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { canUseIptables } from './iptables.js';
-import { ALL_NEMESIS_FAULTS, runNemesis, type NemesisFault, type NemesisRun } from './nemesis-runner.js';
+import { canIsolate } from './member-isolation.js';
+import { ALL_NEMESIS_FAULTS, LIBFAKETIME, runNemesis, type NemesisFault, type NemesisRun } from './nemesis-runner.js';
 import { NEMESIS_STORES, type StartedStore } from './nemesis-stores.js';
 import { formatNemesisTable } from './nemesis-table.js';
 import { PENDING, pendingChecks } from './pending-checks.js';
@@ -14,6 +16,14 @@ const ROUNDS = Number(process.env.NEMESIS_ROUNDS ?? 1);
 const FAULT_MS = process.env.NEMESIS_FAULT_MS ? Number(process.env.NEMESIS_FAULT_MS) : undefined;
 /** Holder faults: the canary (unguarded writes, trusting the lock) must show anomalies under them. */
 const BITING: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'slow clock'];
+
+/** Why `fault` cannot run on this machine, if it cannot. */
+function unavailable(fault: NemesisFault): string | undefined {
+  if (fault === 'partition tcp' && !canUseIptables()) return 'iptables needs root';
+  if (fault.startsWith('isolate') && !canIsolate()) return 'isolating a member needs root, iptables and cgroup v2';
+  if (fault === 'slow clock' && !existsSync(LIBFAKETIME)) return `libfaketime is not installed (${LIBFAKETIME}: Debian package faketime)`;
+  return undefined;
+}
 
 /**
  * The nemesis runs of one store: every fault in `faults`, each a seeded run of 3 clients (each
@@ -40,7 +50,8 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
     }, 60_000);
 
     it.each(faults.map((fault) => [fault]))('%s', async (fault) => {
-      if (fault === 'partition tcp' && !canUseIptables()) return void process.stdout.write('nemesis: "partition tcp" skipped: iptables needs root\n');
+      const missing = unavailable(fault as NemesisFault);
+      if (missing) return void process.stdout.write(`nemesis: "${fault}" on ${storeName} skipped: ${missing}\n`);
       const run = await runNemesis(store, fault as NemesisFault, { seed: NEMESIS_SEED, rounds: ROUNDS, dist: dist.url, resourceUrl: resource.url, faultMs: FAULT_MS, recoveryLimitMs: FAULT_MS ? 60_000 : undefined });
       runs.push(run);
       const { report } = run;
