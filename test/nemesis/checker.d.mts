@@ -61,6 +61,8 @@ export interface CheckReport {
   minLostMarginMs: number | null;
   lostMargins: number[];
   longestWithoutHolderMs: number;
+  /** From invocation to answer, the longest acquire that failed or was indeterminate (not aborted by the run's end). */
+  longestFailedAcquireMs: number | null;
   recoveries: Recovery[];
 }
 

@@ -19,6 +19,8 @@ export function checkHistory(history) {
   const pauses = new Map();
   const stateOf = (p) => state.get(p) ?? (state.set(p, { hold: undefined, acquired: undefined }), state.get(p));
   let maxFence = -Infinity;
+  const invokedAt = new Map();
+  let longestFailedAcquireMs = null;
   const counts = { operations: 0, acquisitions: 0, acquireFailed: 0, acquireIndeterminate: 0, releases: 0, guardedAccepted: 0, guardedRefused: 0, guardedIndeterminate: 0, canaryWrites: 0 };
   const canary = { lostUpdates: 0, writesAfterLoss: 0 };
   const endHold = (hold, time, endedBy) => {
@@ -39,6 +41,10 @@ export function checkHistory(history) {
     }
     const s = stateOf(p);
     if (event.type === 'invoke') counts.operations++;
+    if (event.f === 'acquire' && event.type === 'invoke') invokedAt.set(p, event.time);
+    if (event.f === 'acquire' && (event.type === 'fail' || event.type === 'info') && invokedAt.has(p) && !/abort/i.test(String(event.error))) {
+      longestFailedAcquireMs = Math.max(longestFailedAcquireMs ?? 0, round(event.time - invokedAt.get(p)));
+    }
     switch (`${event.f}:${event.type}`) {
       case 'acquire:ok': {
         counts.acquisitions++;
@@ -153,6 +159,7 @@ export function checkHistory(history) {
     minLostMarginMs: lostMargins.length ? Math.min(...lostMargins) : null,
     lostMargins,
     longestWithoutHolderMs: round(longestWithoutHolderMs),
+    longestFailedAcquireMs,
     recoveries,
   };
 }

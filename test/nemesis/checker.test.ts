@@ -94,4 +94,13 @@ describe('nemesis checker', () => {
     const report = checkHistory(history(['nemesis', 'event', 'heal', 100, { target: 0 }], [1, 'ok', 'acquire', 150, { fence: 1 }], [1, 'invoke', 'release', 160], [0, 'ok', 'acquire', 400, { fence: 2 }]));
     expect(report.recoveries).toEqual([{ f: 'heal', time: 100, target: 0, anyMs: 50, targetMs: 300 }]);
   });
+
+  it('measures the longest acquire that failed or was indeterminate, not counting those the run\'s end aborted', () => {
+    const report = checkHistory(history(
+      [0, 'invoke', 'acquire', 0], [0, 'fail', 'acquire', 2600, { error: 'LockTimeoutError: timed out' }],
+      [1, 'invoke', 'acquire', 100], [1, 'info', 'acquire', 5200, { error: 'LockBackendError: [redis] Command timed out' }],
+      [2, 'invoke', 'acquire', 0], [2, 'fail', 'acquire', 9000, { error: 'AbortError: This operation was aborted' }],
+    ));
+    expect(report.longestFailedAcquireMs).toBe(5100);
+  });
 });

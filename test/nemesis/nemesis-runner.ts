@@ -131,7 +131,12 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
       });
       child.once('exit', (code) => reject(new Error(`nemesis client exited before ready (${code}): ${stderr}`)));
     });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', (code, signal) => {
+        record({ process: index, type: 'event', f: 'exit', code, signal });
+        resolve();
+      }),
+    );
     return { ready, exited, stderr: () => stderr };
   });
 
@@ -272,7 +277,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, lossMs: store.lossMs, clients, faultMs: options.faultMs ?? null }, events };
+  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, clients, faultMs: options.faultMs ?? null }, events };
   const outDir = options.outDir ?? '.test-results/nemesis';
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);

@@ -84,20 +84,24 @@ async function once() {
   if (lock.signal.aborted) lost();
   else lock.signal.addEventListener('abort', lost, { once: true });
 
-  const afterAcquire = await rpc('checkpoint', { point: 'after-acquire' });
-  const [guarded, canary] = (await resource.mget(keys.guarded[0], keys.canary[0])).map(Number);
-  const guardedRead = sql ? await sql.read() : guarded;
-  const [min, max] = config.holdMs;
-  await delay(afterAcquire.holdMs ?? min + random() * (max - min));
-  const beforeWrite = await rpc('checkpoint', { point: 'before-write' });
-  if (beforeWrite.blockMs) {
-    process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'pause', target: config.index, time: now() } });
-    busyLoop(beforeWrite.blockMs);
-    process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() } });
+  try {
+    const afterAcquire = await rpc('checkpoint', { point: 'after-acquire' });
+    const [guarded, canary] = (await resource.mget(keys.guarded[0], keys.canary[0])).map(Number);
+    const guardedRead = sql ? await sql.read() : guarded;
+    const [min, max] = config.holdMs;
+    await delay(afterAcquire.holdMs ?? min + random() * (max - min));
+    const beforeWrite = await rpc('checkpoint', { point: 'before-write' });
+    if (beforeWrite.blockMs) {
+      process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'pause', target: config.index, time: now() } });
+      busyLoop(beforeWrite.blockMs);
+      process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() } });
+    }
+    if (lock.fence !== undefined) await write('guarded', guardedRead, lock.fence);
+    await write('canary', canary, lock.fence);
+  } catch (error) {
+    // The resource failed (a SQL store restarting under its guarded row): the holder gives up this round.
+    emit({ type: 'event', f: 'resource-error', error: describeError(error) });
   }
-  if (lock.fence !== undefined) await write('guarded', guardedRead, lock.fence);
-  await write('canary', canary, lock.fence);
-
   emit({ type: 'invoke', f: 'release', fence: lock.fence });
   try {
     await lock.release();

@@ -7,6 +7,8 @@ export const PENDING = process.env.NEMESIS_PENDING === '1';
 export const driftAllowanceMs = (leaseMs: number) => leaseMs * 0.01 + 2;
 /** A client cut off from its store acquires again within this long of the heal. */
 export const RECOVERY_BOUND_MS = 5_000;
+/** How much longer than its waitMs an acquire that fails may take to answer. */
+export const WAIT_MARGIN_MS = 250;
 
 export interface PendingCheck {
   readonly name: string;
@@ -24,9 +26,16 @@ export function pendingChecks(run: NemesisRun): PendingCheck[] {
     const allowance = driftAllowanceMs(leaseMs);
     checks.push({ name: 'lost signal fires >= drift allowance before the next holder', passed: report.minLostMarginMs >= allowance, detail: `min margin ${report.minLostMarginMs} ms, allowance ${allowance} ms` });
   }
+  const overlaps = report.violations.filter((v) => v.kind === 'overlap').length;
   if (run.fault === 'slow clock') {
-    const overlaps = report.violations.filter((v) => v.kind === 'overlap').length;
     checks.push({ name: 'a client clock 0.5 % slow: no overlap', passed: overlaps === 0, detail: `${overlaps} overlap(s), longest ${report.longestOverlapMs} ms` });
+  } else if (overlaps > 0) {
+    checks.push({ name: 'no overlap (a lost signal fired after the next holder got the lock)', passed: false, detail: `${overlaps} overlap(s), longest ${report.longestOverlapMs} ms` });
+  }
+  const waitMs = Number(report.meta.waitMs);
+  if (Number.isFinite(waitMs) && report.longestFailedAcquireMs !== null) {
+    const bound = waitMs + WAIT_MARGIN_MS;
+    checks.push({ name: `waitMs bounds the wait (an acquire that fails answers within waitMs + ${WAIT_MARGIN_MS} ms)`, passed: report.longestFailedAcquireMs <= bound, detail: `longest failed acquire ${report.longestFailedAcquireMs} ms, waitMs ${waitMs}` });
   }
   if (run.fault.startsWith('partition') || run.fault === 'slow clock') {
     const worst = Math.max(...report.recoveries.map((r) => r.targetMs ?? Infinity));
