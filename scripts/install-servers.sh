@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the servers the test suite starts itself (Redis, ZooKeeper, etcd, MariaDB,
-# PostgreSQL), and Chromium for the admin page's browser test, from Debian packages. Idempotent and quiet when everything is present.
+# PostgreSQL), Chromium for the admin page's browser test, libfaketime and iptables for the nemesis
+# suite, from Debian packages. Idempotent and quiet when everything is present.
 # It never starts, stops or disables a system service: the tests run their own server
 # processes on their own ports.
 set -euo pipefail
 
-PACKAGES=(redis-server zookeeper netcat-openbsd etcd-server etcd-client mariadb-server postgresql openssl chromium)
+PACKAGES=(redis-server zookeeper netcat-openbsd etcd-server etcd-client mariadb-server postgresql openssl chromium faketime iptables)
 
 have() { command -v "$1" >/dev/null 2>&1; }
 find_missing() {
@@ -20,6 +21,8 @@ find_missing() {
   have nc || missing+=(nc)
   have openssl || missing+=(openssl) # test certificates for the TLS tests
   have chromium || missing+=(chromium) # the admin page's browser test (driven by playwright-core)
+  [ -f /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ] || compgen -G '/usr/lib/*/faketime/libfaketimeMT.so.1' >/dev/null || missing+=(faketime) # the nemesis suite's slow client clock
+  have iptables || [ -x /usr/sbin/iptables ] || missing+=(iptables) # the nemesis suite's "partition tcp" (as root)
 }
 
 find_missing

@@ -1,0 +1,69 @@
+/** One recorded event. Times are ms on one monotonic clock for the whole history. */
+export interface HistoryEvent {
+  /** The client process (its index), or 'nemesis' for a fault. */
+  process: number | 'nemesis';
+  /** An operation's invocation and completion (ok: took effect; fail: did not; info: unknown, as Jepsen's), or a one-off event. */
+  type: 'invoke' | 'ok' | 'fail' | 'info' | 'event';
+  /** acquire, release, write (guarded or canary), lost (the lock's signal aborted), exit; nemesis: pause, resume, kill, partition, heal, restart, restarted. */
+  f: string;
+  time: number;
+  fence?: number;
+  resource?: 'guarded' | 'canary';
+  /** A write: the value read before it, and the value (and fence) the resource held just before it was applied. */
+  read?: number;
+  prior?: number;
+  priorFence?: number;
+  error?: string;
+  /** A nemesis event's client. */
+  target?: number;
+  [more: string]: unknown;
+}
+
+export interface History {
+  meta: Record<string, unknown>;
+  events: HistoryEvent[];
+}
+
+export interface Violation {
+  kind: 'overlap' | 'fence-regression' | 'reentry-fence-changed' | 'release-by-non-holder' | 'guarded-lost-update' | 'guarded-stale-write';
+  process: number;
+  time: number;
+  [detail: string]: unknown;
+}
+
+export interface Recovery {
+  f: string;
+  time: number;
+  target?: number;
+  /** From the heal to the next acquisition by any client, and by the client that was cut off. */
+  anyMs: number | null;
+  targetMs: number | null;
+}
+
+export interface CheckReport {
+  meta: Record<string, unknown>;
+  operations: number;
+  acquisitions: number;
+  acquireFailed: number;
+  acquireIndeterminate: number;
+  releases: number;
+  guardedAccepted: number;
+  guardedRefused: number;
+  guardedIndeterminate: number;
+  canaryWrites: number;
+  violations: Violation[];
+  violationCount: number;
+  /** Lost updates and writes after a lost lock of the unguarded canary: must be > 0 under a fault that bites. */
+  canaryAnomalies: number;
+  canary: { lostUpdates: number; writesAfterLoss: number };
+  longestOverlapMs: number;
+  /** Over holders that ended by their lost signal: how long before the next holder's acquisition it fired. */
+  minLostMarginMs: number | null;
+  lostMargins: number[];
+  longestWithoutHolderMs: number;
+  /** From invocation to answer, the longest acquire that failed or was indeterminate (not aborted by the run's end). */
+  longestFailedAcquireMs: number | null;
+  recoveries: Recovery[];
+}
+
+export function checkHistory(history: History): CheckReport;

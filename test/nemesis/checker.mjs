@@ -1,0 +1,167 @@
+// The nemesis history checker: a fenced, owner-aware mutex model over a recorded history, plus the
+// guarded-resource and canary workloads. Plain JavaScript so that a history can be re-checked
+// offline without a build: `node test/nemesis/check.mjs .test-results/nemesis/<file>.json`.
+// Types: checker.d.mts. Semantics: docs/faults.md ("How a history is checked").
+
+/**
+ * Checks one history. A holder holds from its acquire `ok` until the first of: its release
+ * invocation, its lost signal, its process stopping (killed, or paused when the lease ran out
+ * meanwhile: its lost signal then fires at the resume), or the end of the history.
+ * @param {import('./checker.d.mts').History} history
+ * @returns {import('./checker.d.mts').CheckReport}
+ */
+export function checkHistory(history) {
+  const events = [...history.events].map((event, index) => ({ event, index })).sort((a, b) => a.event.time - b.event.time || a.index - b.index).map((e) => e.event);
+  const violations = [];
+  const holds = [];
+  const state = new Map();
+  const pausedSince = new Map();
+  const pauses = new Map();
+  const stateOf = (p) => state.get(p) ?? (state.set(p, { hold: undefined, acquired: undefined }), state.get(p));
+  let maxFence = -Infinity;
+  const invokedAt = new Map();
+  let longestFailedAcquireMs = null;
+  const counts = { operations: 0, acquisitions: 0, acquireFailed: 0, acquireIndeterminate: 0, releases: 0, guardedAccepted: 0, guardedRefused: 0, guardedIndeterminate: 0, canaryWrites: 0 };
+  const canary = { lostUpdates: 0, writesAfterLoss: 0 };
+  const endHold = (hold, time, endedBy) => {
+    if (hold && hold.end === undefined) Object.assign(hold, { end: time, endedBy });
+  };
+  const lastTime = events.length ? events[events.length - 1].time : 0;
+
+  for (const event of events) {
+    const p = event.process;
+    if (p === 'nemesis') {
+      if (event.f === 'pause') pausedSince.set(event.target, event.time);
+      if (event.f === 'resume' && pausedSince.has(event.target)) {
+        pauses.set(event.target, [...(pauses.get(event.target) ?? []), [pausedSince.get(event.target), event.time]]);
+        pausedSince.delete(event.target);
+      }
+      if (event.f === 'kill') endHold(stateOf(event.target).hold, event.time, 'killed');
+      continue;
+    }
+    const s = stateOf(p);
+    if (event.type === 'invoke') counts.operations++;
+    if (event.f === 'acquire' && event.type === 'invoke') invokedAt.set(p, event.time);
+    if (event.f === 'acquire' && (event.type === 'fail' || event.type === 'info') && invokedAt.has(p) && !/abort/i.test(String(event.error))) {
+      longestFailedAcquireMs = Math.max(longestFailedAcquireMs ?? 0, round(event.time - invokedAt.get(p)));
+    }
+    switch (`${event.f}:${event.type}`) {
+      case 'acquire:ok': {
+        counts.acquisitions++;
+        if (s.acquired && s.hold?.end === undefined) {
+          if (event.fence !== s.acquired.fence) violations.push({ kind: 'reentry-fence-changed', process: p, time: event.time, fence: event.fence, held: s.acquired.fence });
+          break;
+        }
+        if (typeof event.fence === 'number') {
+          if (event.fence <= maxFence) violations.push({ kind: 'fence-regression', process: p, time: event.time, fence: event.fence, highest: maxFence });
+          maxFence = Math.max(maxFence, event.fence);
+        }
+        s.hold = { process: p, fence: event.fence, start: event.time, end: undefined, endedBy: undefined };
+        s.acquired = s.hold;
+        holds.push(s.hold);
+        break;
+      }
+      case 'acquire:fail':
+        counts.acquireFailed++;
+        break;
+      case 'acquire:info':
+        counts.acquireIndeterminate++;
+        break;
+      case 'lost:event': {
+        const hold = s.hold;
+        if (!hold || hold.end !== undefined) break;
+        const pause = (pauses.get(p) ?? []).find(([from, to]) => from >= hold.start && to <= event.time);
+        if (pause) endHold(hold, pause[0], 'paused');
+        else endHold(hold, event.time, 'lost');
+        break;
+      }
+      case 'release:invoke':
+        endHold(s.hold, event.time, 'release');
+        break;
+      case 'release:ok':
+        counts.releases++;
+        if (!s.acquired) violations.push({ kind: 'release-by-non-holder', process: p, time: event.time });
+        s.acquired = undefined;
+        break;
+      case 'release:fail':
+      case 'release:info':
+        s.acquired = undefined;
+        break;
+      case 'write:ok':
+        if (event.resource === 'guarded') {
+          counts.guardedAccepted++;
+          if (event.prior !== event.read) violations.push({ kind: 'guarded-lost-update', process: p, time: event.time, read: event.read, prior: event.prior });
+          if (typeof event.priorFence === 'number' && event.fence < event.priorFence) violations.push({ kind: 'guarded-stale-write', process: p, time: event.time, fence: event.fence, priorFence: event.priorFence });
+        } else {
+          counts.canaryWrites++;
+          if (event.prior !== event.read) canary.lostUpdates++;
+          const hold = s.acquired;
+          if (hold && hold.end !== undefined && hold.endedBy !== 'release' && hold.end < event.time) canary.writesAfterLoss++;
+        }
+        break;
+      case 'write:fail':
+        if (event.resource === 'guarded') counts.guardedRefused++;
+        break;
+      case 'write:info':
+        if (event.resource === 'guarded') counts.guardedIndeterminate++;
+        break;
+      case 'exit:event':
+        endHold(s.hold, event.time, 'exited');
+        break;
+    }
+  }
+  for (const hold of holds) endHold(hold, lastTime, 'history end');
+
+  const byStart = [...holds].sort((a, b) => a.start - b.start);
+  let longestOverlapMs = 0;
+  for (let i = 0; i < byStart.length; i++) {
+    for (let j = i + 1; j < byStart.length && byStart[j].start < byStart[i].end; j++) {
+      const [a, b] = [byStart[i], byStart[j]];
+      if (a.process === b.process) continue;
+      const overlapMs = Math.min(a.end, b.end) - b.start;
+      longestOverlapMs = Math.max(longestOverlapMs, overlapMs);
+      violations.push({ kind: 'overlap', process: b.process, time: b.start, other: a.process, overlapMs: round(overlapMs), fences: [a.fence, b.fence], firstEndedBy: a.endedBy });
+    }
+  }
+
+  // How long before the next holder each lost signal fired (negative: after, an overlap).
+  const lostMargins = [];
+  for (const hold of byStart) {
+    if (hold.endedBy !== 'lost') continue;
+    const next = byStart.find((other) => other.process !== hold.process && other.start >= hold.start);
+    if (next) lostMargins.push(round(next.start - hold.end));
+  }
+
+  let longestWithoutHolderMs = 0;
+  let coveredUntil = byStart[0]?.start;
+  for (const hold of byStart) {
+    if (hold.start > coveredUntil) longestWithoutHolderMs = Math.max(longestWithoutHolderMs, hold.start - coveredUntil);
+    coveredUntil = Math.max(coveredUntil, hold.end);
+  }
+
+  const recoveries = events
+    .filter((e) => e.process === 'nemesis' && (e.f === 'heal' || e.f === 'resume' || e.f === 'restarted'))
+    .map((heal) => {
+      const next = (who) => byStart.find((h) => h.start >= heal.time && (who === undefined || h.process === who));
+      const any = next();
+      const target = heal.target === undefined ? undefined : next(heal.target);
+      return { f: heal.f, time: heal.time, target: heal.target, anyMs: any ? round(any.start - heal.time) : null, targetMs: heal.target === undefined ? null : target ? round(target.start - heal.time) : null };
+    });
+
+  return {
+    meta: history.meta,
+    ...counts,
+    violations,
+    violationCount: violations.length,
+    canaryAnomalies: canary.lostUpdates + canary.writesAfterLoss,
+    canary,
+    longestOverlapMs: round(longestOverlapMs),
+    minLostMarginMs: lostMargins.length ? Math.min(...lostMargins) : null,
+    lostMargins,
+    longestWithoutHolderMs: round(longestWithoutHolderMs),
+    longestFailedAcquireMs,
+    recoveries,
+  };
+}
+
+const round = (ms) => Math.round(ms * 10) / 10;

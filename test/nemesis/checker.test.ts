@@ -1,0 +1,106 @@
+import { describe, expect, it } from '@jest/globals';
+import { checkHistory, type HistoryEvent } from './checker.mjs';
+
+/** A history from compact events: [process, type, f, time, extra?]. */
+function history(...events: [HistoryEvent['process'], HistoryEvent['type'], string, number, Partial<HistoryEvent>?][]) {
+  return { meta: { leaseMs: 1000 }, events: events.map(([process, type, f, time, extra]) => ({ process, type, f, time, ...extra }) as HistoryEvent) };
+}
+const kinds = (report: ReturnType<typeof checkHistory>) => report.violations.map((v) => v.kind);
+
+describe('nemesis checker', () => {
+  it('accepts a legal history: holders one after the other, rising fences, owners releasing', () => {
+    const report = checkHistory(history(
+      [0, 'invoke', 'acquire', 0], [1, 'invoke', 'acquire', 1], [0, 'ok', 'acquire', 2, { fence: 10 }],
+      [0, 'invoke', 'write', 3, { resource: 'guarded', read: 0, fence: 10 }], [0, 'ok', 'write', 4, { resource: 'guarded', read: 0, prior: 0, priorFence: -1, fence: 10 }],
+      [0, 'invoke', 'release', 5], [0, 'ok', 'release', 6], [1, 'ok', 'acquire', 7, { fence: 11 }],
+      [1, 'invoke', 'release', 8], [1, 'ok', 'release', 9],
+    ));
+    expect(report.violations).toEqual([]);
+    expect({ acquisitions: report.acquisitions, releases: report.releases, guardedAccepted: report.guardedAccepted }).toEqual({ acquisitions: 2, releases: 2, guardedAccepted: 1 });
+    expect(report.longestWithoutHolderMs).toBe(2);
+  });
+
+  it('finds two holders at once, and says how long they overlapped', () => {
+    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [1, 'ok', 'acquire', 10, { fence: 2 }], [0, 'invoke', 'release', 15], [1, 'invoke', 'release', 30]));
+    expect(kinds(report)).toEqual(['overlap']);
+    expect(report.longestOverlapMs).toBe(5);
+  });
+
+  it('ends a hold at its lost signal: the next holder after it is legal, and the margin is measured', () => {
+    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [0, 'event', 'lost', 1000], [1, 'ok', 'acquire', 1012, { fence: 2 }], [0, 'invoke', 'release', 1500]));
+    expect(report.violations).toEqual([]);
+    expect(report.minLostMarginMs).toBe(12);
+  });
+
+  it('counts a lost signal that fires after the next holder got the lock as an overlap (negative margin)', () => {
+    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [1, 'ok', 'acquire', 1000, { fence: 2 }], [0, 'event', 'lost', 1003]));
+    expect(kinds(report)).toEqual(['overlap']);
+    expect(report.minLostMarginMs).toBe(-3);
+  });
+
+  it('ends a paused holder at its pause when its lost signal fires at the resume', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'pause', 5, { target: 0 }], [1, 'ok', 'acquire', 1100, { fence: 2 }],
+      ['nemesis', 'event', 'resume', 2000, { target: 0 }], [0, 'event', 'lost', 2001],
+    ));
+    expect(report.violations).toEqual([]);
+  });
+
+  it('finds a fence that does not exceed an earlier one', () => {
+    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 5 }], [0, 'invoke', 'release', 1], [1, 'ok', 'acquire', 2, { fence: 5 }], [1, 'invoke', 'release', 3], [2, 'ok', 'acquire', 4, { fence: 4 }]));
+    expect(kinds(report)).toEqual(['fence-regression', 'fence-regression']);
+  });
+
+  it('lets re-entry keep its fence, and flags one that changes it', () => {
+    const same = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 5 }], [0, 'ok', 'acquire', 1, { fence: 5 }]));
+    expect(same.violations).toEqual([]);
+    const changed = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 5 }], [0, 'ok', 'acquire', 1, { fence: 6 }]));
+    expect(kinds(changed)).toEqual(['reentry-fence-changed']);
+  });
+
+  it('flags a release that succeeds for a process that does not hold the lock', () => {
+    const report = checkHistory(history([0, 'invoke', 'release', 0], [0, 'ok', 'release', 1]));
+    expect(kinds(report)).toEqual(['release-by-non-holder']);
+  });
+
+  it('treats indeterminate acquisitions as Jepsen does: neither a holder nor a violation, and their fences unknown', () => {
+    const report = checkHistory(history(
+      [0, 'invoke', 'acquire', 0], [0, 'info', 'acquire', 100, { error: 'timed out' }], [1, 'ok', 'acquire', 50, { fence: 3 }],
+      [1, 'invoke', 'release', 60], [2, 'ok', 'acquire', 70, { fence: 4 }],
+    ));
+    expect(report.violations).toEqual([]);
+    expect(report.acquireIndeterminate).toBe(1);
+  });
+
+  it('finds lost updates and stale writes the fence guard accepted', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'write', 0, { resource: 'guarded', read: 3, prior: 4, priorFence: 2, fence: 2 }],
+      [1, 'ok', 'write', 1, { resource: 'guarded', read: 5, prior: 5, priorFence: 9, fence: 8 }],
+    ));
+    expect(kinds(report)).toEqual(['guarded-lost-update', 'guarded-stale-write']);
+  });
+
+  it('counts the canary\'s lost updates and its writes after a lost lock as anomalies, not violations', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], [0, 'event', 'lost', 1000], [1, 'ok', 'acquire', 1010, { fence: 2 }],
+      [1, 'ok', 'write', 1020, { resource: 'canary', read: 7, prior: 7 }], [0, 'ok', 'write', 1500, { resource: 'canary', read: 7, prior: 8 }],
+    ));
+    expect(report.violations).toEqual([]);
+    expect(report.canary).toEqual({ lostUpdates: 1, writesAfterLoss: 1 });
+    expect(report.canaryAnomalies).toBe(2);
+  });
+
+  it('measures recovery after a heal: the next acquisition by anyone and by the client that was cut off', () => {
+    const report = checkHistory(history(['nemesis', 'event', 'heal', 100, { target: 0 }], [1, 'ok', 'acquire', 150, { fence: 1 }], [1, 'invoke', 'release', 160], [0, 'ok', 'acquire', 400, { fence: 2 }]));
+    expect(report.recoveries).toEqual([{ f: 'heal', time: 100, target: 0, anyMs: 50, targetMs: 300 }]);
+  });
+
+  it('measures the longest acquire that failed or was indeterminate, not counting those the run\'s end aborted', () => {
+    const report = checkHistory(history(
+      [0, 'invoke', 'acquire', 0], [0, 'fail', 'acquire', 2600, { error: 'LockTimeoutError: timed out' }],
+      [1, 'invoke', 'acquire', 100], [1, 'info', 'acquire', 5200, { error: 'LockBackendError: [redis] Command timed out' }],
+      [2, 'invoke', 'acquire', 0], [2, 'fail', 'acquire', 9000, { error: 'AbortError: This operation was aborted' }],
+    ));
+    expect(report.longestFailedAcquireMs).toBe(5100);
+  });
+});

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { EtcdCluster } from '../harness/etcd-cluster.js';
+import { EtcdServer } from '../harness/etcd-server.js';
+import { MariadbServer } from '../harness/mariadb-server.js';
+import { PostgresServer } from '../harness/postgres-server.js';
+import { RedisMasters } from '../harness/redis-masters.js';
+import { RedisServer } from '../harness/redis-server.js';
+import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
+import { isolateProcess } from './member-isolation.js';
+import type { NemesisStore } from './nemesis-runner.js';
+
+/** A store's servers, started; `stop` ends them and deletes their data. */
+export interface StartedStore extends NemesisStore {
+  stop(): Promise<void>;
+}
+
+/** The stores the nemesis runs, by name: each starts its own servers. */
+export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
+  /** One redis-server without persistence: a restart loses the lock key and the fence counter. */
+  async redis() {
+    const server = await RedisServer.start();
+    return {
+      name: 'redis', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300,
+      clientConfig: ([port]) => ({ type: 'redis', url: `redis://127.0.0.1:${port}` }),
+      restart: () => server.restart(),
+      stop: () => server.stop(),
+    };
+  },
+  /** PostgreSQL 15; a restart is a fast shutdown and start on the same data. */
+  async postgres() {
+    const server = await PostgresServer.start();
+    return {
+      name: 'postgres', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'postgres', url: server.connectionString },
+      clientConfig: ([port]) => ({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` }),
+      restart: () => server.restart(),
+      stop: () => server.destroy(),
+    };
+  },
+  /** MariaDB; a restart is a clean shutdown and start on the same data. */
+  async mysql() {
+    const server = await MariadbServer.start();
+    return {
+      name: 'mysql', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'mysql', url: server.uri },
+      clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
+      restart: () => server.restart(),
+      stop: () => server.destroy(),
+    };
+  },
+  /** Redlock over 5 masters without persistence (no fences: the clients write the canary only); a restart restarts one master, which comes back empty. */
+  async redlock() {
+    const masters = await RedisMasters.start(5);
+    return {
+      name: 'redlock', endpoints: masters.servers.map((server) => server.port), leaseMs: 1_000, lossMs: 1_300, fenced: false,
+      clientConfig: (ports) => ({ type: 'redlock', urls: ports.map((port) => `redis://127.0.0.1:${port}`) }),
+      restart: () => masters.restart(0),
+      stop: () => masters.stop(),
+    };
+  },
+  /** One etcd member, 2 s leases (its minimum); a restart keeps the data dir. */
+  async etcd() {
+    const server = await EtcdServer.start();
+    return {
+      name: 'etcd', endpoints: [server.clientPort], leaseMs: 1_000, lossMs: 2_000 + 1_300,
+      clientConfig: ([port]) => ({ type: 'etcd', hosts: `http://127.0.0.1:${port}`, leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
+      restart: () => server.restart(),
+      stop: () => server.destroy(),
+    };
+  },
+  /** One standalone ZooKeeper (tick 500 ms), 1.5 s sessions; a restart is a SIGKILL and start on the same data. */
+  async zookeeper() {
+    const server = await ZookeeperServer.start();
+    const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
+    return {
+      name: 'zookeeper', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600,
+      clientConfig: ([port]) => ({ type: 'zookeeper', connectionString: `127.0.0.1:${port}`, sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
+      restart: () => server.restart(),
+      stop: () => server.destroy(),
+    };
+  },
+  /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  async 'etcd-3'() {
+    const cluster = await EtcdCluster.start(3);
+    return {
+      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
+      clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
+      async isolateMember(which) {
+        const member = which === 'leader' ? await cluster.leader() : cluster.members[which]!;
+        return { member: member.memberName, heal: isolateProcess(member.pid!, member.memberName) };
+      },
+      restart: () => Promise.reject(new Error('etcd-3: no restart fault')),
+      stop: () => cluster.destroy(),
+    };
+  },
+  /** A 3-member ZooKeeper ensemble; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  async 'zookeeper-3'() {
+    const ensemble = await ZookeeperEnsemble.start(3);
+    const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
+    return {
+      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000,
+      clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
+      async isolateMember(which) {
+        const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which]!;
+        return { member: member.name, heal: isolateProcess(member.pid!, member.name) };
+      },
+      restart: () => Promise.reject(new Error('zookeeper-3: no restart fault')),
+      stop: () => ensemble.destroy(),
+    };
+  },
+};

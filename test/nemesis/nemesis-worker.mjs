@@ -1,0 +1,131 @@
+// One client process of the nemesis harness, on the built package: one loop of acquire, read the
+// two counters of the resource Redis, hold, write each +1 (the guarded one through
+// RedisFenceGuard with the lock's fence, the canary one without any guard: it trusts the lock),
+// release. Every invocation and completion goes to the parent as a history event. At two
+// checkpoints (after the acquire reply, before the writes) the parent may inject a fault: stop this
+// process, cut its proxy, have it hold longer or block its event loop.
+// argv[2]: JSON { dist, backend, key, keyPrefix, leaseMs, waitMs, resourceUrl, resourcePrefix, holdMs: [min, max], seed, stamp, sql? }.
+// stamp: whether this process's monotonic clock is the real one (not under libfaketime): then it
+// times its events itself; otherwise the parent times them on receipt.
+import { setTimeout as delay } from 'node:timers/promises';
+import { Redis } from 'ioredis';
+
+const config = JSON.parse(process.argv[2]);
+const root = config.dist;
+const { LockEngine } = await import(new URL('engine/lock-engine.js', root).href);
+const { createLockBackend } = await import(new URL('backends/create-backend.js', root).href);
+const { RedisFenceGuard } = await import(new URL('fencing/redis-fence-guard.js', root).href);
+
+const engine = new LockEngine(await createLockBackend(config.backend), { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
+const resource = new Redis(config.resourceUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
+resource.on('error', () => undefined);
+const guard = new RedisFenceGuard(resource);
+// On the SQL stores the guarded counter is a row behind SqlFenceGuard (sql-counter.mjs); elsewhere a Redis key behind RedisFenceGuard.
+const sql = config.sql ? await (await import('./sql-counter.mjs')).sqlCounter(config.sql, `${config.resourcePrefix}guarded`, root) : undefined;
+const keys = { guarded: [`${config.resourcePrefix}guarded`, `${config.resourcePrefix}guarded:fence`], canary: [`${config.resourcePrefix}canary`, `${config.resourcePrefix}canary:fence`] };
+// Sets the counter and the writer's fence; returns what they were just before (the checker's lost updates and stale writes).
+const WRITE = "local prior = redis.call('GET', KEYS[1]) or '0'; local priorFence = redis.call('GET', KEYS[2]) or '-1'; redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return {prior, priorFence}";
+
+const random = mulberry32(config.seed);
+const stopping = new AbortController();
+const now = () => (config.stamp ? Number(process.hrtime.bigint()) / 1e6 : undefined);
+const emit = (event) => process.send({ event: 'history', entry: { ...event, time: now() } });
+
+let nextId = 0;
+const pending = new Map();
+const rpc = (op, args = {}) =>
+  new Promise((resolve) => {
+    const id = nextId++;
+    pending.set(id, resolve);
+    process.send({ id, op, ...args });
+  });
+let go;
+const started = new Promise((resolve) => (go = resolve));
+process.on('message', (message) => {
+  if (message.reply !== undefined) {
+    pending.get(message.reply)?.(message);
+    pending.delete(message.reply);
+  } else if (message.cmd === 'go') go();
+  else if (message.cmd === 'stop') stopping.abort();
+});
+
+const describeError = (error) => `${error?.name}: ${String(error?.message).slice(0, 160)}`;
+
+async function write(kind, read, fence) {
+  emit({ type: 'invoke', f: 'write', resource: kind, read, fence });
+  try {
+    const args = [String(read + 1), String(fence ?? -1)];
+    const [prior, priorFence] =
+      kind === 'canary' ? await resource.eval(WRITE, 2, ...keys.canary, ...args) : sql ? await sql.write(read + 1, fence) : await guard.eval(WRITE, keys.guarded, args, fence);
+    emit({ type: 'ok', f: 'write', resource: kind, read, fence, prior: Number(prior), priorFence: Number(priorFence) });
+  } catch (error) {
+    emit({ type: error.name === 'StaleFenceError' ? 'fail' : 'info', f: 'write', resource: kind, read, fence, error: describeError(error) });
+  }
+}
+
+function busyLoop(ms) {
+  const until = performance.now() + ms;
+  while (performance.now() < until);
+}
+
+async function once() {
+  emit({ type: 'invoke', f: 'acquire' });
+  let lock;
+  try {
+    lock = await engine.acquire(config.key, { waitMs: config.waitMs, signal: stopping.signal });
+  } catch (error) {
+    // A timeout is a definite "not acquired"; anything else may have left a claim in the store (indeterminate).
+    emit({ type: error.name === 'LockTimeoutError' || stopping.signal.aborted ? 'fail' : 'info', f: 'acquire', error: describeError(error) });
+    if (!stopping.signal.aborted) await delay(20);
+    return;
+  }
+  emit({ type: 'ok', f: 'acquire', fence: lock.fence });
+  const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name });
+  if (lock.signal.aborted) lost();
+  else lock.signal.addEventListener('abort', lost, { once: true });
+
+  try {
+    const afterAcquire = await rpc('checkpoint', { point: 'after-acquire' });
+    const [guarded, canary] = (await resource.mget(keys.guarded[0], keys.canary[0])).map(Number);
+    const guardedRead = sql ? await sql.read() : guarded;
+    const [min, max] = config.holdMs;
+    await delay(afterAcquire.holdMs ?? min + random() * (max - min));
+    const beforeWrite = await rpc('checkpoint', { point: 'before-write' });
+    if (beforeWrite.blockMs) {
+      process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'pause', target: config.index, time: now() } });
+      busyLoop(beforeWrite.blockMs);
+      process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() } });
+    }
+    if (lock.fence !== undefined) await write('guarded', guardedRead, lock.fence);
+    await write('canary', canary, lock.fence);
+  } catch (error) {
+    // The resource failed (a SQL store restarting under its guarded row): the holder gives up this round.
+    emit({ type: 'event', f: 'resource-error', error: describeError(error) });
+  }
+  emit({ type: 'invoke', f: 'release', fence: lock.fence });
+  try {
+    await lock.release();
+    emit({ type: 'ok', f: 'release', fence: lock.fence });
+  } catch (error) {
+    emit({ type: error.name === 'LockLostError' ? 'fail' : 'info', f: 'release', fence: lock.fence, error: describeError(error) });
+  }
+}
+
+process.send({ event: 'ready' });
+await started;
+while (!stopping.signal.aborted) await once();
+await engine.close().catch(() => undefined);
+resource.disconnect();
+await sql?.close();
+process.send({ event: 'done' }, () => process.disconnect());
+
+function mulberry32(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

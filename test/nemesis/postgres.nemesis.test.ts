@@ -1,0 +1,3 @@
+import { describeNemesis } from './nemesis-suite.js';
+
+describeNemesis('postgres');
