@@ -4,6 +4,7 @@ import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutE
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
 import { InFlight } from './in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import type { LockEvent } from './lock-events.js';
@@ -12,7 +13,7 @@ import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -67,7 +68,11 @@ export class LockEngine {
   readonly maxWaitMs: number | undefined;
   private readonly eventSubject = new Subject<LockEvent>();
   private readonly leases = new Set<Lease>();
+  /** Aborted when close() is called: no new lock, waits stop (but for call chains that hold a lock, until the drain ends). */
+  private readonly draining = new AbortController();
+  /** Aborted when the drain ends: held locks are revoked, every wait stops. */
   private readonly shutdown = new AbortController();
+  private drain: Drain | undefined;
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
@@ -97,7 +102,7 @@ export class LockEngine {
     this.waitMs = capWait(options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs), this.maxWaitMs);
     this.inspector = new LockInspector(backend.name, backend.inspection, this.keyPrefix);
     // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
-    setMaxListeners(0, this.shutdown.signal);
+    setMaxListeners(0, this.draining.signal, this.shutdown.signal);
     const events = this.eventSubject;
     this.leaseOwner = {
       backendName: backend.name,
@@ -109,6 +114,7 @@ export class LockEngine {
       forget: (lease) => {
         this.leases.delete(lease);
         if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
+        if (this.drain !== undefined) this.drain.check();
       },
       noteHeld: (key, heldMs) => this.recentHolds.record(key, heldMs),
       scheduler: new WakeScheduler(),
@@ -244,14 +250,31 @@ export class LockEngine {
     this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
   }
 
-  /** `close()` was called: no lock can be acquired any more. */
+  /** `close()` was called: no new lock can be acquired (but by call chains that hold one, while the drain lasts). */
   get isClosed(): boolean {
-    return this.shutdown.signal.aborted;
+    return this.draining.signal.aborted;
   }
 
-  /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
-  close(): Promise<void> {
-    this.closing ??= this.closeOnce();
+  /**
+   * Closes the engine: no new lock, then the locks still held are revoked (their signals abort
+   * with LockLostError) and released, then the clients the backend owns close.
+   *
+   * With `gracefulMs` it drains first: for up to that long, the work already inside a lock
+   * finishes with it. Meanwhile a call chain that holds no lock is refused at once
+   * (LockBackendError "the lock service is shutting down"), and its waits stop with that error; a
+   * call chain that holds a lock (inside `withLock`, `run`, a `@Locked` method or handler call)
+   * may still take locks, re-entrant or new, as its work needs them. The drain ends when no lock
+   * is held any more, or when `gracefulMs` has passed. A second call returns the same promise;
+   * its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
+   *
+   * ```ts
+   * process.once('SIGTERM', () => void engine.close({ gracefulMs: 10_000 }));
+   * ```
+   */
+  async close(options: CloseOptions = {}): Promise<void> {
+    const gracefulMs = options.gracefulMs === undefined ? 0 : checkGracefulMs(options.gracefulMs);
+    if (this.closing) this.drain?.shorten(gracefulMs);
+    else this.closing = this.closeOnce(gracefulMs);
     return this.closing;
   }
 
@@ -263,7 +286,7 @@ export class LockEngine {
   }
 
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {
-    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    if (this.closing !== undefined) this.refuseWhileClosing();
     const storeKey = this.keyPrefix + key;
     this.assertSupported(key, options);
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
@@ -305,8 +328,8 @@ export class LockEngine {
       if (error instanceof LockTimeoutError) await givenBack;
       throw error;
     }
-    if (this.shutdown.signal.aborted) {
-      // Granted while closing, after close() took the list of held leases: give it back before the clients close.
+    if (this.closing !== undefined && (this.shutdown.signal.aborted || !holdsAnyLock())) {
+      // Granted while closing, to a waiter close() stopped or after it took the list of held leases: give it back before the clients close.
       this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
@@ -316,7 +339,7 @@ export class LockEngine {
 
   private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
     const deadline = startedAt + options.waitMs;
-    const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    let stop = options.signal ? AbortSignal.any([options.signal, this.draining.signal]) : this.draining.signal;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
@@ -343,6 +366,7 @@ export class LockEngine {
         this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
         throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
       }
+      if (stop.aborted) stop = this.stopAfterCloseBegan(stop, options);
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
       const holderTtlMs = result.holderTtlMs !== undefined && result.holderTtlMs >= 0 ? result.holderTtlMs + 1 : Infinity;
@@ -350,10 +374,22 @@ export class LockEngine {
       if (selfHeld === null) selfHeld = this.heldBySameChain(storeKey);
       if (selfHeld && !selfHeld.noticed) sleepMs = Math.min(sleepMs, this.noticeSelfWait(key, selfHeld, startedAt));
       await claim.waitForChange(sleepMs, stop);
+      if (stop.aborted) stop = this.stopAfterCloseBegan(stop, options);
       if (stop.aborted) break;
     }
-    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
-    throw options.signal?.reason;
+    if (options.signal?.aborted) throw options.signal.reason;
+    throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+  }
+
+  /** A wait stopped because close() began: a call chain that holds a lock keeps waiting until the drain ends. */
+  private stopAfterCloseBegan(stop: AbortSignal, options: ResolvedLockOptions): AbortSignal {
+    if (options.signal?.aborted || this.shutdown.signal.aborted || !holdsAnyLock()) return stop;
+    return options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+  }
+
+  /** close() was called: only a call chain that holds a lock may take another, and only while the drain lasts. */
+  private refuseWhileClosing(): void {
+    if (this.shutdown.signal.aborted || !holdsAnyLock()) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
   }
 
   /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
@@ -418,8 +454,17 @@ export class LockEngine {
     if (options.fair) throw new InvalidLockArgumentError(`Lock "${key}": fair semaphores are not supported`);
   }
 
-  /** Holders are told first (signal), then the locks are freed; acquisitions under way finish or give up before the clients close. */
-  private async closeOnce(): Promise<void> {
+  /**
+   * New locks are refused and waits stop, the locks held are left to finish for up to `gracefulMs`;
+   * then holders are told (signal) and the locks freed; acquisitions under way finish or give up
+   * before the clients close.
+   */
+  private async closeOnce(gracefulMs: number): Promise<void> {
+    this.draining.abort();
+    if (gracefulMs > 0) {
+      this.drain = new Drain(() => this.leases.size === 0, gracefulMs);
+      await this.drain.done;
+    }
     this.shutdown.abort();
     await Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
     await this.inFlight.settled();

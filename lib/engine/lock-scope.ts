@@ -65,6 +65,20 @@ export function currentScope(): LockScope | undefined {
   return storage.getStore();
 }
 
+/**
+ * This call chain holds a lock of any store (in `withLock`, `run`, a `@Locked` method, or kept by a
+ * handler call): it is work already inside a lock, which a closing engine lets finish (see `LockEngine.close()`).
+ */
+export function holdsAnyLock(): boolean {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.lease?.isHeld) return true;
+    for (const lock of scope.kept ?? []) {
+      if (lock instanceof LockHandle ? lock.lease.isHeld : lock.leases.some((lease) => lease.isHeld)) return true;
+    }
+  }
+  return false;
+}
+
 /** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */
 export function findHeldLease(storeKey: string, semaphore: boolean, owner: LeaseOwner): Lease | undefined {
   const matches = (lease: Lease) => lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld;
