@@ -13,7 +13,7 @@ import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import { currentLock, currentScope, findHeldLease, holdsAnyLock, markedBefore, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -68,11 +68,15 @@ export class LockEngine {
   readonly maxWaitMs: number | undefined;
   private readonly eventSubject = new Subject<LockEvent>();
   private readonly leases = new Set<Lease>();
-  /** Aborted when close() is called: no new lock, waits stop (but for call chains that hold a lock, until the drain ends). */
+  /** Aborted when close() is called: no new lock (but for work under way, see refuseWhileClosing). */
   private readonly draining = new AbortController();
   /** Aborted when the drain ends: held locks are revoked, every wait stops. */
   private readonly shutdown = new AbortController();
   private drain: Drain | undefined;
+  /** When close() was called (monotonic ms). */
+  private closedAt = Infinity;
+  /** Acquisitions waiting for a busy lock now: the drain lets those that began before close() finish waiting. */
+  private waiting = 0;
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
@@ -259,12 +263,14 @@ export class LockEngine {
    * Closes the engine: no new lock, then the locks still held are revoked (their signals abort
    * with LockLostError) and released, then the clients the backend owns close.
    *
-   * With `gracefulMs` it drains first: for up to that long, the work already inside a lock
-   * finishes with it. Meanwhile a call chain that holds no lock is refused at once
-   * (LockBackendError "the lock service is shutting down"), and its waits stop with that error; a
-   * call chain that holds a lock (inside `withLock`, `run`, a `@Locked` method or handler call)
-   * may still take locks, re-entrant or new, as its work needs them. The drain ends when no lock
-   * is held any more, or when `gracefulMs` has passed. A second call returns the same promise;
+   * With `gracefulMs` it drains first: for up to that long, the work already under way finishes:
+   * the locks held are kept (renewed, signals quiet), and calls already waiting for a busy lock
+   * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockBackendError
+   * "the lock service is shutting down") unless its call chain holds a lock (inside `withLock`,
+   * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
+   * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
+   * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
+   * when `gracefulMs` has passed; then every wait stops with that error. A second call returns the same promise;
    * its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
    *
    * ```ts
@@ -328,8 +334,8 @@ export class LockEngine {
       if (error instanceof LockTimeoutError) await givenBack;
       throw error;
     }
-    if (this.closing !== undefined && (this.shutdown.signal.aborted || !holdsAnyLock())) {
-      // Granted while closing, to a waiter close() stopped or after it took the list of held leases: give it back before the clients close.
+    if (this.shutdown.signal.aborted) {
+      // Granted while closing, after close() took the list of held leases: give it back before the clients close.
       this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
@@ -338,8 +344,19 @@ export class LockEngine {
   }
 
   private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+    this.waiting++;
+    try {
+      return await this.waitUntilGranted(key, storeKey, claim, options, startedAt);
+    } finally {
+      this.waiting--;
+      if (this.drain !== undefined) this.drain.check();
+    }
+  }
+
+  private async waitUntilGranted(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
     const deadline = startedAt + options.waitMs;
-    let stop = options.signal ? AbortSignal.any([options.signal, this.draining.signal]) : this.draining.signal;
+    // Not stopped when close() begins: a wait that got past refuseWhileClosing is work under way; the drain's end stops it.
+    const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
@@ -366,7 +383,6 @@ export class LockEngine {
         this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
         throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
       }
-      if (stop.aborted) stop = this.stopAfterCloseBegan(stop, options);
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
       const holderTtlMs = result.holderTtlMs !== undefined && result.holderTtlMs >= 0 ? result.holderTtlMs + 1 : Infinity;
@@ -374,22 +390,15 @@ export class LockEngine {
       if (selfHeld === null) selfHeld = this.heldBySameChain(storeKey);
       if (selfHeld && !selfHeld.noticed) sleepMs = Math.min(sleepMs, this.noticeSelfWait(key, selfHeld, startedAt));
       await claim.waitForChange(sleepMs, stop);
-      if (stop.aborted) stop = this.stopAfterCloseBegan(stop, options);
       if (stop.aborted) break;
     }
     if (options.signal?.aborted) throw options.signal.reason;
     throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
   }
 
-  /** A wait stopped because close() began: a call chain that holds a lock keeps waiting until the drain ends. */
-  private stopAfterCloseBegan(stop: AbortSignal, options: ResolvedLockOptions): AbortSignal {
-    if (options.signal?.aborted || this.shutdown.signal.aborted || !holdsAnyLock()) return stop;
-    return options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-  }
-
-  /** close() was called: only a call chain that holds a lock may take another, and only while the drain lasts. */
+  /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
   private refuseWhileClosing(): void {
-    if (this.shutdown.signal.aborted || !holdsAnyLock()) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
   }
 
   /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
@@ -460,9 +469,10 @@ export class LockEngine {
    * before the clients close.
    */
   private async closeOnce(gracefulMs: number): Promise<void> {
+    this.closedAt = performance.now();
     this.draining.abort();
     if (gracefulMs > 0) {
-      this.drain = new Drain(() => this.leases.size === 0, gracefulMs);
+      this.drain = new Drain(() => this.leases.size === 0 && this.waiting === 0, gracefulMs);
       await this.drain.done;
     }
     this.shutdown.abort();

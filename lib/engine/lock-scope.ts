@@ -20,6 +20,8 @@ export interface LockScope {
   readonly lock?: ScopedLock;
   readonly mark?: object;
   readonly kept?: readonly ScopedLock[];
+  /** When the mark's call began (monotonic ms). */
+  readonly since?: number;
   readonly parent: LockScope | undefined;
 }
 
@@ -38,7 +40,15 @@ export function runInScopes<T>(leases: readonly Lease[], lock: ScopedLock, fn: (
 
 /** Runs `fn` with `mark` kept in its call chain, for `findMark` to find from anywhere inside; the locks in `kept` count as that code's own. */
 export function runMarked<T>(mark: object, kept: readonly ScopedLock[], fn: () => T): T {
-  return storage.run({ mark, kept, parent: storage.getStore() }, fn);
+  return storage.run({ mark, kept, since: performance.now(), parent: storage.getStore() }, fn);
+}
+
+/** This call chain is part of a marked call (a handler call Nest is answering) that began before `time` (monotonic ms). */
+export function markedBefore(time: number): boolean {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.since !== undefined && scope.since < time) return true;
+  }
+  return false;
 }
 
 /** The innermost mark of this call chain that is a `type`, if any. */

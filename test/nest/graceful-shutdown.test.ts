@@ -212,15 +212,14 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const withLock = jobs.withLock();
     const held = await Promise.all(['work:a', 'stream:b', 'job:cron', 'job:provider', 'job:withLock'].map((name) => gate(name).entered.promise));
     const keys = held.map((lock) => lock.key);
-    // A caller already waiting for a held key, from outside any lock.
-    const waiting = locks.acquire('work:a', { waitMs: 60_000 }).then(() => 'granted', (error: unknown) => error);
+    // A caller already waiting for a held key, from outside any lock: it goes on waiting.
+    const waiting = locks.withLock('work:a', (lock) => ({ aborted: lock.signal.aborted }), { waitMs: 60_000 });
 
     const began = closeBegins(app);
     const closing = app.close();
     await began;
 
-    // The waiter stops at once, and a new lock is refused at once: a 503 with Retry-After on HTTP.
-    expect(await waiting).toBeInstanceOf(LockBackendError);
+    // A new lock is refused at once: a 503 with Retry-After on HTTP.
     await expect(locks.acquire('other', { waitMs: 60_000 })).rejects.toThrow(/shutting down/);
     const refused = await post(app, '/work/new');
     expect(refused.status).toBe(503);
@@ -231,12 +230,15 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     expect(await freeKeys(probe, keys)).toEqual(keys.map(() => false));
     expect(held.map((lock) => lock.signal.aborted)).toEqual(keys.map(() => false));
     expect(await hasSettled(closing)).toBe(false);
+    expect(await hasSettled(waiting)).toBe(false);
 
     for (const name of ['work:a', 'job:cron', 'job:provider', 'job:withLock']) gate(name).finish.resolve();
     const response = await request;
     expect(response.status).toBe(200);
     expect(response.body).toEqual({ aborted: false, nested: ['re-entrant', 'new key'] });
     for (const job of [cron, provider, withLock]) expect(await job).toEqual({ aborted: false, nested: ['new key'] });
+    // The request's lock went to the caller that was waiting for it when the app began to close.
+    expect(await waiting).toEqual({ aborted: false });
     // The stream still holds its lock until its last event is sent.
     expect(await freeKeys(probe, ['stream:b'])).toEqual([false]);
     expect(await hasSettled(closing)).toBe(false);
@@ -269,6 +271,15 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     expect(await withLock).toBeInstanceOf(LockLostError);
     expect(await freeKeys(probe, ['job:stubborn', 'job:stuck'])).toEqual([true, true]);
     expect(rejections).toEqual([]);
+  }, 30_000);
+
+  it('past gracefulShutdownTimeoutMs, a call still waiting stops with LockBackendError', async () => {
+    const { app, probe, locks } = await start(200);
+    const blocker = await probe.acquire('held-elsewhere');
+    const waiting = locks.acquire('held-elsewhere', { waitMs: 60_000 }).then(() => 'granted', (error: unknown) => error);
+    await app.close();
+    expect(await waiting).toBeInstanceOf(LockBackendError);
+    await blocker.release();
   }, 30_000);
 
   it('returns at once when no lock is held', async () => {
