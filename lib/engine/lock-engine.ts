@@ -75,7 +75,7 @@ export class LockEngine {
   private drain: Drain | undefined;
   /** When close() was called (monotonic ms). */
   private closedAt = Infinity;
-  /** Acquisitions waiting for a busy lock now: the drain lets those that began before close() finish waiting. */
+  /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish. */
   private waiting = 0;
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
   private readonly inFlight = new InFlight();
@@ -325,35 +325,35 @@ export class LockEngine {
    * so close() never closes the clients under it.
    */
   private async grant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+    // Counted until the lease is filed: a drain that saw neither a waiter nor the lease would end under it.
+    this.waiting++;
     let lease: Lease;
     try {
       lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
     } catch (error) {
+      this.doneWaiting();
       const givenBack = this.track(claim.release()).catch(() => undefined);
       // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
       if (error instanceof LockTimeoutError) await givenBack;
       throw error;
     }
     if (this.shutdown.signal.aborted) {
+      this.doneWaiting();
       // Granted while closing, after close() took the list of held leases: give it back before the clients close.
       this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
     this.leases.add(lease);
+    this.doneWaiting();
     return lease;
   }
 
-  private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
-    this.waiting++;
-    try {
-      return await this.waitUntilGranted(key, storeKey, claim, options, startedAt);
-    } finally {
-      this.waiting--;
-      if (this.drain !== undefined) this.drain.check();
-    }
+  private doneWaiting(): void {
+    this.waiting--;
+    if (this.drain !== undefined) this.drain.check();
   }
 
-  private async waitUntilGranted(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+  private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
     const deadline = startedAt + options.waitMs;
     // Not stopped when close() begins: a wait that got past refuseWhileClosing is work under way; the drain's end stops it.
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
