@@ -106,7 +106,7 @@ export class LockEngine {
     this.waitMs = capWait(options.waitMs === undefined ? DEFAULT_WAIT_MS : checkWaitMs(options.waitMs), this.maxWaitMs);
     this.inspector = new LockInspector(backend.name, backend.inspection, this.keyPrefix);
     // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
-    setMaxListeners(0, this.draining.signal, this.shutdown.signal);
+    setMaxListeners(0, this.shutdown.signal);
     const events = this.eventSubject;
     this.leaseOwner = {
       backendName: backend.name,
@@ -270,8 +270,8 @@ export class LockEngine {
    * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
    * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
    * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
-   * when `gracefulMs` has passed; then every wait stops with that error. A second call returns the same promise;
-   * its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
+   * when `gracefulMs` has passed; then every wait stops with that error. A second call waits for
+   * the same close; its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
    *
    * ```ts
    * process.once('SIGTERM', () => void engine.close({ gracefulMs: 10_000 }));
@@ -392,8 +392,8 @@ export class LockEngine {
       await claim.waitForChange(sleepMs, stop);
       if (stop.aborted) break;
     }
-    if (options.signal?.aborted) throw options.signal.reason;
-    throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    throw options.signal?.reason;
   }
 
   /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
