@@ -6,7 +6,6 @@ import {
   createLockBackend,
   DistributedLockModule,
   InvalidLockArgumentError,
-  LOCK_ENGINE,
   Locked,
   LockBackendError,
   LockedJob,
@@ -15,9 +14,10 @@ import {
   LockService,
   MemoryBackend,
   type Lock,
-  type LockBackend,
 } from '../../lib/index.js';
 import { request as httpRequest } from 'node:http';
+import type { LockBackend } from '../../lib/backend.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { hasSettled } from '../support/settled.js';
 import { baseUrl, openRequest, startHttpApp } from './http-platform.js';
