@@ -12,6 +12,7 @@ import { PricingController } from './pricing/pricing.controller.js';
 import { JobsController } from './restock/jobs.controller.js';
 import { RestockJob } from './restock/restock.job.js';
 import { SAMPLE_CONFIG } from './sample-config.token.js';
+import { StopAcceptingOnShutdown } from './stop-accepting.js';
 import { WarehouseConsumer } from './warehouse/warehouse.consumer.js';
 
 @Module({})
@@ -38,6 +39,7 @@ export class AppModule implements OnApplicationShutdown {
         InventoryService,
         RestockJob,
         StockWatcher,
+        StopAcceptingOnShutdown,
         { provide: SAMPLE_CONFIG, useValue: config },
         { provide: STOCK_STORE, useFactory: () => fencedStore('sample:stock:') },
         { provide: PRICE_STORE, useFactory: () => fencedStore('sample:price:') },

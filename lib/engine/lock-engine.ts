@@ -4,6 +4,7 @@ import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutE
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { toBackendError } from './backend-error.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
 import { InFlight } from './in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import type { LockEvent } from './lock-events.js';
@@ -12,7 +13,7 @@ import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import { currentLock, currentScope, findHeldLease, holdsAnyLock, markedBefore, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -67,7 +68,15 @@ export class LockEngine {
   readonly maxWaitMs: number | undefined;
   private readonly eventSubject = new Subject<LockEvent>();
   private readonly leases = new Set<Lease>();
+  /** Aborted when close() is called: no new lock (but for work under way, see refuseWhileClosing). */
+  private readonly draining = new AbortController();
+  /** Aborted when the drain ends: held locks are revoked, every wait stops. */
   private readonly shutdown = new AbortController();
+  private drain: Drain | undefined;
+  /** When close() was called (monotonic ms). */
+  private closedAt = Infinity;
+  /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish. */
+  private waiting = 0;
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
@@ -109,6 +118,7 @@ export class LockEngine {
       forget: (lease) => {
         this.leases.delete(lease);
         if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
+        if (this.drain !== undefined) this.drain.check();
       },
       noteHeld: (key, heldMs) => this.recentHolds.record(key, heldMs),
       scheduler: new WakeScheduler(),
@@ -244,14 +254,33 @@ export class LockEngine {
     this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
   }
 
-  /** `close()` was called: no lock can be acquired any more. */
+  /** `close()` was called: no new lock can be acquired (but by call chains that hold one, while the drain lasts). */
   get isClosed(): boolean {
-    return this.shutdown.signal.aborted;
+    return this.draining.signal.aborted;
   }
 
-  /** Stops renewals, releases every held lock, then closes the clients the backend owns. */
-  close(): Promise<void> {
-    this.closing ??= this.closeOnce();
+  /**
+   * Closes the engine: no new lock, then the locks still held are revoked (their signals abort
+   * with LockLostError) and released, then the clients the backend owns close.
+   *
+   * With `gracefulMs` it drains first: for up to that long, the work already under way finishes:
+   * the locks held are kept (renewed, signals quiet), and calls already waiting for a busy lock
+   * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockBackendError
+   * "the lock service is shutting down") unless its call chain holds a lock (inside `withLock`,
+   * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
+   * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
+   * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
+   * when `gracefulMs` has passed; then every wait stops with that error. A second call waits for
+   * the same close; its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
+   *
+   * ```ts
+   * process.once('SIGTERM', () => void engine.close({ gracefulMs: 10_000 }));
+   * ```
+   */
+  async close(options: CloseOptions = {}): Promise<void> {
+    const gracefulMs = options.gracefulMs === undefined ? 0 : checkGracefulMs(options.gracefulMs);
+    if (this.closing) this.drain?.shorten(gracefulMs);
+    else this.closing = this.closeOnce(gracefulMs);
     return this.closing;
   }
 
@@ -263,7 +292,7 @@ export class LockEngine {
   }
 
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {
-    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    if (this.closing !== undefined) this.refuseWhileClosing();
     const storeKey = this.keyPrefix + key;
     this.assertSupported(key, options);
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
@@ -296,26 +325,37 @@ export class LockEngine {
    * so close() never closes the clients under it.
    */
   private async grant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+    // Counted until the lease is filed: a drain that saw neither a waiter nor the lease would end under it.
+    this.waiting++;
     let lease: Lease;
     try {
       lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
     } catch (error) {
+      this.doneWaiting();
       const givenBack = this.track(claim.release()).catch(() => undefined);
       // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
       if (error instanceof LockTimeoutError) await givenBack;
       throw error;
     }
     if (this.shutdown.signal.aborted) {
+      this.doneWaiting();
       // Granted while closing, after close() took the list of held leases: give it back before the clients close.
       this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
       throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     }
     this.leases.add(lease);
+    this.doneWaiting();
     return lease;
+  }
+
+  private doneWaiting(): void {
+    this.waiting--;
+    if (this.drain !== undefined) this.drain.check();
   }
 
   private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
     const deadline = startedAt + options.waitMs;
+    // Not stopped when close() begins: a wait that got past refuseWhileClosing is work under way; the drain's end stops it.
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
@@ -354,6 +394,11 @@ export class LockEngine {
     }
     if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
     throw options.signal?.reason;
+  }
+
+  /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
+  private refuseWhileClosing(): void {
+    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
   }
 
   /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
@@ -418,8 +463,18 @@ export class LockEngine {
     if (options.fair) throw new InvalidLockArgumentError(`Lock "${key}": fair semaphores are not supported`);
   }
 
-  /** Holders are told first (signal), then the locks are freed; acquisitions under way finish or give up before the clients close. */
-  private async closeOnce(): Promise<void> {
+  /**
+   * New locks are refused and waits stop, the locks held are left to finish for up to `gracefulMs`;
+   * then holders are told (signal) and the locks freed; acquisitions under way finish or give up
+   * before the clients close.
+   */
+  private async closeOnce(gracefulMs: number): Promise<void> {
+    this.closedAt = performance.now();
+    this.draining.abort();
+    if (gracefulMs > 0) {
+      this.drain = new Drain(() => this.leases.size === 0 && this.waiting === 0, gracefulMs);
+      await this.drain.done;
+    }
     this.shutdown.abort();
     await Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
     await this.inFlight.settled();

@@ -20,6 +20,8 @@ export interface LockScope {
   readonly lock?: ScopedLock;
   readonly mark?: object;
   readonly kept?: readonly ScopedLock[];
+  /** When the mark's call began (monotonic ms). */
+  readonly since?: number;
   readonly parent: LockScope | undefined;
 }
 
@@ -38,7 +40,15 @@ export function runInScopes<T>(leases: readonly Lease[], lock: ScopedLock, fn: (
 
 /** Runs `fn` with `mark` kept in its call chain, for `findMark` to find from anywhere inside; the locks in `kept` count as that code's own. */
 export function runMarked<T>(mark: object, kept: readonly ScopedLock[], fn: () => T): T {
-  return storage.run({ mark, kept, parent: storage.getStore() }, fn);
+  return storage.run({ mark, kept, since: performance.now(), parent: storage.getStore() }, fn);
+}
+
+/** This call chain is part of a marked call (a handler call Nest is answering) that began before `time` (monotonic ms). */
+export function markedBefore(time: number): boolean {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.since !== undefined && scope.since < time) return true;
+  }
+  return false;
 }
 
 /** The innermost mark of this call chain that is a `type`, if any. */
@@ -63,6 +73,20 @@ export function currentLock(): Lock | undefined {
 /** The frames of this call chain, as an identity: the same object for code in the same scope. */
 export function currentScope(): LockScope | undefined {
   return storage.getStore();
+}
+
+/**
+ * This call chain holds a lock of any store (in `withLock`, `run`, a `@Locked` method, or kept by a
+ * handler call): it is work already inside a lock, which a closing engine lets finish (see `LockEngine.close()`).
+ */
+export function holdsAnyLock(): boolean {
+  for (let scope = storage.getStore(); scope; scope = scope.parent) {
+    if (scope.lease?.isHeld) return true;
+    for (const lock of scope.kept ?? []) {
+      if (lock instanceof LockHandle ? lock.lease.isHeld : lock.leases.some((lease) => lease.isHeld)) return true;
+    }
+  }
+  return false;
 }
 
 /** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */

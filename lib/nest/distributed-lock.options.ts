@@ -48,6 +48,14 @@ export interface DistributedLockModuleOptions {
    */
   mapErrors?: boolean;
   /**
+   * How long `app.close()` (SIGTERM with `enableShutdownHooks()`) lets the work already inside a
+   * lock finish with it, in ms: `@Locked` requests still being answered (streams included) and
+   * locked jobs. Meanwhile new locks are refused at once (HTTP 503 with `Retry-After`). Past it,
+   * the holders' signals abort (LockLostError) and their locks are released. `0`: at once.
+   * Default 10 000 (see docs/shutdown.md).
+   */
+  gracefulShutdownTimeoutMs?: number;
+  /**
    * Register as a global module (default `true`). Read from the argument of `forRoot()` /
    * `forRootAsync()` only: an options factory's value comes too late to change it.
    */

@@ -22,13 +22,17 @@ export class LockBusyException extends ConflictException {
 }
 
 /**
- * 503 Service Unavailable: the lock store could not be reached (or lost its quorum). Thrown by
- * `LockedInterceptor` and the admin controller. The store's own message, which may name hosts,
- * stays out of the body, in `cause`.
+ * 503 Service Unavailable: the lock store could not be reached (or lost its quorum), or this
+ * instance is shutting down. Thrown by `LockedInterceptor` and the admin controller. The store's
+ * own message, which may name hosts, stays out of the body, in `cause`.
  */
 export class LockStoreUnavailableException extends ServiceUnavailableException {
-  constructor(error: LockBackendError) {
-    super({ statusCode: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', message: 'The lock store is unavailable' }, { cause: error });
+  /** Seconds the client may wait before trying again (the `Retry-After` header), when given. */
+  readonly retryAfter: number | undefined;
+
+  constructor(error: LockBackendError, retryAfter?: number) {
+    super({ statusCode: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', message: 'The lock store is unavailable', ...(retryAfter === undefined ? {} : { retryAfter }) }, { cause: error });
     this.name = 'LockStoreUnavailableException';
+    this.retryAfter = retryAfter;
   }
 }

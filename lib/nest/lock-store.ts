@@ -1,5 +1,6 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { createLockBackend, isLockBackend } from '../backends/create-backend.js';
+import { checkGracefulMs } from '../engine/drain.js';
 import { LockEngine } from '../engine/lock-engine.js';
 import { checkKnownFields } from '../engine/known-fields.js';
 import { describe } from '../engine/lock-options.js';
@@ -10,9 +11,18 @@ import { Messages } from './lock.messages.js';
 import { lockRegistry } from './lock.registry.js';
 
 /**
+ * How long `app.close()` lets the work already inside a lock finish before revoking what is still
+ * held: 10 s, a third of Kubernetes' default 30 s grace period, which leaves room for the HTTP
+ * server's close and the other modules' hooks; the default `waitMs` is as long.
+ */
+export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/**
  * @internal One lock store of an application (one `forRoot()`): its name and engine. It tells
- * `@Locked()` methods that it runs, and on shutdown, before other modules' `onApplicationShutdown`
- * closes shared clients, releases its held locks and closes what it created.
+ * `@Locked()` methods that it runs, and on shutdown drains: in `beforeApplicationShutdown`, while
+ * Nest's HTTP server still answers the requests under way and before other modules'
+ * `onApplicationShutdown` closes shared clients, it refuses new locks, lets the ones held finish
+ * for up to `gracefulShutdownTimeoutMs`, then releases what is left and closes what it created.
  */
 export class LockStore implements BeforeApplicationShutdown {
   constructor(
@@ -20,19 +30,23 @@ export class LockStore implements BeforeApplicationShutdown {
     readonly engine: LockEngine,
     /** Lock errors thrown anywhere in a request are answered as on `@Locked()` handlers (the module option `mapErrors`). */
     readonly mapErrors = true,
+    readonly gracefulShutdownTimeoutMs = DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS,
   ) {
     lockRegistry.start(name, engine);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    lockRegistry.stop(this.name, this.engine);
-    await this.engine.close();
+    try {
+      await this.engine.close({ gracefulMs: this.gracefulShutdownTimeoutMs });
+    } finally {
+      lockRegistry.stop(this.name, this.engine);
+    }
   }
 }
 
 /** Every field of the module's options; the type keeps the list in step with the interface. */
 const MODULE_OPTION_NAMES = Object.keys({
-  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, maxWaitMs: true, mapErrors: true, isGlobal: true,
+  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, maxWaitMs: true, mapErrors: true, isGlobal: true, gracefulShutdownTimeoutMs: true,
 } satisfies Record<keyof DistributedLockModuleOptions, true>);
 
 /**
@@ -47,9 +61,10 @@ export async function createLockStore(name: string, options: DistributedLockModu
   const { backend: config, keyPrefix, leaseMs, waitMs, maxWaitMs, instance, mapErrors } = options;
   if (mapErrors !== undefined && typeof mapErrors !== 'boolean') throw new InvalidLockArgumentError(Messages.mapErrorsOption(describe(mapErrors)));
   if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
+  const gracefulMs = options.gracefulShutdownTimeoutMs === undefined ? undefined : checkGracefulMs(options.gracefulShutdownTimeoutMs, 'DistributedLockModule: gracefulShutdownTimeoutMs');
   const backend = isLockBackend(config) ? borrowedBackend(config) : await createLockBackend(config);
   try {
-    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs, maxWaitMs }), mapErrors !== false && mapErrorsArgument !== false);
+    return new LockStore(name, new LockEngine(backend, { name, instance, keyPrefix, leaseMs, waitMs, maxWaitMs }), mapErrors !== false && mapErrorsArgument !== false, gracefulMs);
   } catch (error) {
     await backend.close().catch(() => undefined);
     throw error;

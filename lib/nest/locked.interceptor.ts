@@ -16,6 +16,12 @@ interface HeaderSetter {
   header?: (name: string, value: string) => void;
 }
 
+/**
+ * `Retry-After` of a 503: a store failover or a restarting instance behind a load balancer is
+ * usually over within seconds, and a second keeps clients from retrying in a tight loop.
+ */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 1;
+
 /** Calls a LockedInterceptor already serves: one registered globally serves them, the one `@Locked()` attached steps aside. */
 const served = new WeakSet<ExecutionContext>();
 
@@ -111,10 +117,14 @@ export class LockedInterceptor implements NestInterceptor, OnModuleInit {
     return new LockBusyException(error, retryAfter);
   }
 
-  /** HTTP: `LockStoreUnavailableException` (503; the store's own message, which may name hosts, stays in `cause`). Elsewhere: code `LOCK_STORE_UNAVAILABLE`. */
+  /**
+   * HTTP: `LockStoreUnavailableException` (503 with `Retry-After: 1`; the store's own message, which
+   * may name hosts, stays in `cause`). Elsewhere: code `LOCK_STORE_UNAVAILABLE`.
+   */
   protected unavailableException(error: LockBackendError, context: ExecutionContext): unknown {
     if (context.getType() !== 'http') return this.contextException(error, context);
-    return new LockStoreUnavailableException(error);
+    this.setHeader(context, 'Retry-After', String(UNAVAILABLE_RETRY_AFTER_SECONDS));
+    return new LockStoreUnavailableException(error, UNAVAILABLE_RETRY_AFTER_SECONDS);
   }
 
   /** HTTP: `StaleFenceException` (409 with `resource`, `fence` and `highest`). Elsewhere: code `LOCK_STALE_FENCE` with the same fields. */

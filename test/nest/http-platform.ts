@@ -1,7 +1,7 @@
 import type { INestApplication, ModuleMetadata } from '@nestjs/common';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
-import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export type Platform = 'express' | 'fastify';
@@ -33,9 +33,10 @@ export interface OpenResponse {
   abort(): void;
 }
 
-export function openRequest(app: INestApplication, path: string): Promise<OpenResponse> {
+/** `options.agent: false`: a connection of its own, closed after the response (none left for `app.close()` to wait on). */
+export function openRequest(app: INestApplication, path: string, options: RequestOptions = {}): Promise<OpenResponse> {
   return new Promise((resolve, reject) => {
-    const request: ClientRequest = httpRequest(`${baseUrl(app)}${path}`, (response) => {
+    const request: ClientRequest = httpRequest(`${baseUrl(app)}${path}`, options, (response) => {
       let body = '';
       const waiters: { text: string; resolve: (body: string) => void }[] = [];
       response.setEncoding('utf8');
