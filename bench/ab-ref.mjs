@@ -2,14 +2,16 @@
 // a commit): builds the ref once in a temporary worktree (kept in node_modules/.ab-<commit>/ for the
 // next run), then runs bench/ab.mjs (alternating fresh processes on one redis-server) at each
 // `--callers` count against the current dist/. `npm run bench:ab` builds the working tree first.
-//   npm run bench:ab -- --ref main [--callers 1,64] [--rounds 7] [--seconds 1.5]
+// `--interleaved` runs bench/ab-interleaved.mjs instead (both builds in one process, finely
+// interleaved batches: steadier on a busy machine; `--pairs`).
+//   npm run bench:ab -- --ref main [--callers 1,64] [--rounds 7] [--seconds 1.5] [--interleaved [--pairs 300]]
 import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { ref: { type: 'string', default: 'main' }, callers: { type: 'string', default: '1,64' }, rounds: { type: 'string', default: '7' }, seconds: { type: 'string', default: '1.5' } } });
+const { values } = parseArgs({ options: { ref: { type: 'string', default: 'main' }, callers: { type: 'string', default: '1,64' }, rounds: { type: 'string', default: '7' }, seconds: { type: 'string', default: '1.5' }, interleaved: { type: 'boolean', default: false }, pairs: { type: 'string', default: '300' } } });
 const repo = resolve(new URL('..', import.meta.url).pathname);
 const git = (...args) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
 
@@ -32,7 +34,11 @@ if (!existsSync(join(build, 'esm', 'index.js'))) {
 }
 
 for (const callers of values.callers.split(',')) {
-  const ab = spawnSync(process.execPath, [join(repo, 'bench', 'ab.mjs'), '--a', join(build, 'esm', 'index.js'), '--b', join(repo, 'dist', 'esm', 'index.js'), '--callers', callers, '--rounds', values.rounds, '--seconds', values.seconds], { cwd: repo, stdio: 'inherit' });
+  const builds = ['--a', join(build, 'esm', 'index.js'), '--b', join(repo, 'dist', 'esm', 'index.js'), '--callers', callers];
+  const args = values.interleaved
+    ? [join(repo, 'bench', 'ab-interleaved.mjs'), ...builds, '--pairs', values.pairs, '--batch', Number(callers) > 1 ? '1000' : '100']
+    : [join(repo, 'bench', 'ab.mjs'), ...builds, '--rounds', values.rounds, '--seconds', values.seconds];
+  const ab = spawnSync(process.execPath, args, { cwd: repo, stdio: 'inherit' });
   if (ab.status !== 0) process.exitCode = ab.status ?? 1;
 }
 console.log(`A = ${values.ref} (${commit.slice(0, 12)}), B = this working tree (dist/)`);
