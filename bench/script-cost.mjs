@@ -85,7 +85,9 @@ const rows = [
     }),
   ]),
   // The idle time: the counter's TTL becomes idleKeyTtlMs from the release (builds before that ignore the argument).
-  ['release, this library (GET; DEL; TIME, GET, PEXPIRE counter; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS))],
+  ['release, this library (GET; DEL; PEXPIRE counter by the idle time and how far the fence ran ahead; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS, 0))],
+  ['  ahead unknown: the counter read again (GET; DEL; TIME, GET, PEXPIRE counter; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS))],
+  ['  without the idle time (GET; DEL; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder))],
   ['release, raw compare-and-delete (GET; DEL)', releasing((keys, holder) => client.casDel(keys.lock, holder))],
 ];
 

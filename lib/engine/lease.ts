@@ -244,7 +244,7 @@ export class Lease implements Wakeable {
       return;
     }
     this.setValidity(startedAt, validityMs);
-    this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.expiresAt });
+    if (this.owner.observed) this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.expiresAt });
   }
 
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */

@@ -251,7 +251,7 @@ export class LockEngine {
 
   /** @internal A call that skips its work when the lock is busy (`onBusy: 'skip'`) did so: emits `skipped`. */
   noteSkipped(key: string, method: string): void {
-    this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+    if (this.eventSubject.observed) this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
   }
 
   /** `close()` was called: no new lock can be acquired (but by call chains that hold one, while the drain lasts). */
@@ -379,8 +379,7 @@ export class LockEngine {
       }
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
-        const waitedMs = Math.round(monotonicNow() - startedAt);
-        this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
+        if (this.eventSubject.observed) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
         throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
       }
       if (stop.aborted) break;
@@ -412,10 +411,14 @@ export class LockEngine {
   /** Remembers a lock handed out to a caller outside any scope, for `self-wait` notices. */
   private handOut<L extends LockHandle | MultiLockHandle>(lock: L): L {
     const scope = currentScope();
-    for (const lease of lock instanceof LockHandle ? [lock.lease] : lock.leases) {
-      if (lease.isHeld) this.unscoped.set(lease.storeKey, { lease, scope, noticed: false });
-    }
+    // A single lock (the common case) without building a list of one.
+    if (lock instanceof LockHandle) this.noteUnscoped(lock.lease, scope);
+    else for (const lease of lock.leases) this.noteUnscoped(lease, scope);
     return lock;
+  }
+
+  private noteUnscoped(lease: Lease, scope: LockScope | undefined): void {
+    if (lease.isHeld) this.unscoped.set(lease.storeKey, { lease, scope, noticed: false });
   }
 
   private enterScope(lease: Lease): void {

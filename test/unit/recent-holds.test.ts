@@ -20,6 +20,16 @@ describe('RecentHolds', () => {
     expect(holds.likelyFreeInMs('a')).toBe(100);
   });
 
+  it('stays within its bound of keys over many releases of fresh keys, keeping the latest', () => {
+    const holds = new RecentHolds(100);
+    for (let i = 0; i < 10_000; i++) {
+      holds.record(`k${i}`, i);
+      expect(holds.size).toBeLessThanOrEqual(100);
+    }
+    expect(holds.likelyFreeInMs('k9999')).toBe(9999);
+    expect(holds.likelyFreeInMs('k0')).toBeUndefined();
+  });
+
   it('remembers a bounded number of keys, dropping the one released least recently', () => {
     const holds = new RecentHolds(3);
     for (const key of ['a', 'b', 'c']) holds.record(key, 1_000);

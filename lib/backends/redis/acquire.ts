@@ -11,7 +11,9 @@ import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
 // writer, 'r' reader; fences to reserve ('x' only: more than 1 for a local turn, see local-turn.ts);
 // the fence counter's TTL (counterTtlMs: the lease, the idle time and 1 ms, see lua-fence.ts).
 // The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
-// Taken → {1, fence} ('x' taking a free key: the fence alone, or {1, fence, last fence reserved} for a turn). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
+// Taken → {1, fence, last fence reserved, ms the last runs ahead of Redis's clock} ('x' taking a free
+// key: the fence alone when it is the only one reserved and not ahead of the clock); {1, fence} when
+// the owner already held the key (how far ahead is then unknown). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
 // 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
 //
 // The first block is the plain exclusive lock, unchanged (one SET NX PX and one INCR) while the key
@@ -26,8 +28,8 @@ if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then
     local count = tonumber(ARGV[4])
     ${luaReserveFences('KEYS[2]', 'count', 'ARGV[5]')}
-    if count == 1 then return first end
-    return {1, first, last}
+    if count == 1 and ahead_ms <= 0 then return first end
+    return {1, first, last, ahead_ms}
   end
   if redis.call('GET', KEYS[1]) == owner then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -78,7 +80,7 @@ if free then
     redis.call('ZREM', KEYS[5], entry)
   end
   ${luaReserveFences('KEYS[2]', '1', 'ARGV[5]')}
-  return {1, first}
+  return {1, first, first, ahead_ms}
 end
 local queued = rank ~= false
 if not queued and (kind ~= 'x' or redis.call('EXISTS', KEYS[3], KEYS[4]) > 0) then
@@ -130,6 +132,8 @@ export type AcquireReply =
       readonly fence: number;
       /** The last fence reserved for the claim's local turn (`fence` when none beyond its own). */
       readonly lastFence: number;
+      /** How far (ms, at most; 0 or less: not) the last fence ran ahead of Redis's clock; undefined when unknown. */
+      readonly aheadMs: number | undefined;
     }
   | {
       readonly acquired: false;
@@ -148,8 +152,8 @@ export async function acquireLock(client: RedisClient, keys: RedisLockKeys, requ
   const fences = kind === 'x' ? (request.fences ?? 1) : 1;
   const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)])) as number | number[];
   // The common case, a free key taken by a lone claim: one integer, nothing to unpack.
-  if (typeof reply === 'number') return { acquired: true, fence: reply, lastFence: reply };
+  if (typeof reply === 'number') return { acquired: true, fence: reply, lastFence: reply, aheadMs: 0 };
   const [taken, value, queued, held] = reply as [number, number, number?, number?];
-  if (taken === 1) return { acquired: true, fence: value, lastFence: reply.length > 2 ? reply[2]! : value };
+  if (taken === 1) return { acquired: true, fence: value, lastFence: reply.length > 2 ? reply[2]! : value, aheadMs: reply[3] };
   return { acquired: false, holderTtlMs: value >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
 }

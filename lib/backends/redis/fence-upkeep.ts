@@ -17,6 +17,8 @@ export class FenceUpkeep {
     /** When the acquisition that set the counter's TTL started (the script ran after it). */
     acquiredAt: number,
     leaseMs: number,
+    /** How far (ms) the holder's last fence ran ahead of Redis's clock when reserved; undefined when unknown. */
+    readonly aheadMs?: number,
   ) {
     this.keptUntil = acquiredAt + leaseMs + idleKeyTtlMs;
   }

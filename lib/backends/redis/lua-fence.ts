@@ -31,7 +31,10 @@ export function counterTtlMs(idleKeyTtlMs: number, leaseMs: number): number {
 /**
  * @internal Lua statements that reserve `count` fences on the counter `key`, keep the counter for
  * `ttl` ms (counterTtlMs) plus how far it runs ahead of the clock, and set the locals `first` and
- * `last`, the first and the last reserved fence. A live counter's TTL is never lowered: readers and
+ * `last`, the first and the last reserved fence, and `ahead_ms`, how far (ms, rounded up; 0 or less
+ * when not) `last` runs ahead of the clock: an exclusive holder's release uses it (luaIdleFenceAhead)
+ * instead of reading the clock and the counter again, since the clock only moves on while nobody
+ * else can advance the counter. A live counter's TTL is never lowered: readers and
  * permits share it, and one with a short lease must not shorten it under another with a long one.
  * The arguments are Lua expressions; `count` is below 1 000.
  */
@@ -41,9 +44,11 @@ export function luaReserveFences(key: string, count: string, ttl: string): strin
 local time = redis.call('TIME')
 local now_us = time[1] * 1000000 + time[2]
 local last = now_us + ${count} - 1
+local ahead_ms = ${count} > 1 and 1 or 0
 if not redis.call('SET', ${key}, last, 'PX', ${ttl}, 'NX') then
   last = math.max((tonumber(redis.call('GET', ${key})) or 0) + ${count}, last)
-  local counter_ttl = math.max(${ttl} + math.ceil((last - now_us) / 1000), redis.call('PTTL', ${key}))
+  ahead_ms = math.ceil((last - now_us) / 1000)
+  local counter_ttl = math.max(${ttl} + ahead_ms, redis.call('PTTL', ${key}))
   redis.call('SET', ${key}, last, 'PX', counter_ttl)
 end
 local first = last - ${count} + 1`;
@@ -55,13 +60,24 @@ local first = last - ${count} + 1`;
  * the idle time counts from the end of the hold, not from the end of the lease it was last given
  * (which renewals keep full). It may lower the TTL: nobody holds the key, so nothing else needs it
  * longer, and the clock will have passed its value by the idle time when it expires. A missing counter
- * stays missing. Reads TIME: the script starts with LUA_EFFECTS (or LUA_NOW).
+ * stays missing. Reads TIME: the script runs LUA_EFFECTS (or LUA_NOW) before its first write.
  */
 export function luaIdleFence(key: string, idle: string): string {
   return `
 local idle_time = redis.call('TIME')
 local ahead_us = (tonumber(redis.call('GET', ${key})) or 0) - (idle_time[1] * 1000000 + idle_time[2])
 redis.call('PEXPIRE', ${key}, tonumber(${idle}) + math.max(0, math.ceil(ahead_us / 1000)))`;
+}
+
+/**
+ * @internal The idle TTL, in ms, that the release of an exclusive holder gives the key's fence counter
+ * when the holder knows how far its fences ran ahead of Redis's clock when it reserved them
+ * (`aheadMs`: the acquire script's `ahead_ms`): nobody else advanced the counter while it held the key,
+ * and the clock has only moved on since, so `idle + max(0, ahead)` from the release keeps the counter
+ * at least as long as luaIdleFence would, without reading TIME and the counter (one PEXPIRE).
+ */
+export function idleFenceTtlMs(idleKeyTtlMs: number, aheadMs: number): number {
+  return idleKeyTtlMs + Math.max(0, aheadMs);
 }
 
 /**

@@ -110,6 +110,8 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       reply = await this.context.track(acquireLock(this.context.client, this.keys, attempt));
     } catch (error) {
       this.maybeHeld = true;
+      // How far its fences run ahead is unknown now: the release reads it.
+      this.fenceUpkeep = undefined;
       throw error;
     }
     this.setQueued(!reply.acquired && reply.queued);
@@ -121,7 +123,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
     if (this.context.replicas) await this.context.track(acknowledgedOrUndone(this.context.replicas, this.heldEntry(this.request.owner), () => this.undo()));
-    this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs);
+    this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs, reply.aheadMs);
     if (this.plain) {
       const validUntil = startedAt + this.request.leaseMs;
       // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
@@ -221,7 +223,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const local = this.plain ? listener.waitersOf(this.keys.channel) : undefined;
     // Its own announcement may arrive before the reply: stand back already for those that waited last time.
     local?.standBack(local.othersWaiting);
-    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage, this.context.idleKeyTtlMs);
+    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage, this.context.idleKeyTtlMs, this.fenceUpkeep?.aheadMs);
     // This backend's own subscriber is one of those that heard it when claims of this process wait.
     if (local && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
     return heard >= 0;
