@@ -48,12 +48,16 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     base = baseUrl(app);
     locks = app.get(LockService);
     web2 = new LockEngine(shared, { instance: 'web-2', leaseMs: 30_000 });
+    // Each of the first holds a millisecond older than the next (acquiredAt is in ms), so that the age order is not the key order.
     held.push(await locks.acquire('reports:nightly', { label: 'nightly report <b>2026-11-25</b>' }));
+    await nextMillisecond();
     held.push(await web2.acquire('orders:42', { label: 'shipping order 42', leaseMs: 20_000 }));
+    await nextMillisecond();
     held.push(await locks.acquire('shared:report', { mode: 'read', label: 'reader a' }));
     held.push(await web2.acquire('shared:report', { mode: 'read', label: 'reader b' }));
     waiter = locks.acquire('shared:report', { mode: 'write', label: 'rebuild', waitMs: 60_000 });
     waiter.catch(() => undefined); // released by the release test; a failure there says why
+    await nextMillisecond();
     for (let i = 0; i < 30; i++) held.push(await web2.acquire(`page:${String(i).padStart(2, '0')}`));
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     consoleErrors = collectConsoleErrors(page);
@@ -103,7 +107,7 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     const expected = [...listed].sort((a, b) => oldest(a) - oldest(b) || (a.key < b.key ? -1 : 1)).map((lock) => lock.key);
     expect(expected).not.toEqual([...expected].sort()); // the age order is not the key order
     expect(await keysShown()).toEqual(expected);
-    expect(await row('reports:nightly').locator('td.c-age').textContent()).toMatch(/^\d+(\.\d)? s$/);
+    expect(await row('reports:nightly').locator('td.c-age').textContent()).toMatch(/^\d+( ms|(\.\d)? s)$/);
     await page.click('th[data-sort=key] button');
   });
 
@@ -198,3 +202,9 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     expect(consoleErrors.filter((error) => error.includes('status of 403'))).toHaveLength(1);
   });
 });
+
+/** Resolves once the wall clock has moved to the next millisecond. */
+async function nextMillisecond(): Promise<void> {
+  const now = Date.now();
+  while (Date.now() === now) await new Promise((resolve) => setImmediate(resolve));
+}
