@@ -147,7 +147,8 @@ describe.each(PLATFORMS)('lock errors thrown anywhere in a request, with only fo
 
   it('an unreachable store answers 503 without its own message', async () => {
     const response = await request(app.getHttpServer()).get('/down').expect(503);
-    expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The lock store is unavailable' });
+    expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The lock store is unavailable', retryAfter: 1 });
+    expect(response.headers['retry-after']).toBe('1');
     expect(JSON.stringify(response.body)).not.toContain('ECONNREFUSED');
   });
 
