@@ -112,6 +112,7 @@ export interface ZookeeperBackendOptions {
   acl?: 'open' | 'creator' | { scheme: string; id: string; permissions: ('read' | 'write' | 'create' | 'delete' | 'admin' | 'all')[] }[];
 }
 
+/** etcd v3: one lease per backend, kept alive; a lock is the lowest create revision under its key. */
 export interface EtcdBackendOptions {
   type: 'etcd';
   /** e.g. `'http://127.0.0.1:2379'`, or every member of the cluster. Required (or its deprecated name). */
@@ -169,6 +170,7 @@ export interface MysqlBackendOptions extends IdleKeyTtlOption {
   table?: string;
 }
 
+/** The built-in stores, told apart by `type`. */
 export type BackendOptions =
   | MemoryBackendOptions
   | RedisBackendOptions
@@ -178,6 +180,7 @@ export type BackendOptions =
   | PostgresBackendOptions
   | MysqlBackendOptions;
 
+/** The `type` of a built-in store: `'memory'`, `'redis'`, `'redlock'`, `'zookeeper'`, `'etcd'`, `'postgres'` or `'mysql'`. */
 export type BackendType = BackendOptions['type'];
 
 /** A backend option: one of the built-in stores, or your own object implementing `LockBackend`. */
