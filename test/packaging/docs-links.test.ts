@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { markdownLinks } from '../support/markdown.js';
+import { markdownHeadings, markdownLinks } from '../support/markdown.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -45,6 +45,18 @@ describe('links in the shipped Markdown', () => {
       }
     }
     expect(broken).toEqual([]);
+  });
+
+  it('every shipped page has one `#` title, then sections from `##` down without skipping a level', () => {
+    const bad: string[] = [];
+    for (const file of [...shipped].filter((f) => f.endsWith('.md'))) {
+      const levels = markdownHeadings(readFileSync(resolve(ROOT, file), 'utf8')).map((h) => h.level);
+      if (levels[0] !== 1 || levels.filter((level) => level === 1).length !== 1) bad.push(`${file}: the title is not the one '#' heading`);
+      levels.forEach((level, i) => {
+        if (i > 0 && level > levels[i - 1]! + 1) bad.push(`${file}: heading ${i + 1} skips from ${levels[i - 1]} to ${level}`);
+      });
+    }
+    expect(bad).toEqual([]);
   });
 
   it('finds links the way a reader sees them (the checker itself)', () => {

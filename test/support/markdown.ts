@@ -59,3 +59,23 @@ export function markdownLinks(markdown: string): MarkdownLink[] {
   });
   return links;
 }
+
+/** The ATX headings (`#` to `######`) outside code blocks, with their level. */
+export function markdownHeadings(markdown: string): { level: number; text: string; line: number }[] {
+  const headings: { level: number; text: string; line: number }[] = [];
+  let inFence: string | undefined;
+  markdown.split('\n').forEach((text, index) => {
+    const fence = FENCE.exec(text);
+    if (inFence) {
+      if (fence && fence[1]!.startsWith(inFence) && fence[2]!.trim() === '') inFence = undefined;
+      return;
+    }
+    if (fence) {
+      inFence = fence[1]!;
+      return;
+    }
+    const heading = /^(#{1,6})\s+(.*)$/.exec(text);
+    if (heading) headings.push({ level: heading[1]!.length, text: heading[2]!, line: index + 1 });
+  });
+  return headings;
+}
