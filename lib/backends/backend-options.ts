@@ -4,7 +4,9 @@ import type { LockBackend } from '../engine/lock-backend.js';
 
 /** User and password of a store that authenticates them (etcd, ZooKeeper's digest scheme). Never logged. */
 export interface StoreAuth {
+  /** The user name. */
   username: string;
+  /** The password. */
   password: string;
 }
 
