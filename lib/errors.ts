@@ -9,7 +9,9 @@ export class DistributedLockError extends Error {
 /** The lock stayed busy for longer than `waitMs` (or was busy on a one-shot attempt). */
 export class LockTimeoutError extends DistributedLockError {
   constructor(
+    /** The key, as the caller gave it. */
     readonly key: string,
+    /** How long the call waited, in ms. */
     readonly waitMs: number,
     /** Milliseconds until the current holder's lease lapses, when the store told us (renewals keep it full while the holder works). */
     readonly retryAfterMs?: number,
@@ -27,6 +29,7 @@ export class LockTimeoutError extends DistributedLockError {
 /** The lock is no longer held: renewal failed, the lease lapsed, or another owner holds it. */
 export class LockLostError extends DistributedLockError {
   constructor(
+    /** The key, as the caller gave it. */
     readonly key: string,
     reason: string,
     options?: ErrorOptions,
@@ -38,6 +41,7 @@ export class LockLostError extends DistributedLockError {
 /** The lock store could not be reached or could not answer (no quorum, connection refused, ...). Not the same as busy. */
 export class LockBackendError extends DistributedLockError {
   constructor(
+    /** The store's name (`'redis'`, `'etcd'`, ...). */
     readonly backend: string,
     message: string,
     options?: ErrorOptions,

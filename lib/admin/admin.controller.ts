@@ -120,5 +120,5 @@ export function createAdminReadController(options: ResolvedAdminOptions): Type<{
 }
 
 function unguardedWarning(path: string): string {
-  return `The lock admin page at ${path} has no guards: anyone who reaches the app can read every lock key, holder and label. Register it with guards: [YourAuthGuard] (see "Securing the page" in docs/operating.md)`;
+  return `The lock admin page at ${path} has no guards: anyone who reaches the app can read every lock key, holder and label. Register it with guards: [YourAuthGuard] (see "Securing the page" in docs/operations.md)`;
 }

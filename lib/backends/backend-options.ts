@@ -4,7 +4,9 @@ import type { LockBackend } from '../engine/lock-backend.js';
 
 /** User and password of a store that authenticates them (etcd, ZooKeeper's digest scheme). Never logged. */
 export interface StoreAuth {
+  /** The user name. */
   username: string;
+  /** The password. */
   password: string;
 }
 
@@ -13,21 +15,26 @@ export interface MemoryBackendOptions {
   type: 'memory';
 }
 
+/** The option of the stores that keep something of a key after its last lease: Redis, PostgreSQL, MySQL. */
+export interface IdleKeyTtlOption {
+  /**
+   * How long what the store keeps of a key (Redis: its fence counter and side keys; SQL: its row)
+   * stays after the key's last lease ended (released or lapsed): then it expires or a bounded
+   * periodic sweep deletes it, so locking ever new keys does not grow the store. A key locked again
+   * later gets a larger fence anyway (fences follow the store's clock: see the Footprint section
+   * of docs/backends/redis.md and docs/backends/sql.md). Also how far back that clock may step
+   * without breaking that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
+   */
+  idleKeyTtlMs?: number;
+}
+
 /** A single Redis node, or a Sentinel / Cluster client from ioredis. */
-export interface RedisBackendOptions {
+export interface RedisBackendOptions extends IdleKeyTtlOption {
   type: 'redis';
   /** e.g. `redis://:password@127.0.0.1:6379/0` or `rediss://...` for TLS. The module creates and closes the client. */
   url?: string;
   /** An ioredis `Redis` or `Cluster` client of yours; the module leaves it open. */
   client?: unknown;
-  /**
-   * How long a key's fence counter and side keys stay in Redis after the key's last lease ended
-   * (released or lapsed): then they expire, so locking ever new keys does not fill the store. A
-   * key locked again later gets a larger fence anyway (fences follow Redis's clock, see
-   * docs/backends/redis.md, Footprint). Also how far back Redis's clock may step without
-   * breaking that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
-   */
-  idleKeyTtlMs?: number;
   /**
    * Counts an acquisition, a renewal and the fences it reserves only once `min` replicas have
    * acknowledged them (Redis `WAIT`, sent to the key's master right after the script), so that a
@@ -107,6 +114,7 @@ export interface ZookeeperBackendOptions {
   acl?: 'open' | 'creator' | { scheme: string; id: string; permissions: ('read' | 'write' | 'create' | 'delete' | 'admin' | 'all')[] }[];
 }
 
+/** etcd v3: one lease per backend, kept alive; a lock is the lowest create revision under its key. */
 export interface EtcdBackendOptions {
   type: 'etcd';
   /** e.g. `'http://127.0.0.1:2379'`, or every member of the cluster. Required (or its deprecated name). */
@@ -134,7 +142,8 @@ export interface EtcdBackendOptions {
   credentials?: { rootCertificate?: string | Buffer; privateKey?: string | Buffer; certChain?: string | Buffer };
 }
 
-export interface PostgresBackendOptions {
+/** PostgreSQL: a lease table (created on first use) in your database. */
+export interface PostgresBackendOptions extends IdleKeyTtlOption {
   type: 'postgres';
   /** e.g. `postgres://user:password@host:5432/db`. The module creates and closes a pool. */
   url?: string;
@@ -146,17 +155,10 @@ export interface PostgresBackendOptions {
   pool?: unknown;
   /** Lease table name. Default `'distributed_locks'`. */
   table?: string;
-  /**
-   * How long the row of a key stays after the key's last lease ended (released or lapsed): then a
-   * bounded periodic sweep deletes it, so locking ever new keys does not grow the table. A key
-   * locked again later gets a larger fence anyway (fences follow the database clock, see
-   * docs/backends/sql.md, Footprint). Also how far back that clock may step without breaking
-   * that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
-   */
-  idleKeyTtlMs?: number;
 }
 
-export interface MysqlBackendOptions {
+/** MySQL 8 or MariaDB (tested: 10.11): a lease table (created on first use) in your database. */
+export interface MysqlBackendOptions extends IdleKeyTtlOption {
   type: 'mysql';
   /** e.g. `mysql://user:password@host:3306/db`. The module creates and closes a pool. */
   url?: string;
@@ -168,16 +170,9 @@ export interface MysqlBackendOptions {
   pool?: unknown;
   /** Lease table name. Default `'distributed_locks'`. */
   table?: string;
-  /**
-   * How long the row of a key stays after the key's last lease ended (released or lapsed): then a
-   * bounded periodic sweep deletes it, so locking ever new keys does not grow the table. A key
-   * locked again later gets a larger fence anyway (fences follow the database clock, see
-   * docs/backends/sql.md, Footprint). Also how far back that clock may step without breaking
-   * that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
-   */
-  idleKeyTtlMs?: number;
 }
 
+/** The built-in stores, told apart by `type`. */
 export type BackendOptions =
   | MemoryBackendOptions
   | RedisBackendOptions
@@ -187,6 +182,7 @@ export type BackendOptions =
   | PostgresBackendOptions
   | MysqlBackendOptions;
 
+/** The `type` of a built-in store: `'memory'`, `'redis'`, `'redlock'`, `'zookeeper'`, `'etcd'`, `'postgres'` or `'mysql'`. */
 export type BackendType = BackendOptions['type'];
 
 /** A backend option: one of the built-in stores, or your own object implementing `LockBackend`. */

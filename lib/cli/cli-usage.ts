@@ -1,4 +1,4 @@
-/** The CLI's exit codes (documented in docs/operating.md, The CLI). */
+/** The CLI's exit codes (documented in docs/operations.md, The CLI). */
 export const EXIT = {
   /** Done (a `list --watch` ended by SIGINT or SIGTERM too). */
   done: 0,

@@ -35,6 +35,7 @@ export interface LockBackend {
   close(): Promise<void>;
 }
 
+/** What the engine asks a store for, once per acquisition. */
 export interface ClaimRequest {
   /** The key in the store: the module's `keyPrefix` + the caller's key. */
   readonly key: string;
@@ -42,6 +43,7 @@ export interface ClaimRequest {
   readonly owner: string;
   /** Requested lease length in ms (an integer >= 1). */
   readonly leaseMs: number;
+  /** `'exclusive'` (= `'write'`) or `'read'` (only asked of stores whose capabilities include `read`). */
   readonly mode: LockMode;
   /** Hand the lock over in arrival order (only asked of stores whose capabilities include `fair`). */
   readonly fair: boolean;
@@ -58,6 +60,7 @@ export interface ClaimRequest {
   readonly onLost: (reason: string) => void;
 }
 
+/** One acquisition in a store, from its first attempt to its release: a queue-based store keeps its place between attempts. */
 export interface LockClaim {
   /**
    * One attempt to take the lock; never waits for a holder. Rejects only when the store fails
@@ -87,9 +90,12 @@ export interface LockClaim {
   release(holdMs?: number): Promise<boolean>;
 }
 
+/** What one `LockClaim.tryAcquire()` attempt found. */
 export type AttemptResult = Acquired | Busy;
 
+/** The claim holds the lock now. */
 export interface Acquired {
+  /** Always `true`. */
   readonly acquired: true;
   /** Strictly increasing per key over successive holders; `undefined` if the store cannot give one honestly. */
   readonly fence: number | undefined;
@@ -97,7 +103,9 @@ export interface Acquired {
   readonly validityMs: number;
 }
 
+/** Another holder has the key; the claim keeps its place in the store's queue, if it has one. */
 export interface Busy {
+  /** Always `false`. */
   readonly acquired: false;
   /** Time until the current holder's lease lapses, when the store knows it. */
   readonly holderTtlMs?: number;

@@ -22,6 +22,7 @@ import { holderOwnerId, ownerIdPrefix } from './holder-identity.js';
 import { defaultInstanceLabel } from './owner-id.js';
 import { WakeScheduler } from './wake-scheduler.js';
 
+/** Options of a `LockEngine` (the module builds one per store from its options). */
 export interface LockEngineOptions {
   /** The store's name in events, metrics and health results. Default `'default'`. */
   name?: string;
@@ -37,8 +38,11 @@ export interface LockEngineOptions {
   maxWaitMs?: number;
 }
 
+/** The default `keyPrefix`: `'lock:'`. */
 export const DEFAULT_KEY_PREFIX = 'lock:';
+/** The default `leaseMs`: 30 s, renewed every 10 s while held. */
 export const DEFAULT_LEASE_MS = 30_000;
+/** The default `waitMs`: 10 s. */
 export const DEFAULT_WAIT_MS = 10_000;
 
 /** @internal How long a call waits for a lock its own call chain seems to hold before a `self-wait` event says so. */
@@ -61,8 +65,11 @@ export class LockEngine {
   readonly name: string;
   /** This app instance's label (`hostname:pid` unless set). */
   readonly instance: string;
+  /** Prepended to every key in the store. */
   readonly keyPrefix: string;
+  /** The default lease of an acquisition, in ms. */
   readonly leaseMs: number;
+  /** The default wait for a busy lock, in ms. */
   readonly waitMs: number;
   /** The cap on every wait, when one was set. */
   readonly maxWaitMs: number | undefined;
@@ -93,6 +100,7 @@ export class LockEngine {
   readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
 
   constructor(
+    /** The store this engine locks in. */
     readonly backend: LockBackend,
     options: LockEngineOptions = {},
   ) {

@@ -43,4 +43,5 @@ export type LockEvent =
    */
   | (EventBase & { readonly type: 'force-released'; readonly by: string; readonly reason?: string; readonly actor?: string; readonly evicted: readonly LockHolder[] });
 
+/** The `type` of a `LockEvent`. */
 export type LockEventType = LockEvent['type'];

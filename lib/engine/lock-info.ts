@@ -32,9 +32,11 @@ export interface LockWaiter {
 export interface LockInfo {
   /** The key as callers give it, without the module's `keyPrefix`. */
   readonly key: string;
+  /** Whether anyone holds the key (a lock holder or a semaphore permit). */
   readonly held: boolean;
   /** `'read'` when readers share it, `'exclusive'` for an exclusive or write holder. */
   readonly mode?: 'exclusive' | 'read';
+  /** Who holds it: one entry for an exclusive lock, one per reader or permit. */
   readonly holders: readonly LockHolder[];
   /** Claims queued for it, where the store keeps a queue (memory, Redis queues, ZooKeeper, etcd). */
   readonly waiting?: number;
@@ -60,7 +62,9 @@ export interface ListLocksOptions {
 
 /** One page of `LockService.list`; `cursor` is absent on the last page. */
 export interface LockList {
+  /** The locks of this page. */
   readonly locks: readonly LockInfo[];
+  /** Pass it to the next `list()` call; absent on the last page. */
   readonly cursor?: string;
 }
 

@@ -20,9 +20,11 @@ export interface LockInspection {
   forceRelease(storeKey: string): Promise<StoredHolder[]>;
 }
 
+/** A holder as the store keeps it; the engine decodes `owner` into instance, label and age. */
 export interface StoredHolder {
   /** The owner id stored with the lock; absent where the store keeps none (or only its hash). */
   readonly owner?: string;
+  /** The holder's fence, where the store keeps one per holder. */
   readonly fence?: number;
   /** Remaining lease by the store's clock (etcd: its lease's TTL, in whole seconds); absent where liveness is a session (ZooKeeper). */
   readonly expiresInMs?: number;
@@ -39,15 +41,18 @@ export interface StoredWaiter {
 /** Most waiters a state reports (`waiting` counts them all): a long queue stays one bounded read. */
 export const MAX_REPORTED_WAITERS = 100;
 
+/** What the store keeps of one key. */
 export interface StoredLockState {
+  /** The key in the store, `keyPrefix` included. */
   readonly storeKey: string;
   /** `'read'` when readers hold it; `'exclusive'` for an exclusive or write holder. */
   readonly mode?: 'exclusive' | 'read';
+  /** Its holders: lock holders and semaphore permits. */
   readonly holders: readonly StoredHolder[];
   /** Claims queued for the key, where the store keeps a queue. */
   readonly waiting?: number;
   /**
-   * The first (at most {@link MAX_REPORTED_WAITERS}) claims queued for the key, in queue order (the
+   * The first (at most 100) claims queued for the key, in queue order (the
    * next to be served first), where the store keeps a queue with the claims' owner ids.
    */
   readonly waiters?: readonly StoredWaiter[];
@@ -55,15 +60,21 @@ export interface StoredLockState {
   readonly semaphore?: { readonly used: number; readonly permits?: number };
 }
 
+/** One bounded page of keys, as `LockInspection.list` is asked for it. */
 export interface ListRequest {
   /** Store-key prefix: the module's `keyPrefix` + the caller's prefix. */
   readonly prefix: string;
+  /** At most this many locks (1 to 1000). */
   readonly limit: number;
+  /** Where the previous page ended. */
   readonly cursor?: string;
 }
 
+/** One page of held or waited-for keys. */
 export interface ListPage {
+  /** The keys of this page. */
   readonly locks: readonly StoredLockState[];
+  /** Where the next page starts; absent on the last page. */
   readonly cursor?: string;
 }
 

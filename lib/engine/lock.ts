@@ -12,6 +12,7 @@ export interface Lock {
   release(): Promise<void>;
   /** Renews the lease now, for `leaseMs` (default: the lease it was acquired with) from now. */
   extend(leaseMs?: number): Promise<void>;
+  /** Releases the lock at the end of an `await using` block. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -34,8 +35,11 @@ export function isMultiLock(lock: Lock | null | undefined): lock is MultiLock {
 
 /** Per-call options of `acquire`, `tryAcquire` and `withLock`. Unset fields take the module's defaults. */
 export interface LockOptions {
+  /** Lease in ms, renewed every `leaseMs / 3` while held. Default the module's `leaseMs` (30 s). */
   leaseMs?: number;
+  /** How long to wait for a busy lock, in ms (`0`: one attempt, `Infinity`: for ever). Default the module's `waitMs` (10 s). */
   waitMs?: number;
+  /** `'exclusive'` (default; the same as `'write'`) or `'read'` (shared with other readers). */
   mode?: import('./lock-mode.js').LockMode;
   /**
    * Makes the key a counting semaphore with this many permits: the call takes one permit, and at

@@ -16,6 +16,7 @@ export type FenceQuery = (sql: string, params: unknown[]) => Promise<unknown>;
 
 /** Options of {@link SqlFenceGuard}. */
 export interface SqlFenceGuardOptions {
+  /** `'postgres'` (PostgreSQL) or `'mysql'` (MySQL 8, MariaDB). */
   dialect: FenceDialect;
   /** `table` or `schema.table`; default `fenced_resources`. */
   table?: string;
@@ -36,6 +37,7 @@ export interface FencePruneOptions {
  * takes the raised fence back with the write. See docs/fencing.md.
  */
 export class SqlFenceGuard {
+  /** The SQL dialect of the statements this guard sends. */
   readonly dialect: FenceDialect;
   private readonly ddl: string[];
   private readonly sql: FenceStatements;

@@ -5,7 +5,9 @@ import { getLockEngineToken } from '../nest/lock-store.tokens.js';
 
 /** The status of one check, in the shape `@nestjs/terminus` expects (`HealthIndicatorResult`). */
 export interface LockHealthStatus {
+  /** `'up'` when the store answered the ping in time. */
   status: 'up' | 'down';
+  /** The store's name (`'redis'`, `'etcd'`, ...). */
   backend: string;
   /** The store's name: `'default'`, or the module's `name`. */
   store: string;
@@ -17,8 +19,10 @@ export interface LockHealthStatus {
   pinged?: boolean;
 }
 
+/** A terminus health result: the status under the key given to `isHealthy`. */
 export type LockHealthResult<Key extends string = string> = Record<Key, LockHealthStatus>;
 
+/** Options of `isHealthy` and `checkLockStore`. */
 export interface LockHealthOptions {
   /** A ping slower than this counts as down. Default 2 000 ms. */
   timeoutMs?: number;

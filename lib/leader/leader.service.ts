@@ -111,6 +111,7 @@ export class LeaderService implements BeforeApplicationShutdown {
     for (const subject of this.changes.values()) subject.complete();
   }
 
+  /** Nest shutdown hook: every leader resigns and every campaign stops before the store closes. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.close();
   }

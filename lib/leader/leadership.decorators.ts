@@ -14,7 +14,9 @@ export const LEADERSHIP_METADATA = 'distributed-lock:leadership';
 
 /** What one `@OnLeadership()` (`task`) or `@LeaderOnly()` (`guard`) asks for. */
 export interface LeadershipMetadata {
+  /** `'task'` for `@OnLeadership`, `'guard'` for `@LeaderOnly`. */
   readonly kind: 'task' | 'guard';
+  /** The leadership name. */
   readonly name: string;
   /** The `DistributedLockModule` store whose locks elect the leader. */
   readonly store: string;

@@ -3,6 +3,7 @@ import type { LockEvent } from '../engine/lock-events.js';
 import { loadOptional } from '../engine/load-optional.js';
 import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
+/** Options of `subscribeLockTracing`. */
 export interface LockTracingOptions {
   /** The tracer to use (an `@opentelemetry/api` Tracer). Default: `trace.getTracer('nestjs-distributed-lock')`. */
   tracer?: unknown;

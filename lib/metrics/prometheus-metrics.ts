@@ -5,9 +5,11 @@ import type { LockEventSource, MetricsSubscription } from './observable-like.js'
 
 /** A prom-client `Registry` (typed loosely so the published types never reference an optional peer). */
 export interface PrometheusRegistryLike {
+  /** The metric registered under `name`, if any (reused rather than registered twice). */
   getSingleMetric(name: string): unknown;
 }
 
+/** Options of `subscribeLockMetrics`. */
 export interface LockMetricsOptions {
   /** Prefix of every metric name. Default `'distributed_lock_'`. */
   prefix?: string;

@@ -64,6 +64,7 @@ export interface DistributedLockModuleOptions {
 
 /** A class for `forRootAsync({ useClass })` / `useExisting`: Nest calls its `create()`. */
 export interface DistributedLockOptionsFactory {
+  /** The module options. */
   create(): DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
 }
 
@@ -75,11 +76,16 @@ export interface DistributedLockOptionsFactory {
 export interface DistributedLockModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** The store's name (see `DistributedLockModuleOptions.name`). */
   name?: string;
+  /** Register the module globally (default `true`). */
   isGlobal?: boolean;
   /** See `DistributedLockModuleOptions.mapErrors`: given here, `false` also leaves out the interceptor (a factory's value comes too late for that). */
   mapErrors?: boolean;
+  /** Builds the options from the `inject` providers. */
   useFactory?: (...args: any[]) => DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;
+  /** Providers passed to `useFactory`. */
   inject?: FactoryProvider['inject'];
+  /** A class Nest instantiates to call its `create()`. */
   useClass?: Type<DistributedLockOptionsFactory>;
+  /** An existing provider whose `create()` gives the options. */
   useExisting?: Type<DistributedLockOptionsFactory>;
 }

@@ -7,11 +7,17 @@ import { Messages } from './lock.messages.js';
  * and `headers`; a microservice or WebSocket message's `data` (its payload); a GraphQL call's `args`.
  */
 export interface KeyParts {
+  /** HTTP route parameters (`{params.id}`). */
   readonly params?: unknown;
+  /** HTTP query string (`{query.page}`). */
   readonly query?: unknown;
+  /** HTTP request body (`{body.orderId}`). */
   readonly body?: unknown;
+  /** HTTP request headers (`{headers.x-tenant}`). */
   readonly headers?: unknown;
+  /** A microservice or WebSocket message payload (`{data.id}`). */
   readonly data?: unknown;
+  /** A GraphQL resolver's arguments (`{args.id}`). */
   readonly args?: unknown;
 }
 

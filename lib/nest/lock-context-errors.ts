@@ -16,8 +16,11 @@ export type LockErrorCode = (typeof LockErrorCode)[keyof typeof LockErrorCode];
 
 /** What a microservice or WebSocket client receives for a lock error, and a GraphQL error's `extensions`. */
 export interface LockErrorPayload {
+  /** Always `'error'` (Nest's microservice error shape). */
   readonly status: 'error';
+  /** `'LOCK_BUSY'` or `'LOCK_STORE_UNAVAILABLE'`. */
   readonly code: LockErrorCode;
+  /** A message for people; the store's own message is never in it. */
   readonly message: string;
   /** The busy lock's key. */
   readonly key?: string;
@@ -69,6 +72,7 @@ const Intrinsic = ((common as unknown as { IntrinsicException?: typeof Error }).
  * without this package depending on `graphql`.
  */
 export class LockGraphQLError extends Intrinsic {
+  /** What GraphQL clients read as `errors[0].extensions`: `code`, `key`, `retryAfterMs`. */
   readonly extensions: Omit<LockErrorPayload, 'status' | 'message'>;
 
   constructor(payload: LockErrorPayload, options?: ErrorOptions) {

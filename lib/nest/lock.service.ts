@@ -104,7 +104,7 @@ export class LockService {
   /**
    * What the store says about `key` now (no prefix): whether it is held, in which mode, by whom
    * (instance, label, fence, remaining lease), how many wait, and its semaphore. One bounded read.
-   * What each store cannot know is listed in docs/operating.md.
+   * What each store cannot know is listed in docs/operations.md.
    */
   inspect(key: string): Promise<LockInfo> {
     return this.engine.inspect(key);

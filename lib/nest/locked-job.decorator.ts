@@ -13,7 +13,7 @@ export interface LockedJobOptions {
    * Hold at least: the key stays taken until this long after the job started, even when it ends
    * first or its process exits, so instances whose timers fire a little later skip the tick. Keep it
    * above the spread of the instances' firing times (clock skew + timer lateness) and below the
-   * schedule's period: half the period is a good value. Default {@link DEFAULT_JOB_MIN_HOLD_MS};
+   * schedule's period: half the period is a good value. Default 1 000 ms (`DEFAULT_JOB_MIN_HOLD_MS`);
    * `0` turns it off (ZooKeeper cannot keep it).
    */
   minHoldMs?: number;

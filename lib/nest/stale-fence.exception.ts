@@ -8,8 +8,11 @@ import type { StaleFenceError } from '../errors.js';
  * Thrown for HTTP calls by the lock error mapping; a user's `@Catch(StaleFenceException)` filter can shape the answer.
  */
 export class StaleFenceException extends ConflictException {
+  /** The resource whose write was refused. */
   readonly resource: string;
+  /** The fence the refused write carried. */
   readonly fence: number;
+  /** The highest fence the resource has accepted. */
   readonly highest: number;
 
   constructor(error: StaleFenceError) {

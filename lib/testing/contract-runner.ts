@@ -13,10 +13,13 @@
  * ```
  */
 export interface ContractTestRunner {
+  /** A group of tests (`describe`). */
   describe(name: string, body: () => void): unknown;
   /** A test; `timeoutMs` is how long it may take (the suite gives it for its slow tests only). */
   it(name: string, test: () => Promise<void>, timeoutMs?: number): unknown;
+  /** A hook run once before the group's tests. */
   beforeAll(hook: () => Promise<void>, timeoutMs?: number): unknown;
+  /** A hook run once after the group's tests. */
   afterAll(hook: () => Promise<void>, timeoutMs?: number): unknown;
 }
 

@@ -7,7 +7,7 @@ import { expect } from './contract-expect.js';
 import { useContractSuite } from './contract-suite.js';
 import type { LockBackendContractTarget } from './contract-target.js';
 
-/** What one store can tell about its locks (see docs/operating.md); the contract checks what it claims. */
+/** What one store can tell about its locks (see docs/operations.md); the contract checks what it claims. */
 export interface InspectionAbilities {
   /** Remaining lease per holder (not ZooKeeper, whose liveness is a session). */
   readonly leases: boolean;

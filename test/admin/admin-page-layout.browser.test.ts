@@ -6,7 +6,7 @@ import { DistributedLockAdminModule, DistributedLockModule, getLockServiceToken,
 import { baseUrl, PLATFORMS, startHttpApp } from '../nest/http-platform.js';
 import { collectConsoleErrors, launchChromium, overflows, seriousA11yViolations, startSubPathProxy } from './browser-kit.js';
 
-/** `ADMIN_SCREENSHOTS=1` writes the README's screenshots. */
+/** `ADMIN_SCREENSHOTS=1` writes the screenshots of docs/operations.md. */
 const SCREENSHOTS = process.env.ADMIN_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : undefined;
 const LONG_KEY = `tenant:${'a1b2c3d4e5'.repeat(499)}:z`.slice(0, 5_000);
 const LONG_LABEL = 'x'.repeat(96);

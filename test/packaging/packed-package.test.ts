@@ -113,7 +113,7 @@ let cjs: AppOutcome = {};
 beforeAll(async () => {
   // 1. A staging copy of the sources, sharing the repository's node_modules (tsc, types).
   const stage = join(work, 'stage');
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.build.cjs.json', 'lib', 'scripts', 'README.md', 'LICENSE']) {
+  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.build.cjs.json', 'lib', 'scripts', 'docs', 'README.md', 'CHANGELOG.md', 'LICENSE']) {
     if (existsSync(join(ROOT, entry))) cpSync(join(ROOT, entry), join(stage, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
@@ -161,12 +161,12 @@ afterAll(() => {
 });
 
 describe('packed package', () => {
-  it('ships ESM and CJS builds with declarations per condition, and no sources or tests', () => {
+  it('ships ESM and CJS builds with declarations per condition, the docs, and no sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
-    for (const file of ['package.json', 'LICENSE', 'README.md', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
+    for (const file of ['package.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'docs/README.md', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
       expect(paths).toContain(file);
     }
-    expect(paths.filter((p) => !/^(dist\/|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([]);
+    expect(paths.filter((p) => !/^(dist\/|docs\/|package\.json$|README\.md$|CHANGELOG\.md$|LICENSE$)/.test(p))).toEqual([]);
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(pkg.exports['.'].import.types).toBe('./dist/esm/index.d.ts');
     expect(pkg.exports['.'].require.types).toBe('./dist/cjs/index.d.ts');
