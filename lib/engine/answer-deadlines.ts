@@ -54,6 +54,13 @@ export class AnswerDeadlines {
     });
   }
 
+  /** Stops the timer when nothing is left to watch (a call still watched keeps its deadline). */
+  stopIfIdle(): void {
+    if (this.pending.size > 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
   private readonly tick = (): void => {
     this.timer = undefined;
     const now = monotonicNow();

@@ -513,9 +513,13 @@ export class LockEngine {
     await this.deadlines.within(this.inFlight.settled(), giveUpAt).catch(() => undefined);
     this.leaseOwner.scheduler.close();
     this.eventSubject.complete();
-    await this.deadlines.within(this.backend.close(), giveUpAt).catch((error: unknown) => {
+    try {
+      await this.deadlines.within(this.backend.close(), giveUpAt);
+    } catch (error) {
       if (error !== OVERDUE) throw error;
-    });
+    } finally {
+      this.deadlines.stopIfIdle();
+    }
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
