@@ -37,6 +37,13 @@ export interface RedisBackendOptions {
    * from before the wait. See docs/backends/redis.md, Replicas and failover. Default: no waiting.
    */
   replicas?: RedisReplicasOptions;
+  /**
+   * Clock drift allowance, as a share of the lease: this process counts a lease as ending
+   * `lease x driftFactor + 2 ms` before the store does, so a clock running up to that much slower
+   * than the store's never holds past the store's expiry (and the lost signal fires that early). A
+   * number in [0, 1). Default 0.01 (100 ms of a 10 s lease), as on Redlock.
+   */
+  driftFactor?: number;
 }
 
 /** The `replicas` option of the `redis` backend. */
@@ -154,6 +161,13 @@ export interface PostgresBackendOptions {
    * that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
    */
   idleKeyTtlMs?: number;
+  /**
+   * Clock drift allowance, as a share of the lease: this process counts a lease as ending
+   * `lease x driftFactor + 2 ms` before the store does, so a clock running up to that much slower
+   * than the store's never holds past the store's expiry (and the lost signal fires that early). A
+   * number in [0, 1). Default 0.01 (100 ms of a 10 s lease), as on Redlock.
+   */
+  driftFactor?: number;
 }
 
 export interface MysqlBackendOptions {
@@ -176,6 +190,13 @@ export interface MysqlBackendOptions {
    * that. Safe with any lease length. Whole ms from 1. Default 86 400 000 (a day).
    */
   idleKeyTtlMs?: number;
+  /**
+   * Clock drift allowance, as a share of the lease: this process counts a lease as ending
+   * `lease x driftFactor + 2 ms` before the store does, so a clock running up to that much slower
+   * than the store's never holds past the store's expiry (and the lost signal fires that early). A
+   * number in [0, 1). Default 0.01 (100 ms of a 10 s lease), as on Redlock.
+   */
+  driftFactor?: number;
 }
 
 export type BackendOptions =

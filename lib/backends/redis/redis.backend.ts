@@ -1,3 +1,4 @@
+import { checkDriftFactor, DEFAULT_DRIFT_FACTOR } from '../drift.js';
 import { InFlight } from '../../engine/in-flight.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
@@ -38,12 +39,14 @@ export class RedisBackend implements LockBackend {
     idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
     /** Replicas that must acknowledge acquisitions and renewals (see docs/backends/redis.md, Replicas and failover). */
     replicas?: ReplicaAck,
+    /** Clock drift allowance as a share of the lease (the `driftFactor` option). */
+    driftFactor = DEFAULT_DRIFT_FACTOR,
   ) {
     this.listener = new ReleaseListener(client);
     this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas) };
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
   }
 
   claim(request: ClaimRequest): LockClaim {
@@ -101,6 +104,7 @@ async function withinGrace<T>(promise: Promise<T>): Promise<T | undefined> {
 export async function createRedisBackend(options: RedisBackendOptions): Promise<LockBackend> {
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'redis');
   const replicas = resolveReplicaAck(options.replicas);
+  const driftFactor = checkDriftFactor('redis', options.driftFactor);
   const { client, owned } = await openRedisConnection(options, replicas?.timeoutMs);
-  return new RedisBackend(client, owned, idleKeyTtlMs, replicas);
+  return new RedisBackend(client, owned, idleKeyTtlMs, replicas, driftFactor);
 }

@@ -1,3 +1,4 @@
+import { checkDriftFactor } from '../drift.js';
 import type { PostgresBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../../engine/lock-backend.js';
@@ -18,6 +19,7 @@ import { SqlBackend } from './sql.backend.js';
 export async function createPostgresBackend(options: PostgresBackendOptions): Promise<LockBackend> {
   const table = parseTableName(options.table, 'postgres');
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'postgres');
+  const driftFactor = checkDriftFactor('postgres', options.driftFactor);
   const connection = pickConnection('postgres', options.url, options.client, isPgPool);
   const channel = releaseChannel(table);
   if ('url' in connection) {
@@ -27,10 +29,10 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
     pool.on('error', () => undefined);
     const listener = new PostgresReleaseListener(() => new Client(config), channel);
-    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs, new PostgresInspectionQueries(pool, table, channel));
+    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs, new PostgresInspectionQueries(pool, table, channel), driftFactor);
   }
   const listener = await listenerForUserPool(connection.pool, channel);
-  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs, new PostgresInspectionQueries(connection.pool, table, channel));
+  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs, new PostgresInspectionQueries(connection.pool, table, channel), driftFactor);
 }
 
 /** A listening connection made with the user's pool settings, or none (waiters then poll) if the pool does not expose them. */
