@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
-import { toBackendError } from './backend-error.js';
+import { atAddress, toBackendError } from './backend-error.js';
 import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, OVERDUE, WAIT_GRACE_MS } from './answer-deadlines.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
@@ -113,6 +113,7 @@ export class LockEngine {
     const events = this.eventSubject;
     this.leaseOwner = {
       backendName: backend.name,
+      backendAddress: backend.address,
       storeName: this.name,
       emit: (event) => this.emit(event),
       get observed() {
@@ -380,7 +381,7 @@ export class LockEngine {
         result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
         if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
-        throw toBackendError(this.backend.name, error);
+        throw toBackendError(this.backend.name, error, this.backend.address);
       }
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
@@ -424,7 +425,7 @@ export class LockEngine {
       this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
       return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey));
     }
-    return new LockBackendError(this.backend.name, `the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`);
+    return new LockBackendError(this.backend.name, atAddress(`the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`, this.backend.address));
   }
 
   /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */

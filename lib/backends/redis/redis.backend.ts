@@ -9,6 +9,8 @@ import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
 import { openRedisConnection } from './redis-connection.js';
 import { RedisInspection } from './redis-inspection.js';
+import { redisAddress } from '../store-address.js';
+import { atAddress } from '../../engine/backend-error.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
@@ -26,6 +28,8 @@ export class RedisBackend implements LockBackend {
   readonly name = 'redis';
   readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true, fenced: true };
   readonly inspection: RedisInspection;
+  /** The server (or sentinels, or cluster startup nodes) the client was given, for error messages. */
+  readonly address: string | undefined;
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
@@ -42,6 +46,7 @@ export class RedisBackend implements LockBackend {
     /** Clock drift allowance as a share of the lease (the `driftFactor` option). */
     driftFactor = DEFAULT_DRIFT_FACTOR,
   ) {
+    this.address = redisAddress(client);
     this.listener = new ReleaseListener(client);
     this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.track(command);
@@ -58,7 +63,7 @@ export class RedisBackend implements LockBackend {
     try {
       await this.client.ping();
     } catch (error) {
-      throw new LockBackendError(this.name, `ping failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new LockBackendError(this.name, atAddress(`ping failed: ${error instanceof Error ? error.message : String(error)}`, this.address), { cause: error });
     }
   }
 

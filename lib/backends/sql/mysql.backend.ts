@@ -1,4 +1,5 @@
 import { checkDriftFactor } from '../drift.js';
+import { mysqlAddress, urlAddress } from '../store-address.js';
 import type { MysqlBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../../engine/lock-backend.js';
@@ -23,7 +24,7 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
   const connection = pickConnection('mysql', options.url, options.client, isPool);
   if ('pool' in connection) {
     const pool = asPromisePool(connection.pool)!;
-    return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor);
+    return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor, mysqlAddress(pool));
   }
   const driver = await loadMysqlDriver();
   const pool = driver
@@ -37,5 +38,5 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
       supportBigNumbers: true,
     })
     .promise();
-  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor);
+  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor, urlAddress(connection.url));
 }

@@ -31,6 +31,8 @@ export class SqlBackend implements LockBackend {
     inspectionQueries?: SqlInspectionQueries,
     /** @internal Clock drift allowance as a share of the lease (the `driftFactor` option). */
     readonly driftFactor = DEFAULT_DRIFT_FACTOR,
+    /** The database's host:port (never its credentials), for error messages. */
+    readonly address?: string,
   ) {
     this.inspection = inspectionQueries && new SqlInspection(() => this.ensureTable(), inspectionQueries);
     this.sweeper = new IdleRowSweeper((limit) => dialect.pruneIdleRows(idleKeyTtlMs, limit), idleKeyTtlMs);
@@ -57,7 +59,7 @@ export class SqlBackend implements LockBackend {
   /** `SELECT 1`; rejects with LockBackendError when the database does not answer. */
   async ping(): Promise<void> {
     await this.dialect.ping().catch((error: unknown) => {
-      throw toBackendError(this.name, error);
+      throw toBackendError(this.name, error, this.address);
     });
   }
 
