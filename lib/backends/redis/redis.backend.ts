@@ -7,7 +7,8 @@ import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '
 import { QueueHeartbeat } from './queue-heartbeat.js';
 import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
-import { openRedisConnection } from './redis-connection.js';
+import { OWNED_CLIENT_OPTIONS, openRedisConnection } from './redis-connection.js';
+import { commandTimeoutOf, watchStuckConnection } from './stuck-connection.js';
 import { RedisInspection } from './redis-inspection.js';
 import { redisAddress } from '../store-address.js';
 import { atAddress } from '../../engine/backend-error.js';
@@ -35,6 +36,8 @@ export class RedisBackend implements LockBackend {
   private readonly claims: RedisClaimContext;
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
+  /** Stops replacing a created client's stuck connection (none for a client of yours). */
+  private readonly stopWatch: () => void;
 
   constructor(
     private readonly client: RedisClient,
@@ -51,6 +54,7 @@ export class RedisBackend implements LockBackend {
     this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
+    this.stopWatch = ownsClient ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () => this.listener.reconnect()) : () => undefined;
     this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
   }
 
@@ -79,6 +83,7 @@ export class RedisBackend implements LockBackend {
   }
 
   private async closeOnce(): Promise<void> {
+    this.stopWatch();
     this.heartbeat.close();
     await this.listener.close();
     if (!this.ownsClient) return;
