@@ -4,12 +4,12 @@ import { deprecatedOptionNames } from './deprecated-options.js';
 /** Every field of each backend's options, listed once; the type makes the compiler keep the lists in step with the interfaces. */
 const FIELDS: { readonly [Type in BackendType]: Record<keyof Extract<BackendOptions, { type: Type }>, true> } = {
   memory: { type: true },
-  redis: { type: true, url: true, client: true, idleKeyTtlMs: true, replicas: true },
+  redis: { type: true, url: true, client: true, idleKeyTtlMs: true, replicas: true, driftFactor: true },
   redlock: { type: true, urls: true, clients: true, quorum: true, driftFactor: true, nodeTimeoutMs: true, retryJitterMs: true },
   zookeeper: { type: true, url: true, connectionString: true, sessionTimeoutMs: true, connectTimeoutMs: true, rootPath: true, auth: true, acl: true },
   etcd: { type: true, urls: true, hosts: true, leaseTtlMs: true, leaseTtlSeconds: true, requestTimeoutMs: true, auth: true, credentials: true },
-  postgres: { type: true, url: true, client: true, connectionString: true, pool: true, table: true, idleKeyTtlMs: true },
-  mysql: { type: true, url: true, client: true, uri: true, pool: true, table: true, idleKeyTtlMs: true },
+  postgres: { type: true, url: true, client: true, connectionString: true, pool: true, table: true, idleKeyTtlMs: true, driftFactor: true },
+  mysql: { type: true, url: true, client: true, uri: true, pool: true, table: true, idleKeyTtlMs: true, driftFactor: true },
 };
 
 /** Accepted but not public: the library's tests set them (e.g. 0 to make releases race acquirers on parent clean-up). */

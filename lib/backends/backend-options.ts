@@ -28,8 +28,19 @@ export interface IdleKeyTtlOption {
   idleKeyTtlMs?: number;
 }
 
+/** The clock drift allowance of a store whose leases run on the store's clock (Redis, PostgreSQL, MySQL). */
+export interface DriftFactorOption {
+  /**
+   * Clock drift allowance, as a share of the lease: this process counts a lease as ending
+   * `lease x driftFactor + 2 ms` before the store does, so a clock running up to that much slower
+   * than the store's never holds past the store's expiry (and the lost signal fires that early). A
+   * number in [0, 1). Default 0.01 (100 ms of a 10 s lease), as on Redlock.
+   */
+  driftFactor?: number;
+}
+
 /** A single Redis node, or a Sentinel / Cluster client from ioredis. */
-export interface RedisBackendOptions extends IdleKeyTtlOption {
+export interface RedisBackendOptions extends IdleKeyTtlOption, DriftFactorOption {
   type: 'redis';
   /** e.g. `redis://:password@127.0.0.1:6379/0` or `rediss://...` for TLS. The module creates and closes the client. */
   url?: string;
@@ -143,7 +154,7 @@ export interface EtcdBackendOptions {
 }
 
 /** PostgreSQL: a lease table (created on first use) in your database. */
-export interface PostgresBackendOptions extends IdleKeyTtlOption {
+export interface PostgresBackendOptions extends IdleKeyTtlOption, DriftFactorOption {
   type: 'postgres';
   /** e.g. `postgres://user:password@host:5432/db`. The module creates and closes a pool. */
   url?: string;
@@ -158,7 +169,7 @@ export interface PostgresBackendOptions extends IdleKeyTtlOption {
 }
 
 /** MySQL 8 or MariaDB (tested: 10.11): a lease table (created on first use) in your database. */
-export interface MysqlBackendOptions extends IdleKeyTtlOption {
+export interface MysqlBackendOptions extends IdleKeyTtlOption, DriftFactorOption {
   type: 'mysql';
   /** e.g. `mysql://user:password@host:3306/db`. The module creates and closes a pool. */
   url?: string;

@@ -3,12 +3,15 @@ import type { LockClaim } from './lock-backend.js';
 import { monotonicNow, unrefTimer } from './clock.js';
 import type { LockEvent } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
-import { toBackendError } from './backend-error.js';
+import { atAddress, toBackendError } from './backend-error.js';
 import { HoldBounds } from './hold-bounds.js';
+import { OVERDUE, RELEASE_TIMEOUT_MS, type AnswerDeadlines } from './answer-deadlines.js';
 import { MAX_SLACK_MS, type ScheduledWake, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
   readonly backendName: string;
+  /** The store's address for error messages (`LockBackend.address`). */
+  readonly backendAddress?: string;
   /** The name of the engine's store (module), for events. */
   readonly storeName: string;
   emit(event: LockEvent): void;
@@ -20,6 +23,8 @@ export interface LeaseOwner {
   noteHeld(key: string, heldMs: number): void;
   /** The engine's one timer for the renewals and lapse deadlines of all its leases. */
   readonly scheduler: WakeScheduler;
+  /** Bounds a release by RELEASE_TIMEOUT_MS. */
+  readonly deadlines: AnswerDeadlines;
 }
 
 export interface LeaseGrant {
@@ -168,11 +173,14 @@ export class Lease implements Wakeable {
     this.stopTimers();
     let stillOurs: boolean;
     try {
-      stillOurs = await this.claim.release(this.bounds.remainingHoldMs());
+      stillOurs = await this.owner.deadlines.within(this.claim.release(this.bounds.remainingHoldMs()), monotonicNow() + RELEASE_TIMEOUT_MS);
     } catch (error) {
       // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
       this.finish();
-      const backendError = toBackendError(this.owner.backendName, error);
+      const backendError =
+        error === OVERDUE
+          ? new LockBackendError(this.owner.backendName, atAddress(`the store did not answer the release of lock "${this.key}" within ${RELEASE_TIMEOUT_MS} ms; it frees the lock by itself when the lease lapses`, this.owner.backendAddress))
+          : toBackendError(this.owner.backendName, error, this.owner.backendAddress);
       this.owner.emit({ type: 'release-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
       throw backendError;
     }
@@ -230,7 +238,7 @@ export class Lease implements Wakeable {
       this.reschedule();
       validityMs = await this.claim.renew(this.leaseMs);
     } catch (error) {
-      const backendError = toBackendError(this.owner.backendName, error);
+      const backendError = toBackendError(this.owner.backendName, error, this.owner.backendAddress);
       this.owner.emit({ type: 'extend-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
       if (explicit) throw backendError;
       return;

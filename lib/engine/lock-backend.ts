@@ -21,6 +21,12 @@ export interface LockBackend {
   /** Short name used in errors and events, e.g. `'redis'`. */
   readonly name: string;
   /**
+   * Where the store lives, for error messages: `host:port`, or several joined by `, `. Never a
+   * user name or password. The engine appends it to the LockBackendError of a failed store call
+   * (`[redis] Command timed out (at 10.0.0.5:6379)`). Omitted: errors name no address.
+   */
+  readonly address?: string;
+  /**
    * The lock kinds this store implements beyond plain exclusive locks. The engine refuses the
    * others with InvalidLockArgumentError before calling `claim()`. Omitted: none.
    */

@@ -2,7 +2,8 @@ import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
-import { toBackendError } from './backend-error.js';
+import { atAddress, toBackendError } from './backend-error.js';
+import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, OVERDUE, WAIT_GRACE_MS } from './answer-deadlines.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
 import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
 import { InFlight } from './in-flight.js';
@@ -95,6 +96,8 @@ export class LockEngine {
   private readonly inspector: LockInspector;
   /** This instance's last hold times per key, for `LockTimeoutError.likelyFreeInMs`. */
   private readonly recentHolds = new RecentHolds();
+  /** Bounds each store call by its caller's deadline (one shared timer). */
+  private readonly deadlines = new AnswerDeadlines();
 
   /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
   readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
@@ -118,6 +121,7 @@ export class LockEngine {
     const events = this.eventSubject;
     this.leaseOwner = {
       backendName: backend.name,
+      backendAddress: backend.address,
       storeName: this.name,
       emit: (event) => this.emit(event),
       get observed() {
@@ -130,6 +134,7 @@ export class LockEngine {
       },
       noteHeld: (key, heldMs) => this.recentHolds.record(key, heldMs),
       scheduler: new WakeScheduler(),
+      deadlines: this.deadlines,
     };
   }
 
@@ -340,6 +345,12 @@ export class LockEngine {
       lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
     } catch (error) {
       this.doneWaiting();
+      if (error instanceof UnansweredAttempt) {
+        // The caller has stopped waiting; once the store answers, whatever the attempt took is given back.
+        const giveBack = () => claim.release();
+        this.track(error.attempt.then(giveBack, giveBack)).catch(() => undefined);
+        throw error.callerError;
+      }
       const givenBack = this.track(claim.release()).catch(() => undefined);
       // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
       if (error instanceof LockTimeoutError) await givenBack;
@@ -365,14 +376,20 @@ export class LockEngine {
     const deadline = startedAt + options.waitMs;
     // Not stopped when close() begins: a wait that got past refuseWhileClosing is work under way; the drain's end stops it.
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
+    // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
+    const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
+    let lastBusy: AttemptResult | undefined;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
       let result: AttemptResult;
+      let attempt: Promise<AttemptResult> | undefined;
       try {
-        result = await claim.tryAcquire();
+        attempt = claim.tryAcquire();
+        result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
-        throw toBackendError(this.backend.name, error);
+        if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
+        throw toBackendError(this.backend.name, error, this.backend.address);
       }
       if (result.acquired) {
         if (attemptStartedAt + result.validityMs > monotonicNow()) {
@@ -382,9 +399,10 @@ export class LockEngine {
           );
         }
         // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
-        await claim.release().catch(() => undefined);
+        await this.deadlines.within(claim.release(), answerBy).catch(() => undefined);
         result = { acquired: false, holderTtlMs: 0 };
       }
+      lastBusy = result;
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
         if (this.eventSubject.observed) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
@@ -406,6 +424,16 @@ export class LockEngine {
   /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
   private refuseWhileClosing(): void {
     if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+  }
+
+  /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */
+  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined): Error {
+    const waitedMs = Math.round(monotonicNow() - startedAt);
+    if (lastBusy && !lastBusy.acquired) {
+      this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
+      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+    }
+    return new LockBackendError(this.backend.name, atAddress(`the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`, this.backend.address));
   }
 
   /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
@@ -487,11 +515,20 @@ export class LockEngine {
       await this.drain.done;
     }
     this.shutdown.abort();
-    await Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
-    await this.inFlight.settled();
+    // An unreachable store is given up on after CLOSE_TIMEOUT_MS in all: its leases lapse there by themselves.
+    const giveUpAt = monotonicNow() + CLOSE_TIMEOUT_MS;
+    const released = Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
+    await this.deadlines.within(released, giveUpAt).catch(() => undefined);
+    await this.deadlines.within(this.inFlight.settled(), giveUpAt).catch(() => undefined);
     this.leaseOwner.scheduler.close();
     this.eventSubject.complete();
-    await this.backend.close();
+    try {
+      await this.deadlines.within(this.backend.close(), giveUpAt);
+    } catch (error) {
+      if (error !== OVERDUE) throw error;
+    } finally {
+      this.deadlines.stopIfIdle();
+    }
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -501,6 +538,14 @@ export class LockEngine {
   private emit(event: LockEvent): void {
     if (this.eventSubject.observed) this.eventSubject.next(event);
   }
+}
+
+/** An attempt the store had not answered when the caller's wait ended. */
+class UnansweredAttempt {
+  constructor(
+    readonly attempt: Promise<AttemptResult>,
+    readonly callerError: Error,
+  ) {}
 }
 
 function checkLabel(value: unknown, what: string): string {

@@ -8,12 +8,13 @@ import { borrowedBackend } from '../../lib/nest/borrowed-backend.js';
  * fails to compile here until it is listed, and the test below then checks that it passes through.
  */
 const MEMBERS = Object.keys({
-  name: true, capabilities: true, claim: true, inspection: true, ping: true, close: true,
+  name: true, address: true, capabilities: true, claim: true, inspection: true, ping: true, close: true,
 } satisfies Record<keyof LockBackend, true>) as (keyof LockBackend)[];
 
 /** A backend with every member, whose methods need their `this` (a private field) and record their calls. */
 class FullBackend implements LockBackend {
   readonly name = 'full';
+  readonly address = 'full.example:1';
   readonly inspection: LockInspection = new MemoryBackend().inspection!;
   readonly calls: string[] = [];
   #store = new MemoryBackend();

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
 import { FenceUpkeep } from '../../lib/backends/redis/fence-upkeep.js';
 import { LocalTurn, TURN_MS } from '../../lib/backends/redis/local-turn.js';
+import { validityAfterDrift } from '../../lib/backends/drift.js';
 
 describe('LocalTurn: when a Redis lock may pass to the next claim of the process (fake timers)', () => {
   beforeEach(() => {
@@ -49,7 +50,8 @@ describe('LocalTurn: when a Redis lock may pass to the next claim of the process
     const turn = newTurn(1, 64, 60_000);
     const startedAt = performance.now();
     await turn.renew(2000, async () => true);
-    expect(turn.validUntil).toBe(startedAt + 2000);
+    // The renewed TTL, less the drift allowance (2 ms with no driftFactor).
+    expect(turn.validUntil).toBe(startedAt + validityAfterDrift(2000, 0));
   });
 
   it('ends when a renewal finds the key no longer the turn\'s', async () => {
@@ -62,8 +64,8 @@ describe('LocalTurn: when a Redis lock may pass to the next claim of the process
     const turn = newTurn(1, 64, 60_000);
     const startedAt = performance.now();
     await expect(turn.renew(900, async () => Promise.reject(new Error('connection lost')))).rejects.toThrow('connection lost');
-    expect(turn.validUntil).toBe(startedAt + 900);
+    expect(turn.validUntil).toBe(startedAt + validityAfterDrift(900, 0));
     expect(turn.nextHandOff(3000)).toBeUndefined();
-    expect(turn.nextHandOff(2700)).toBe(1);
+    expect(turn.nextHandOff(2690)).toBe(1);
   });
 });

@@ -1,4 +1,5 @@
 import type { Etcd3, IOptions } from 'etcd3';
+import { joinAddresses, urlAddress } from '../store-address.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../../engine/lock-backend.js';
@@ -24,13 +25,17 @@ class EtcdBackend implements LockBackend {
   readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true, fenced: true };
   readonly inspection: EtcdInspection;
   private readonly context: EtcdContext;
+  /** The endpoints the client was given (host:port only), for error messages. */
+  readonly address: string | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly client: Etcd3,
     leases: LeaseKeeper,
     isLeaseNotFound: (error: unknown) => boolean,
+    hosts: readonly string[] = [],
   ) {
+    this.address = joinAddresses(hosts.map(urlAddress));
     this.context = { client, leases, fallbackWaitMs: Math.max(1_000, leases.ttlMs), isLeaseNotFound };
     this.inspection = new EtcdInspection(client);
   }
@@ -79,5 +84,5 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     throw new InvalidLockArgumentError(`etcd backend: ${(error as Error).message}`, { cause: error });
   }
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
-  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs), isLeaseNotFound);
+  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs), isLeaseNotFound, hosts);
 }

@@ -1,3 +1,4 @@
+import { validityAfterDrift } from '../drift.js';
 import { monotonicNow } from '../../engine/clock.js';
 import type { FenceUpkeep } from './fence-upkeep.js';
 
@@ -41,6 +42,8 @@ export class LocalTurn {
     public validUntil: number,
     /** Keeps the key's fence counter alive through the renewals of every holder of the turn. */
     readonly fenceUpkeep: FenceUpkeep,
+    /** The backend's `driftFactor`: Redis's clock may run fast against ours by this share of a lease. */
+    private readonly driftFactor = 0,
   ) {}
 
   /**
@@ -64,11 +67,11 @@ export class LocalTurn {
     this.writes++;
     try {
       const extended = await extend();
-      if (extended) this.validUntil = startedAt + leaseMs;
+      if (extended) this.validUntil = startedAt + validityAfterDrift(leaseMs, this.driftFactor);
       else this.end();
       return extended;
     } catch (error) {
-      this.validUntil = Math.min(this.validUntil, startedAt + leaseMs);
+      this.validUntil = Math.min(this.validUntil, startedAt + validityAfterDrift(leaseMs, this.driftFactor));
       throw error;
     } finally {
       this.writes--;

@@ -1,3 +1,4 @@
+import { validityAfterDrift } from '../drift.js';
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { acquireLock, type AcquireRequest } from './acquire.js';
@@ -25,6 +26,8 @@ export interface RedisClaimContext {
   readonly idleKeyTtlMs: number;
   /** Replicas that must acknowledge acquisitions and renewals (the `replicas` option), if any. */
   readonly replicas?: ReplicaAcknowledger;
+  /** The `driftFactor` option: the validity reported is the lease less lease x driftFactor + 2 ms. */
+  readonly driftFactor: number;
 }
 
 /**
@@ -125,16 +128,16 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     if (this.context.replicas) await this.context.track(acknowledgedOrUndone(this.context.replicas, this.heldEntry(this.request.owner), () => this.undo()));
     this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs, reply.aheadMs);
     if (this.plain) {
-      const validUntil = startedAt + this.request.leaseMs;
+      const validUntil = startedAt + validityAfterDrift(this.request.leaseMs, this.context.driftFactor);
       // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
-      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep);
+      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep, this.context.driftFactor);
       local?.noteHolderUntil(validUntil);
     }
     this.held = true;
     this.stopWaiting();
     // Readers share the key: the next waiter of this process may get in too (a writer finds it held and sleeps again).
     if (this.reader) local?.wakeNext();
-    return { acquired: true, fence: reply.fence, validityMs: this.request.leaseMs };
+    return { acquired: true, fence: reply.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.context.driftFactor) };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -160,7 +163,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       extended = await (turn ? turn.renew(leaseMs, extend) : extend());
     }
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
-    return extended ? leaseMs : false;
+    return extended ? validityAfterDrift(leaseMs, this.context.driftFactor) : false;
   }
 
   async release(holdMs?: number): Promise<boolean> {

@@ -31,7 +31,8 @@ export interface RedisClient {
    */
   duplicate(...overrides: unknown[]): RedisClient;
   quit(): Promise<unknown>;
-  disconnect(): void;
+  /** Closes the connection; with `reconnect` true, ioredis connects anew (resubscribing a subscriber). */
+  disconnect(reconnect?: boolean): void;
   on(event: string, listener: (...args: any[]) => void): unknown;
   off(event: string, listener: (...args: any[]) => void): unknown;
 }

@@ -1,3 +1,4 @@
+import { checkDriftFactor, DEFAULT_DRIFT_FACTOR } from '../drift.js';
 import { InFlight } from '../../engine/in-flight.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
@@ -6,8 +7,11 @@ import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '
 import { QueueHeartbeat } from './queue-heartbeat.js';
 import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
-import { openRedisConnection } from './redis-connection.js';
+import { OWNED_CLIENT_OPTIONS, openRedisConnection } from './redis-connection.js';
+import { commandTimeoutOf, watchStuckConnection } from './stuck-connection.js';
 import { RedisInspection } from './redis-inspection.js';
+import { redisAddress } from '../store-address.js';
+import { atAddress } from '../../engine/backend-error.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
@@ -25,11 +29,15 @@ export class RedisBackend implements LockBackend {
   readonly name = 'redis';
   readonly capabilities: BackendCapabilities = { read: true, fair: true, semaphore: true, minHold: true, fenced: true };
   readonly inspection: RedisInspection;
+  /** The server (or sentinels, or cluster startup nodes) the client was given, for error messages. */
+  readonly address: string | undefined;
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
+  /** Stops replacing a created client's stuck connection (none for a client of yours). */
+  private readonly stopWatch: () => void;
 
   constructor(
     private readonly client: RedisClient,
@@ -38,12 +46,16 @@ export class RedisBackend implements LockBackend {
     idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
     /** Replicas that must acknowledge acquisitions and renewals (see docs/backends/redis.md, Replicas and failover). */
     replicas?: ReplicaAck,
+    /** Clock drift allowance as a share of the lease (the `driftFactor` option). */
+    driftFactor = DEFAULT_DRIFT_FACTOR,
   ) {
+    this.address = redisAddress(client);
     this.listener = new ReleaseListener(client);
     this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas) };
+    this.stopWatch = ownsClient ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () => this.listener.reconnect()) : () => undefined;
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
   }
 
   claim(request: ClaimRequest): LockClaim {
@@ -55,7 +67,7 @@ export class RedisBackend implements LockBackend {
     try {
       await this.client.ping();
     } catch (error) {
-      throw new LockBackendError(this.name, `ping failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+      throw new LockBackendError(this.name, atAddress(`ping failed: ${error instanceof Error ? error.message : String(error)}`, this.address), { cause: error });
     }
   }
 
@@ -71,6 +83,7 @@ export class RedisBackend implements LockBackend {
   }
 
   private async closeOnce(): Promise<void> {
+    this.stopWatch();
     this.heartbeat.close();
     await this.listener.close();
     if (!this.ownsClient) return;
@@ -101,6 +114,7 @@ async function withinGrace<T>(promise: Promise<T>): Promise<T | undefined> {
 export async function createRedisBackend(options: RedisBackendOptions): Promise<LockBackend> {
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'redis');
   const replicas = resolveReplicaAck(options.replicas);
+  const driftFactor = checkDriftFactor('redis', options.driftFactor);
   const { client, owned } = await openRedisConnection(options, replicas?.timeoutMs);
-  return new RedisBackend(client, owned, idleKeyTtlMs, replicas);
+  return new RedisBackend(client, owned, idleKeyTtlMs, replicas, driftFactor);
 }

@@ -91,6 +91,11 @@ export class ReleaseListener {
     return this.channels.get(channel)?.asleep ?? 0;
   }
 
+  /** Replaces the subscriber's connection (its client's connection was stuck: this one likely is too). It resubscribes on its own. */
+  reconnect(): void {
+    if (!this.closed) this.subscriber?.disconnect(true);
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     for (const entry of this.channels.values()) entry.wakeAll();

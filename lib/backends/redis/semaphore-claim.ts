@@ -1,3 +1,4 @@
+import { validityAfterDrift } from '../drift.js';
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
@@ -31,13 +32,14 @@ export class RedisSemaphoreClaim implements LockClaim {
   /** Registers a command in flight, so that closing the backend can let it settle first. */
   private readonly track: <T>(command: Promise<T>) => Promise<T>;
   private readonly idleKeyTtlMs: number;
+  private readonly driftFactor: number;
   private readonly replicas: ReplicaAcknowledger | undefined;
 
   constructor(
     context: RedisClaimContext,
     private readonly request: ClaimRequest,
   ) {
-    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas } = context);
+    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas, driftFactor: this.driftFactor } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -69,7 +71,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     this.held = true;
     this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
-    return { acquired: true, fence: reply.fence, validityMs: this.request.leaseMs };
+    return { acquired: true, fence: reply.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.driftFactor) };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -88,7 +90,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     const renewed = this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
     const extended = await (this.replicas ? this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewed)) : renewed);
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
-    return extended ? leaseMs : false;
+    return extended ? validityAfterDrift(leaseMs, this.driftFactor) : false;
   }
 
   async release(): Promise<boolean> {

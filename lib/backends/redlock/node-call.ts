@@ -1,4 +1,5 @@
 import { isReachable, type RedlockMaster } from './redlock-masters.js';
+import { redisAddress } from '../store-address.js';
 
 /**
  * @internal What one master said to one command within the round's per-node timeout.
@@ -52,7 +53,8 @@ function wasNotSent(error: unknown): boolean {
 /** @internal Why masters did not answer, for error messages: `#index: reason`, by the masters' order in the options. */
 export function describeFailures(replies: readonly { readonly kind: string; readonly error?: unknown }[], masters: readonly RedlockMaster[]): string {
   const reasons = replies.flatMap((reply, i) => {
-    const name = `#${masters[i]!.index}`;
+    const address = redisAddress(masters[i]!.client);
+    const name = `#${masters[i]!.index}${address === undefined ? '' : ` ${address}`}`;
     if (reply.kind === 'answer') return [];
     if (reply.kind === 'failed') return [`${name}: ${reply.error instanceof Error ? reply.error.message : String(reply.error)}`];
     if (reply.kind === 'timeout') return [`${name}: no reply in time`];

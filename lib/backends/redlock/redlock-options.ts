@@ -2,8 +2,8 @@ import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
 
-/** Default clock drift allowance, as a share of the lease (antirez's Redlock description uses 0.01). */
-export const DEFAULT_DRIFT_FACTOR = 0.01;
+import { checkDriftFactor } from '../drift.js';
+
 /** Default spread of the random back-off after a round lost to a competing contender. */
 export const DEFAULT_RETRY_JITTER_MS = 100;
 /** The per-node timeout never goes above this by default: a round must be much shorter than the lease (antirez suggests 5-50 ms for a 10 s lease). */
@@ -42,10 +42,7 @@ export function resolveRedlockSettings(options: RedlockBackendOptions): RedlockS
       `redlock backend: \`quorum\` must be an integer above half of the ${masterCount} masters and at most ${masterCount} (two disjoint quorums would break exclusion), got ${describe(options.quorum)}`,
     );
   }
-  const driftFactor = options.driftFactor ?? DEFAULT_DRIFT_FACTOR;
-  if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor) || driftFactor < 0 || driftFactor >= 1) {
-    throw new InvalidLockArgumentError(`redlock backend: \`driftFactor\` must be a number in [0, 1), got ${describe(options.driftFactor)}`);
-  }
+  const driftFactor = checkDriftFactor('redlock', options.driftFactor);
   const { nodeTimeoutMs, retryJitterMs = DEFAULT_RETRY_JITTER_MS } = options;
   if (nodeTimeoutMs !== undefined && (typeof nodeTimeoutMs !== 'number' || !Number.isFinite(nodeTimeoutMs) || nodeTimeoutMs <= 0)) {
     throw new InvalidLockArgumentError(`redlock backend: \`nodeTimeoutMs\` must be a finite number of ms > 0, got ${describe(nodeTimeoutMs)}`);

@@ -1,4 +1,5 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
+import { joinAddresses, redisAddress } from '../store-address.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { describeFailures } from './node-call.js';
@@ -25,12 +26,15 @@ export class RedlockBackend implements LockBackend {
   /** minHoldMs: a released key is kept for the rest of it on each master (owner-checked PEXPIRE). No fences (quorum writes on independent masters). */
   readonly capabilities: BackendCapabilities = { minHold: true };
   private readonly context: RedlockContext;
+  /** The masters' addresses, in the order of the options, for error messages. */
+  readonly address: string | undefined;
   private closing: Promise<void> | undefined;
 
   constructor(
     private readonly masters: readonly RedlockMaster[],
     readonly settings: RedlockSettings,
   ) {
+    this.address = joinAddresses(masters.map((master) => redisAddress(master.client)));
     this.context = { name: this.name, masters, settings };
     this.inspection = new RedlockInspection(masters, settings.quorum);
   }

@@ -1,7 +1,6 @@
-/** @internal The clock drift allowed for a lease: lease x driftFactor, plus 2 ms for timer granularity (as in antirez's description). */
-export function driftMs(leaseMs: number, driftFactor: number): number {
-  return leaseMs * driftFactor + 2;
-}
+import { validityAfterDrift } from '../drift.js';
+
+export { driftMs } from '../drift.js';
 
 /**
  * @internal How long a lock set on a quorum is surely held, counted from the start of the round
@@ -9,7 +8,7 @@ export function driftMs(leaseMs: number, driftFactor: number): number {
  * master's clock may run fast by the drift. The caller subtracts the time the round took.
  */
 export function validityFromRoundStart(leaseMs: number, driftFactor: number): number {
-  return Math.floor(leaseMs - driftMs(leaseMs, driftFactor));
+  return validityAfterDrift(leaseMs, driftFactor);
 }
 
 /**

@@ -1,3 +1,5 @@
+import { checkDriftFactor } from '../drift.js';
+import { mysqlAddress, urlAddress } from '../store-address.js';
 import type { MysqlBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../../engine/lock-backend.js';
@@ -17,11 +19,12 @@ import { SqlBackend } from './sql.backend.js';
 export async function createMysqlBackend(options: MysqlBackendOptions): Promise<LockBackend> {
   const table = parseTableName(options.table, 'mysql');
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'mysql');
+  const driftFactor = checkDriftFactor('mysql', options.driftFactor);
   const isPool = (value: unknown): value is MysqlPromisePool => asPromisePool(value) !== undefined;
   const connection = pickConnection('mysql', options.url, options.client, isPool);
   if ('pool' in connection) {
     const pool = asPromisePool(connection.pool)!;
-    return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table));
+    return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor, mysqlAddress(pool));
   }
   const driver = await loadMysqlDriver();
   const pool = driver
@@ -35,5 +38,5 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
       supportBigNumbers: true,
     })
     .promise();
-  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs, new MysqlInspectionQueries(pool, table));
+  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor, urlAddress(connection.url));
 }

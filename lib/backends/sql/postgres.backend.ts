@@ -1,3 +1,4 @@
+import { checkDriftFactor } from '../drift.js';
 import type { PostgresBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../../engine/lock-backend.js';
@@ -8,6 +9,7 @@ import { PostgresReleaseListener } from './postgres-listener.js';
 import { APPLICATION_NAME, CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
 import { parseTableName, releaseChannel } from './sql-names.js';
 import { SqlBackend } from './sql.backend.js';
+import { postgresAddress, urlAddress } from '../store-address.js';
 
 /**
  * The `postgres` backend (driver: `pg`). With `url` it creates a pool and closes it
@@ -18,6 +20,7 @@ import { SqlBackend } from './sql.backend.js';
 export async function createPostgresBackend(options: PostgresBackendOptions): Promise<LockBackend> {
   const table = parseTableName(options.table, 'postgres');
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'postgres');
+  const driftFactor = checkDriftFactor('postgres', options.driftFactor);
   const connection = pickConnection('postgres', options.url, options.client, isPgPool);
   const channel = releaseChannel(table);
   if ('url' in connection) {
@@ -27,10 +30,10 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
     // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
     pool.on('error', () => undefined);
     const listener = new PostgresReleaseListener(() => new Client(config), channel);
-    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs, new PostgresInspectionQueries(pool, table, channel));
+    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs, new PostgresInspectionQueries(pool, table, channel), driftFactor, urlAddress(connection.url));
   }
   const listener = await listenerForUserPool(connection.pool, channel);
-  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs, new PostgresInspectionQueries(connection.pool, table, channel));
+  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs, new PostgresInspectionQueries(connection.pool, table, channel), driftFactor, postgresAddress(connection.pool.options));
 }
 
 /** A listening connection made with the user's pool settings, or none (waiters then poll) if the pool does not expose them. */

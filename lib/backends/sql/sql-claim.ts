@@ -1,3 +1,4 @@
+import { validityAfterDrift } from '../drift.js';
 import { sleep } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { Backoff } from './sql-backoff.js';
@@ -7,6 +8,8 @@ import { displayKey, keyHash, storedOwner } from './sql-keys.js';
 /** What a claim needs of its backend: the dialect's statements and the table, created on first use. */
 export interface SqlClaimStore {
   readonly dialect: SqlDialect;
+  /** Clock drift allowance as a share of the lease (the `driftFactor` option). */
+  readonly driftFactor: number;
   ensureTable(): Promise<void>;
 }
 
@@ -41,7 +44,7 @@ export class SqlClaim implements LockClaim {
     this.held = true;
     this.stopListening();
     // The row's lease started at the database's now, which came after this attempt started.
-    return { acquired: true, fence: result.fence, validityMs: this.request.leaseMs };
+    return { acquired: true, fence: result.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.backend.driftFactor) };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -60,7 +63,7 @@ export class SqlClaim implements LockClaim {
 
   async renew(leaseMs: number): Promise<number | false> {
     if (!this.held) return false;
-    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? leaseMs : false;
+    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? validityAfterDrift(leaseMs, this.backend.driftFactor) : false;
   }
 
   async release(holdMs?: number): Promise<boolean> {

@@ -1,3 +1,4 @@
+import { DEFAULT_DRIFT_FACTOR } from '../drift.js';
 import { toBackendError } from '../../engine/backend-error.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
@@ -28,6 +29,10 @@ export class SqlBackend implements LockBackend {
     idleKeyTtlMs = DEFAULT_IDLE_KEY_TTL_MS,
     /** The statements of `inspect`, `list` and `forceRelease` (sql-inspection.ts). */
     inspectionQueries?: SqlInspectionQueries,
+    /** @internal Clock drift allowance as a share of the lease (the `driftFactor` option). */
+    readonly driftFactor = DEFAULT_DRIFT_FACTOR,
+    /** The database's host:port (never its credentials), for error messages. */
+    readonly address?: string,
   ) {
     this.inspection = inspectionQueries && new SqlInspection(() => this.ensureTable(), inspectionQueries);
     this.sweeper = new IdleRowSweeper((limit) => dialect.pruneIdleRows(idleKeyTtlMs, limit), idleKeyTtlMs);
@@ -54,7 +59,7 @@ export class SqlBackend implements LockBackend {
   /** `SELECT 1`; rejects with LockBackendError when the database does not answer. */
   async ping(): Promise<void> {
     await this.dialect.ping().catch((error: unknown) => {
-      throw toBackendError(this.name, error);
+      throw toBackendError(this.name, error, this.address);
     });
   }
 

@@ -19,9 +19,13 @@ export class ZookeeperBackend implements LockBackend {
   readonly capabilities: BackendCapabilities = { read: true, fair: true, fenced: true };
   readonly inspection: ZookeeperInspection;
   private readonly sessions: ZkSessions;
+  /** The servers of the connection string (without its chroot), for error messages. */
+  readonly address: string;
 
   constructor(driver: ZkDriver, options: ZookeeperBackendOptions) {
-    this.sessions = new ZkSessions(driver, resolveZookeeperOptions(options));
+    const resolved = resolveZookeeperOptions(options);
+    this.address = resolved.connectionString.split('/')[0]!.split(',').join(', ');
+    this.sessions = new ZkSessions(driver, resolved);
     this.inspection = new ZookeeperInspection(this.sessions);
   }
 
