@@ -11,7 +11,6 @@ export type { LockEvent, LockEventType } from './engine/lock-events.js';
 export type { LockInfo, LockHolder, LockWaiter, LockList, ListLocksOptions, ForceReleaseOptions } from './engine/lock-info.js';
 export { LockEngine, type LockEngineOptions } from './engine/lock-engine.js';
 export type { CloseOptions } from './engine/drain.js';
-export { DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS } from './nest/lock-store.js';
 export { MemoryBackend } from './backends/memory/memory.backend.js';
 export type * from './backends/backend-options.js';
 export { createLockBackend } from './backends/create-backend.js';
