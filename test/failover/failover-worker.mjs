@@ -9,11 +9,7 @@
 // keys, keyPrefix, leaseMs, workers, holdMs: [min, max], guarded?: { url, prefix } }. Messages: parent -> 'go', 'stop'.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Cluster, Redis } from 'ioredis';
-
-const config = JSON.parse(process.argv[2]);
-const root = new URL('../../dist/esm/', import.meta.url).href;
-const { LockEngine } = await import(new URL('engine/lock-engine.js', root).href);
-const { createLockBackend } = await import(new URL('backends/create-backend.js', root).href);
+import { config, createEngine, ipcChannel, load } from '../support/worker-bootstrap.mjs';
 
 // Settings like those of the clients the backend creates: a dead master fails a call within seconds.
 const commandTimeout = 5_000 + (config.replicas?.timeoutMs ?? 0);
@@ -22,14 +18,13 @@ const client =
     ? new Redis({ sentinels: config.sentinels, name: config.masterName, commandTimeout, maxRetriesPerRequest: 2, connectTimeout: 2_000, enableAutoPipelining: false })
     : new Cluster(config.startupNodes, { redisOptions: { commandTimeout, connectTimeout: 2_000 }, maxRedirections: 16, retryDelayOnFailover: 200, retryDelayOnClusterDown: 200, slotsRefreshTimeout: 2_000 });
 client.on('error', () => undefined);
-const backend = await createLockBackend({ type: 'redis', client, ...(config.replicas ? { replicas: config.replicas } : {}) });
-const engine = new LockEngine(backend, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
+const engine = await createEngine({ type: 'redis', client, ...(config.replicas ? { replicas: config.replicas } : {}) }, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
 const stats = { acquired: 0, written: 0, lost: 0, skipped: 0, timeouts: 0, errors: {}, guarded: { accepted: 0, refused: 0, failed: 0 } };
 const guarded = config.guarded ? await guardedLog(config.guarded) : undefined;
 
 /** The key's log in the guarded Redis: `append(key, fence)` resolves 'accepted', 'refused' (StaleFenceError) or 'failed'. */
 async function guardedLog({ url, prefix }) {
-  const { RedisFenceGuard } = await import(new URL('fencing/redis-fence-guard.js', root).href);
+  const { RedisFenceGuard } = await load('fencing/redis-fence-guard.js');
   const resource = new Redis(url, { maxRetriesPerRequest: 1 });
   resource.on('error', () => undefined);
   const guard = new RedisFenceGuard(resource);
@@ -45,26 +40,8 @@ async function guardedLog({ url, prefix }) {
     close: () => resource.quit().catch(() => resource.disconnect()),
   };
 }
-const stopping = new AbortController();
-
-let nextId = 0;
-const pending = new Map();
-const rpc = (op, args = {}) =>
-  new Promise((resolve) => {
-    const id = nextId++;
-    pending.set(id, resolve);
-    process.send({ id, op, ...args });
-  });
+const { rpc, started, stopping, ready, done } = ipcChannel();
 const tell = (op, args) => process.send({ op, ...args });
-let go;
-const started = new Promise((resolve) => (go = resolve));
-process.on('message', (message) => {
-  if (message.reply !== undefined) {
-    pending.get(message.reply)?.(message);
-    pending.delete(message.reply);
-  } else if (message.cmd === 'go') go();
-  else if (message.cmd === 'stop') stopping.abort();
-});
 
 // Renewals move a holder's deadline: the parent judges a second holder against the latest one.
 engine.events.subscribe((event) => {
@@ -113,10 +90,10 @@ async function loop() {
   }
 }
 
-process.send({ event: 'ready' });
+ready();
 await started;
 await Promise.all(Array.from({ length: config.workers }, loop));
 await engine.close();
 await client.quit().catch(() => client.disconnect());
 await guarded?.close();
-process.send({ event: 'done', stats }, () => process.disconnect());
+done({ stats });

@@ -6,34 +6,12 @@
 // the holder checks its lease first (the only protection a fence-less lock has).
 // argv[2]: JSON { backend, key, keyPrefix, leaseMs, workers, dist? }. Messages: parent -> 'go', 'stop'.
 import { setTimeout as delay } from 'node:timers/promises';
+import { config, createEngine, ipcChannel } from '../support/worker-bootstrap.mjs';
 
-const { backend, key, keyPrefix, leaseMs, workers, dist } = JSON.parse(process.argv[2]);
-// A private copy of the built package (see dist-snapshot.ts), or the build itself. Only the engine
-// and the backends are loaded (not the Nest layer): a worker starts in a fraction of the time.
-const root = dist ?? new URL('../../dist/esm/', import.meta.url).href;
-const { LockEngine } = await import(new URL('engine/lock-engine.js', root).href);
-const { createLockBackend } = await import(new URL('backends/create-backend.js', root).href);
-const engine = new LockEngine(await createLockBackend(backend), { keyPrefix, leaseMs });
+const { backend, key, keyPrefix, leaseMs, workers } = config;
+const engine = await createEngine(backend, { keyPrefix, leaseMs });
 const stats = { ops: 0, refused: 0, aborted: 0, skipped: 0, timeouts: 0, errors: {} };
-const stopping = new AbortController();
-
-let nextId = 0;
-const pending = new Map();
-const rpc = (op, args = {}) =>
-  new Promise((resolve) => {
-    const id = nextId++;
-    pending.set(id, resolve);
-    process.send({ id, op, ...args });
-  });
-let go;
-const started = new Promise((resolve) => (go = resolve));
-process.on('message', (message) => {
-  if (message.reply !== undefined) {
-    pending.get(message.reply)?.(message);
-    pending.delete(message.reply);
-  } else if (message.cmd === 'go') go();
-  else if (message.cmd === 'stop') stopping.abort();
-});
+const { rpc, started, stopping, ready, done } = ipcChannel();
 
 function busyLoop(ms) {
   const until = performance.now() + ms;
@@ -82,8 +60,8 @@ async function loop() {
   }
 }
 
-process.send({ event: 'ready' });
+ready();
 await started;
 await Promise.all(Array.from({ length: workers }, loop));
 await engine.close();
-process.send({ event: 'done', stats }, () => process.disconnect());
+done({ stats });

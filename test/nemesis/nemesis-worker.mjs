@@ -9,14 +9,10 @@
 // times its events itself; otherwise the parent times them on receipt.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
+import { config, createEngine, ipcChannel, load, root } from '../support/worker-bootstrap.mjs';
 
-const config = JSON.parse(process.argv[2]);
-const root = config.dist;
-const { LockEngine } = await import(new URL('engine/lock-engine.js', root).href);
-const { createLockBackend } = await import(new URL('backends/create-backend.js', root).href);
-const { RedisFenceGuard } = await import(new URL('fencing/redis-fence-guard.js', root).href);
-
-const engine = new LockEngine(await createLockBackend(config.backend), { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
+const { RedisFenceGuard } = await load('fencing/redis-fence-guard.js');
+const engine = await createEngine(config.backend, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
 const resource = new Redis(config.resourceUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
 resource.on('error', () => undefined);
 const guard = new RedisFenceGuard(resource);
@@ -27,27 +23,10 @@ const keys = { guarded: [`${config.resourcePrefix}guarded`, `${config.resourcePr
 const WRITE = "local prior = redis.call('GET', KEYS[1]) or '0'; local priorFence = redis.call('GET', KEYS[2]) or '-1'; redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return {prior, priorFence}";
 
 const random = mulberry32(config.seed);
-const stopping = new AbortController();
 const now = () => (config.stamp ? Number(process.hrtime.bigint()) / 1e6 : undefined);
 const emit = (event) => process.send({ event: 'history', entry: { ...event, time: now() } });
 
-let nextId = 0;
-const pending = new Map();
-const rpc = (op, args = {}) =>
-  new Promise((resolve) => {
-    const id = nextId++;
-    pending.set(id, resolve);
-    process.send({ id, op, ...args });
-  });
-let go;
-const started = new Promise((resolve) => (go = resolve));
-process.on('message', (message) => {
-  if (message.reply !== undefined) {
-    pending.get(message.reply)?.(message);
-    pending.delete(message.reply);
-  } else if (message.cmd === 'go') go();
-  else if (message.cmd === 'stop') stopping.abort();
-});
+const { rpc, started, stopping, ready, done } = ipcChannel();
 
 const describeError = (error) => `${error?.name}: ${String(error?.message).slice(0, 160)}`;
 
@@ -111,13 +90,13 @@ async function once() {
   }
 }
 
-process.send({ event: 'ready' });
+ready();
 await started;
 while (!stopping.signal.aborted) await once();
 await engine.close().catch(() => undefined);
 resource.disconnect();
 await sql?.close();
-process.send({ event: 'done' }, () => process.disconnect());
+done();
 
 function mulberry32(seed) {
   let a = seed >>> 0;

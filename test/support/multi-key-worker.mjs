@@ -1,17 +1,14 @@
 // One OS process of the multi-key cross-process test: `workers` concurrent loops, each locking
 // `iterations` random pairs/triples of `keys` (in random orders) with one multi-key withLock and
 // doing a non-atomic read-modify-write of a counter per key in Redis while holding them.
-// argv[2]: JSON { url, dist, keys, keyPrefix, workers, iterations, seed, boundMs }.
+// argv[2]: JSON { dist?, url, keys, keyPrefix, workers, iterations, seed, boundMs }.
 // Prints {"event":"ready"}, waits for "go" on stdin, then prints
 // {"event":"done","reads":[{key,fence,read}],"counted":{key:n},"errors":[...],"elapsedMs"}.
 import { Redis } from 'ioredis';
-import { createInterface } from 'node:readline';
+import { config, createEngine, doneOnStdout, readyOnStdin } from './worker-bootstrap.mjs';
 
-const { url, dist, keys, keyPrefix, workers, iterations, seed, boundMs } = JSON.parse(process.argv[2]);
-// A private copy of the built package (see test/faults/dist-snapshot.ts): only the engine and the backends.
-const { LockEngine } = await import(new URL('engine/lock-engine.js', dist).href);
-const { createLockBackend } = await import(new URL('backends/create-backend.js', dist).href);
-const engine = new LockEngine(await createLockBackend({ type: 'redis', url }), { keyPrefix, waitMs: 20_000 });
+const { url, keys, keyPrefix, workers, iterations, seed, boundMs } = config;
+const engine = await createEngine({ type: 'redis', url }, { keyPrefix, waitMs: 20_000 });
 const redis = new Redis(url);
 await redis.ping();
 
@@ -27,10 +24,7 @@ function seededRandom(start) {
   };
 }
 
-process.stdout.write(JSON.stringify({ event: 'ready' }) + '\n');
-const stdin = createInterface({ input: process.stdin });
-await new Promise((resolve) => stdin.once('line', resolve));
-stdin.close();
+await readyOnStdin();
 
 const reads = [];
 const counted = Object.fromEntries(keys.map((key) => [key, 0]));
@@ -63,4 +57,4 @@ await Promise.all(
 const elapsedMs = Math.round(performance.now() - startedAt);
 await engine.close();
 await redis.quit();
-process.stdout.write(JSON.stringify({ event: 'done', reads, counted, errors, elapsedMs }) + '\n');
+doneOnStdout({ reads, counted, errors, elapsedMs });
