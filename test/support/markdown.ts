@@ -36,46 +36,42 @@ export function codeBlocks(markdown: string): CodeBlock[] {
   return blocks;
 }
 
-/** Links and images (`[t](x)`, `![t](x)`, `[t]: x`, `<img src="x">`) outside code blocks and inline code. */
-export function markdownLinks(markdown: string): MarkdownLink[] {
-  const links: MarkdownLink[] = [];
+/** Each line outside fenced code blocks, with its 1-based number. */
+function proseLines(markdown: string): { text: string; line: number }[] {
+  const prose: { text: string; line: number }[] = [];
   let inFence: string | undefined;
   markdown.split('\n').forEach((text, index) => {
     const fence = FENCE.exec(text);
     if (inFence) {
       if (fence && fence[1]!.startsWith(inFence) && fence[2]!.trim() === '') inFence = undefined;
-      return;
-    }
-    if (fence) {
+    } else if (fence) {
       inFence = fence[1]!;
-      return;
+    } else {
+      prose.push({ text, line: index + 1 });
     }
+  });
+  return prose;
+}
+
+/** Links and images (`[t](x)`, `![t](x)`, `[t]: x`, `<img src="x">`) outside code blocks and inline code. */
+export function markdownLinks(markdown: string): MarkdownLink[] {
+  const links: MarkdownLink[] = [];
+  for (const { text, line } of proseLines(markdown)) {
     const prose = text.replace(/(`+)[^`]*?\1/g, '');
-    const line = index + 1;
     for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ target: match[1]!, line });
     for (const match of prose.matchAll(/<img\s[^>]*src="([^"]+)"/g)) links.push({ target: match[1]!, line });
     const reference = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(prose);
     if (reference) links.push({ target: reference[1]!, line });
-  });
+  }
   return links;
 }
 
 /** The ATX headings (`#` to `######`) outside code blocks, with their level. */
 export function markdownHeadings(markdown: string): { level: number; text: string; line: number }[] {
   const headings: { level: number; text: string; line: number }[] = [];
-  let inFence: string | undefined;
-  markdown.split('\n').forEach((text, index) => {
-    const fence = FENCE.exec(text);
-    if (inFence) {
-      if (fence && fence[1]!.startsWith(inFence) && fence[2]!.trim() === '') inFence = undefined;
-      return;
-    }
-    if (fence) {
-      inFence = fence[1]!;
-      return;
-    }
+  for (const { text, line } of proseLines(markdown)) {
     const heading = /^(#{1,6})\s+(.*)$/.exec(text);
-    if (heading) headings.push({ level: heading[1]!.length, text: heading[2]!, line: index + 1 });
-  });
+    if (heading) headings.push({ level: heading[1]!.length, text: heading[2]!, line });
+  }
   return headings;
 }
