@@ -503,9 +503,9 @@ export class LockEngine {
   }
 
   /**
-   * New locks are refused and waits stop, the locks held are left to finish for up to `gracefulMs`;
-   * then holders are told (signal) and the locks freed; acquisitions under way finish or give up
-   * before the clients close.
+   * New locks are refused (but for work under way, see refuseWhileClosing), the locks held and the
+   * waits already begun are left to finish for up to `gracefulMs`; then holders are told (signal)
+   * and the locks freed; acquisitions under way finish or give up before the clients close.
    */
   private async closeOnce(gracefulMs: number): Promise<void> {
     this.closedAt = performance.now();
