@@ -21,10 +21,34 @@ export const CLOSE_TIMEOUT_MS = 3_000;
 /** @internal The rejection of {@link AnswerDeadlines.within} when the store did not answer in time. */
 export const OVERDUE: unique symbol = Symbol('overdue');
 
-interface Watched {
-  readonly deadline: number;
-  readonly reject: (reason: typeof OVERDUE) => void;
+/** One store call being watched: settles the caller's promise with the call's answer, or with OVERDUE at its deadline. */
+class Watched<T> {
+  resolve!: (value: T) => void;
+  reject!: (reason: unknown) => void;
+
+  constructor(
+    readonly deadline: number,
+    private readonly pending: Set<Watched<unknown>>,
+  ) {}
+
+  // Fields, not methods: passed to `then` as they are, with no closure per call.
+  readonly answered = (value: T): void => {
+    this.pending.delete(this as Watched<unknown>);
+    this.resolve(value);
+  };
+
+  readonly failed = (error: unknown): void => {
+    this.pending.delete(this as Watched<unknown>);
+    this.reject(error);
+  };
 }
+
+/** The resolving functions of the promise being made: the executor hands them over without a closure per call. */
+let made: Pick<Watched<unknown>, 'resolve' | 'reject'> | undefined;
+const takeResolvers = (resolve: (value: never) => void, reject: (reason: unknown) => void): void => {
+  made!.resolve = resolve as (value: unknown) => void;
+  made!.reject = reject;
+};
 
 /**
  * @internal Bounds store calls by their callers' deadlines with one coarse timer per engine, armed
@@ -32,26 +56,19 @@ interface Watched {
  * microseconds. The store call itself is not cancelled; its caller just stops waiting for it.
  */
 export class AnswerDeadlines {
-  private readonly pending = new Set<Watched>();
+  private readonly pending = new Set<Watched<unknown>>();
   private timer: NodeJS.Timeout | undefined;
 
   /** Settles as `call` does, or rejects with {@link OVERDUE} when it has not settled by `deadline` (monotonic ms). */
   within<T>(call: Promise<T>, deadline: number): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      const watched: Watched = { deadline, reject };
-      this.pending.add(watched);
-      this.timer ??= setTimeout(this.tick, DEADLINE_TICK_MS);
-      call.then(
-        (value) => {
-          this.pending.delete(watched);
-          resolve(value);
-        },
-        (error: unknown) => {
-          this.pending.delete(watched);
-          reject(error);
-        },
-      );
-    });
+    const watched = new Watched<T>(deadline, this.pending);
+    made = watched as Watched<unknown>;
+    const answer = new Promise<T>(takeResolvers);
+    made = undefined;
+    this.pending.add(watched as Watched<unknown>);
+    this.timer ??= setTimeout(this.tick, DEADLINE_TICK_MS);
+    call.then(watched.answered, watched.failed);
+    return answer;
   }
 
   /** Stops the timer when nothing is left to watch (a call still watched keeps its deadline). */

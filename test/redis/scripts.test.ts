@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLockBackend, LockEngine, LockTimeoutError } from '../../lib/index.js';
+import { filter, firstValueFrom, take, toArray } from 'rxjs';
 import { RedisServer } from '../harness/redis-server.js';
 
 /** Calls of each command so far, from INFO commandstats. */
@@ -61,10 +62,31 @@ describe('redis backend scripts', () => {
     expect(heldTtl).toBeLessThanOrEqual(86_400_000 + 10_000 + 1);
     await lock.release();
     expect(server.cli('EXISTS', '{lock:ttl}')).toBe('0');
+    // Released within its lease (a hundredth of the idle time at most): the counter keeps the TTL it got, which outlives the release by the idle time and at most the lease's unspent part.
     const fenceTtl = Number(server.cli('PTTL', '{lock:ttl}:fence'));
+    expect(fenceTtl).toBeGreaterThan(86_400_000);
+    expect(fenceTtl).toBeLessThanOrEqual(86_400_000 + 10_000 + 1);
+    expect(Number(server.cli('GET', '{lock:ttl}:fence'))).toBe(lock.fence);
+  });
+
+  it('frees a key released within its lease with GET, DEL and PUBLISH alone; once the lease the counter was kept for is spent, the release sets the counter to expire the idle time later', async () => {
+    const early = await engine.acquire('release-early', { leaseMs: 10_000 });
+    server.cli('CONFIG', 'RESETSTAT');
+    await early.release();
+    const calls = commandCalls(server);
+    expect(calls).toMatchObject({ evalsha: 1, get: 1, del: 1, publish: 1 });
+    expect(calls.pexpire).toBeUndefined();
+
+    const late = await engine.acquire('release-late', { leaseMs: 300 });
+    // Renewed every lease/3; after four renewals more than the 300 ms lease the counter's TTL was set for has passed.
+    const renewals = firstValueFrom(engine.events.pipe(filter((event) => event.type === 'extended' && event.key === 'release-late'), take(4), toArray()));
+    await renewals;
+    server.cli('CONFIG', 'RESETSTAT');
+    await late.release();
+    expect(commandCalls(server)).toMatchObject({ evalsha: 1, get: 1, del: 1, publish: 1, pexpire: 1 });
+    const fenceTtl = Number(server.cli('PTTL', '{lock:release-late}:fence'));
     expect(fenceTtl).toBeGreaterThan(86_400_000 - 2_000);
     expect(fenceTtl).toBeLessThanOrEqual(86_400_000);
-    expect(Number(server.cli('GET', '{lock:ttl}:fence'))).toBe(lock.fence);
   });
 
   it('renews a lock held for less than half the idle time with GET and PEXPIRE of the lock key alone, not its fence counter', async () => {

@@ -1,5 +1,8 @@
 import { monotonicNow } from '../../engine/clock.js';
 
+/** How much longer than the idle time after its last release a key's fence counter may live: a hundredth. */
+export const IDLE_EXCESS_SHARE = 0.01;
+
 /**
  * @internal When a renewal must also keep the key's fence counter alive. The acquisition gave the
  * counter a TTL of at least lease + `idleKeyTtlMs`; a renewal raises it again (to its new lease +
@@ -11,6 +14,9 @@ import { monotonicNow } from '../../engine/clock.js';
 export class FenceUpkeep {
   /** Monotonic time until which the counter surely lives. */
   private keptUntil: number;
+  /** When the call that last set the counter's TTL (to its lease + the idle time) started, and that lease. */
+  private keptFrom: number;
+  private keptLeaseMs: number;
 
   constructor(
     private readonly idleKeyTtlMs: number,
@@ -21,6 +27,8 @@ export class FenceUpkeep {
     readonly aheadMs?: number,
   ) {
     this.keptUntil = acquiredAt + leaseMs + idleKeyTtlMs;
+    this.keptFrom = acquiredAt;
+    this.keptLeaseMs = leaseMs;
   }
 
   /** The idle time to send with a renewal starting now with `leaseMs`, or undefined when the counter lives long enough without. */
@@ -30,6 +38,22 @@ export class FenceUpkeep {
 
   /** A renewal sent with the idle time, started at `startedAt`, succeeded: the counter lives lease + idle from then. */
   kept(startedAt: number, leaseMs: number): void {
-    this.keptUntil = Math.max(this.keptUntil, startedAt + leaseMs + this.idleKeyTtlMs);
+    if (startedAt + leaseMs + this.idleKeyTtlMs <= this.keptUntil) return;
+    this.keptUntil = startedAt + leaseMs + this.idleKeyTtlMs;
+    this.keptFrom = startedAt;
+    this.keptLeaseMs = leaseMs;
+  }
+
+  /**
+   * Whether an exclusive holder releasing now can leave the counter's TTL as it is: the lease it was
+   * last kept for is not spent yet (counted on a Redis clock running up to `driftFactor` faster than
+   * this process's), so the counter outlives the release by the idle time already (plus how far its
+   * fences run ahead), and that lease is at most a hundredth of the idle time, so it expires at most
+   * that much later than asked. With the defaults (30 s leases, a day's idle time) a hold shorter
+   * than its lease frees the key with no PEXPIRE. False when how far the fences run ahead is unknown.
+   */
+  outlivesRelease(driftFactor: number): boolean {
+    if (this.aheadMs === undefined || this.keptLeaseMs > this.idleKeyTtlMs * IDLE_EXCESS_SHARE) return false;
+    return (monotonicNow() - this.keptFrom) * (1 + driftFactor) + Math.max(0, this.aheadMs) <= this.keptLeaseMs;
   }
 }

@@ -226,7 +226,10 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const local = this.plain ? listener.waitersOf(this.keys.channel) : undefined;
     // Its own announcement may arrive before the reply: stand back already for those that waited last time.
     local?.standBack(local.othersWaiting);
-    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage, this.context.idleKeyTtlMs, this.fenceUpkeep?.aheadMs);
+    const upkeep = this.fenceUpkeep;
+    // Within the lease its counter was kept for, the counter already outlives the release by the idle time: no PEXPIRE to send.
+    const fenceIdleMs = upkeep?.outlivesRelease(this.context.driftFactor) ? undefined : this.context.idleKeyTtlMs;
+    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage, fenceIdleMs, upkeep?.aheadMs);
     // This backend's own subscriber is one of those that heard it when claims of this process wait.
     if (local && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
     return heard >= 0;

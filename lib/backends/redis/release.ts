@@ -39,14 +39,19 @@ export async function releaseLock(client: RedisClient, keys: RedisLockKeys, owne
 }
 
 /** @internal Like releaseLock: -1 when this owner did not hold the lock, else how many subscribers heard the release. */
-export async function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number, fenceAheadMs?: number): Promise<number> {
+export function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number, fenceAheadMs?: number): Promise<number> {
   const reply =
     fenceIdleMs === undefined
       ? runPublishingScript(client, RELEASE, [keys.lock], [owner, keys.channel, message])
       : fenceAheadMs === undefined
         ? runPublishingScript(client, RELEASE, [keys.lock, keys.fence], [owner, keys.channel, message, fenceIdleMs])
         : runPublishingScript(client, RELEASE, [keys.lock, keys.fence], [owner, keys.channel, message, fenceIdleMs, idleFenceTtlMs(fenceIdleMs, fenceAheadMs)]);
-  return Number(await reply) - 1;
+  return reply.then(heardBy);
+}
+
+/** The release script's answer: 0 if not this owner's, else 1 + the subscribers that heard it. */
+function heardBy(reply: unknown): number {
+  return Number(reply) - 1;
 }
 
 /**

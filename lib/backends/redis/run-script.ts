@@ -34,13 +34,12 @@ export function runScriptBatched(client: RedisClient, script: LuaScript, keys: r
   return withSourceFallback(client, script, keys, args, evalshaBatched(client, [script.sha, keys.length, ...keys, ...args]));
 }
 
-async function withSourceFallback(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[], bySha: Promise<unknown>): Promise<unknown> {
-  try {
-    return await bySha;
-  } catch (error) {
+/** The answer of `bySha`, or, when the server does not know the script (NOSCRIPT), of the script sent in full. */
+function withSourceFallback(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[], bySha: Promise<unknown>): Promise<unknown> {
+  return bySha.catch((error: unknown) => {
     if (!isNoScript(error)) throw error;
     return client.eval(script.source, keys.length, ...keys, ...args);
-  }
+  });
 }
 
 function isNoScript(error: unknown): boolean {
