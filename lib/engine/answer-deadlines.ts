@@ -1,4 +1,5 @@
 import { monotonicNow } from './clock.js';
+import { SlotSet, type Slotted } from './slot-set.js';
 
 /** How often the shared timer looks for overdue store calls: a call is given up at most this late. */
 export const DEADLINE_TICK_MS = 25;
@@ -22,13 +23,14 @@ export const CLOSE_TIMEOUT_MS = 3_000;
 export const OVERDUE: unique symbol = Symbol('overdue');
 
 /** One store call being watched: settles the caller's promise with the call's answer, or with OVERDUE at its deadline. */
-class Watched<T> {
+class Watched<T> implements Slotted {
+  slot = -1;
   resolve!: (value: T) => void;
   reject!: (reason: unknown) => void;
 
   constructor(
     readonly deadline: number,
-    private readonly pending: Set<Watched<unknown>>,
+    private readonly pending: SlotSet<Watched<unknown>>,
   ) {}
 
   // Fields, not methods: passed to `then` as they are, with no closure per call.
@@ -56,7 +58,7 @@ const takeResolvers = (resolve: (value: never) => void, reject: (reason: unknown
  * microseconds. The store call itself is not cancelled; its caller just stops waiting for it.
  */
 export class AnswerDeadlines {
-  private readonly pending = new Set<Watched<unknown>>();
+  private readonly pending = new SlotSet<Watched<unknown>>();
   private timer: NodeJS.Timeout | undefined;
 
   /** Settles as `call` does, or rejects with {@link OVERDUE} when it has not settled by `deadline` (monotonic ms). */
@@ -81,7 +83,7 @@ export class AnswerDeadlines {
   private readonly tick = (): void => {
     this.timer = undefined;
     const now = monotonicNow();
-    for (const watched of this.pending) {
+    for (const watched of this.pending.toArray()) {
       if (watched.deadline > now) continue;
       this.pending.delete(watched);
       watched.reject(OVERDUE);

@@ -6,6 +6,7 @@ import type { LockMode } from './lock-mode.js';
 import { atAddress, toBackendError } from './backend-error.js';
 import { HoldBounds } from './hold-bounds.js';
 import { OVERDUE, RELEASE_TIMEOUT_MS, type AnswerDeadlines } from './answer-deadlines.js';
+import type { Slotted } from './slot-set.js';
 import { MAX_SLACK_MS, type ScheduledWake, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
@@ -49,7 +50,9 @@ export interface LeaseGrant {
  * One acquisition held in the store: keeps it alive (renewal every leaseMs/3, checked against a
  * local monotonic clock), tells the holder when it is lost, and releases it once.
  */
-export class Lease implements Wakeable {
+export class Lease implements Wakeable, Slotted {
+  /** @internal Its place among its engine's held leases (SlotSet). */
+  slot = -1;
   readonly key: string;
   readonly storeKey: string;
   readonly mode: LockMode;

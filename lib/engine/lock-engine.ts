@@ -21,6 +21,7 @@ import { RecentHolds } from './recent-holds.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
 import { holderOwnerId, ownerIdPrefix } from './holder-identity.js';
 import { defaultInstanceLabel } from './owner-id.js';
+import { SlotSet } from './slot-set.js';
 import { WakeScheduler } from './wake-scheduler.js';
 
 /** Options of a `LockEngine` (the module builds one per store from its options). */
@@ -75,7 +76,7 @@ export class LockEngine {
   /** The cap on every wait, when one was set. */
   readonly maxWaitMs: number | undefined;
   private readonly eventSubject = new Subject<LockEvent>();
-  private readonly leases = new Set<Lease>();
+  private readonly leases = new SlotSet<Lease>();
   /** Aborted when close() is called: no new lock (but for work under way, see refuseWhileClosing). */
   private readonly draining = new AbortController();
   /** Aborted when the drain ends: held locks are revoked, every wait stops. */
@@ -250,7 +251,7 @@ export class LockEngine {
   async forceRelease(key: string, options?: ForceReleaseOptions): Promise<boolean> {
     const storeKey = this.keyPrefix + key;
     // Only leases held before the store was told: one granted after it is the next holder's.
-    const before = [...this.leases].filter((lease) => lease.storeKey === storeKey);
+    const before = this.leases.toArray().filter((lease) => lease.storeKey === storeKey);
     const { evicted, reason, actor } = await this.inspector.forceRelease(key, options);
     const by = actor === undefined ? this.instance : `${actor} on ${this.instance}`;
     for (const lease of before) {
@@ -517,7 +518,7 @@ export class LockEngine {
     this.shutdown.abort();
     // An unreachable store is given up on after CLOSE_TIMEOUT_MS in all: its leases lapse there by themselves.
     const giveUpAt = monotonicNow() + CLOSE_TIMEOUT_MS;
-    const released = Promise.allSettled([...this.leases].map((lease) => lease.revoke(shutdownLoss(lease.key))));
+    const released = Promise.allSettled(this.leases.toArray().map((lease) => lease.revoke(shutdownLoss(lease.key))));
     await this.deadlines.within(released, giveUpAt).catch(() => undefined);
     await this.deadlines.within(this.inFlight.settled(), giveUpAt).catch(() => undefined);
     this.leaseOwner.scheduler.close();
