@@ -101,6 +101,8 @@ class NoopInterceptor {
   }
 }
 Injectable()(NoopInterceptor);
+class NoopInterceptor2 extends NoopInterceptor {}
+Injectable()(NoopInterceptor2);
 
 async function contender() {
   const route = [Post(':id/buy')];
@@ -113,6 +115,9 @@ async function contender() {
       return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor)], providers: [NoopInterceptor] };
     case 'noop':
       return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor)], providers: [NoopInterceptor] };
+    case 'noop2':
+      // Two of them: what a second interceptor level (one more on the same route) costs.
+      return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor, NoopInterceptor2)], providers: [NoopInterceptor, NoopInterceptor2] };
     case 'hand':
       return { imports: [], decorators: [...route, UseInterceptors(HandLockInterceptor)], providers: [HandLockInterceptor] };
     case 'murlock': {
@@ -135,10 +140,11 @@ async function contender() {
       const module = RedlockModule.forRoot({ nodes: [new IoredisAdapter(new Redis(REDIS_URL))], defaultTtl: LEASE_MS, retryAttempts: 50, retryDelay: 200 });
       return { imports: [module], decorators: [...route, Redlock({ key: (id) => `item:${id}` })] };
     }
-    case 'ours-service': {
+    case 'ours-service':
+    case 'ours-service-nomap': {
       // The same engine without @Locked: the handler takes the lock itself (LockService.withLock), no interceptor, no method wrapper.
       const { DistributedLockModule, LockService } = await import(pathToFileURL(LIB).href);
-      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } });
+      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL }, ...(CONTENDER === 'ours-service-nomap' ? { mapErrors: false } : {}) });
       Inject(LockService)(ItemsController, undefined, 0);
       ItemsController.prototype.buy = function buy(id) {
         return this.locks.withLock(`item:${id}`, () => sell(id), { leaseMs: LEASE_MS, waitMs: WAIT_MS });
@@ -148,7 +154,7 @@ async function contender() {
     default: {
       // 'ours', or any other name for another build of this library (LIB points at its esm/index.js).
       const { DistributedLockModule, Locked } = await import(pathToFileURL(LIB).href);
-      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } });
+      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL }, ...(CONTENDER === 'ours-nomap' ? { mapErrors: false } : {}) });
       return { imports: [module], decorators: [...route, Locked({ key: 'item:{params.id}', leaseMs: LEASE_MS, waitMs: WAIT_MS })] };
     }
   }

@@ -12,7 +12,8 @@ const USAGE = `node bench/nest/run.mjs [options]
   --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none; also ours-service (this
                         library's LockService.withLock called in the handler: the engine without the Nest layer)
                         and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline),
-                        noop-als (the same with an AsyncLocalStorage in use)
+                        noop-als (the same with an AsyncLocalStorage in use), noop2 (two such interceptors),
+                        ours-nomap and ours-service-nomap (the module option mapErrors: false)
   --workloads a,b       distinct (a fresh id per request) and/or hot (one id, --procs processes); default both
   --rounds N            default 3        --duration S   seconds measured per run, default 6
   --warmup S            default 1        --connections N  default 32 (split over the processes for hot)
@@ -34,8 +35,13 @@ const NAMES = {
   none: 'no lock',
   'ours-service': 'ours, LockService.withLock in the handler (no @Locked)',
   noop: 'no lock, an interceptor that does nothing',
+  noop2: 'no lock, two interceptors that do nothing',
+  'ours-nomap': 'ours (@Locked), mapErrors: false',
+  'ours-service-nomap': 'ours, LockService.withLock in the handler, mapErrors: false',
   'noop-als': 'no lock, an interceptor that does nothing, an AsyncLocalStorage in use',
 };
+/** Contenders that run this build (dist/) another way. */
+const OURS_VARIANTS = ['ours-nomap', 'ours-service', 'ours-service-nomap'];
 const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'none'];
 
 function parseArgs(argv) {
@@ -259,9 +265,9 @@ function report(results, options) {
 const options = parseArgs(process.argv.slice(2));
 const libs = {};
 for (const [name, dir] of Object.entries(options.builds)) {
-  if (options.contenders.includes(name) || (name === 'ours' && options.contenders.includes('ours-service'))) libs[name] = stageBuild(name, dir);
+  if (options.contenders.includes(name) || (name === 'ours' && options.contenders.some((contender) => OURS_VARIANTS.includes(contender)))) libs[name] = stageBuild(name, dir);
 }
-libs['ours-service'] = libs.ours;
+for (const variant of OURS_VARIANTS) libs[variant] = libs.ours;
 const block = process.env.TEST_PORT_BLOCK;
 const base = block === undefined ? 0 : 20000 + 1500 * Number(block) + 1400;
 const redisPort = base ? await freePort(base).catch(() => freePort()) : await freePort();

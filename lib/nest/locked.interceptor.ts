@@ -95,10 +95,13 @@ export class LockedInterceptor implements NestInterceptor, OnModuleInit {
     }
   }
 
-  /** The HTTP request parts key templates may name (Express and Fastify requests both have them). */
+  /**
+   * The HTTP request parts key templates may name: the request itself, whose `params`, `query`,
+   * `body` and `headers` Express and Fastify both have. Read only as a template names them (Express
+   * parses the query string on each read of `query`).
+   */
   protected getRequest(context: ExecutionContext): KeyParts {
-    const { params, query, body, headers } = context.getArgByIndex<KeyParts>(0);
-    return { params, query, body, headers };
+    return context.getArgByIndex<KeyParts>(0);
   }
 
   /** Turns a lock error into what the caller sees, in the context's terms; other errors are returned unchanged. */
