@@ -86,8 +86,15 @@ export class HandlerCall {
 
   /** Releases the kept locks, last taken first, once the method's runs settled and the body was sent. Rejects with the first release failure. */
   end(): Promise<void> {
-    this.ending ??= this.endOnce();
+    this.ending ??= this.running === 0 && this.sent === undefined && this.locks.length <= 1 ? this.endNow() : this.endOnce();
     return this.ending;
+  }
+
+  /** The common end (the method settled, no body to wait for, one lock or none): released at once, without a step of its own. */
+  private endNow(): Promise<void> {
+    this.closed = true;
+    const lock = this.locks[0];
+    return lock ? lock[Symbol.asyncDispose]() : Promise.resolve();
   }
 
   private async endOnce(): Promise<void> {

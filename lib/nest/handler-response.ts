@@ -46,7 +46,7 @@ export class HandlerResponse implements Observer<unknown>, Unsubscribable {
       this.call.end().catch(ignore);
       return;
     }
-    void this.completeAfterRelease();
+    this.completeAfterRelease();
   }
 
   /** Torn down early (a timeout interceptor, a client that left): released once the method settled, so no other call gets in while it runs. */
@@ -60,15 +60,13 @@ export class HandlerResponse implements Observer<unknown>, Unsubscribable {
     this.fail(this.subscriber, error, this.call.context);
   }
 
-  private async completeAfterRelease(): Promise<void> {
-    try {
-      await this.call.end();
-    } catch (error) {
-      this.fail(this.subscriber, error, this.call.context);
-      return;
-    }
-    this.subscriber.complete();
+  private completeAfterRelease(): void {
+    this.call.end().then(this.completed, this.releaseFailed);
   }
+
+  private readonly completed = (): void => this.subscriber.complete();
+
+  private readonly releaseFailed = (error: unknown): void => this.fail(this.subscriber, error, this.call.context);
 }
 
 function ignore(): void {}
