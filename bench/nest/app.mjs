@@ -7,13 +7,15 @@ import { Controller, Inject, Injectable, Module, Param, Post, UseInterceptors } 
 import { NestFactory } from '@nestjs/core';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import v8 from 'node:v8';
 import Redis from 'ioredis';
 import { catchError, concatMap, from, mergeMap, throwError } from 'rxjs';
 
-const { CONTENDER, PORT, REDIS_URL, LIB, WORKLOAD } = process.env;
+const { CONTENDER, PORT, REDIS_URL, LIB, WORKLOAD, ALLOC_PROFILE } = process.env;
 const LEASE_MS = 5000;
 const WAIT_MS = 10_000;
 
@@ -30,7 +32,9 @@ const stockClient = new Redis(REDIS_URL);
 
 /** The handler: nothing for distinct keys; one sale (read, then write) of the hot item. */
 let sold = 0;
+let handled = 0;
 async function sell(id) {
+  handled++;
   if (WORKLOAD !== 'hot') return { id };
   const stock = Number(await stockClient.get(`stock:${id}`));
   await stockClient.set(`stock:${id}`, stock - 1);
@@ -54,9 +58,27 @@ function allocatedSoFar() {
   lastUsed = used;
   return allocated;
 }
-// The runner asks for the sales made, the CPU spent and the bytes allocated so far.
-process.on('message', (message) => {
-  if (message === 'stats') process.send({ sold, cpu: process.cpuUsage(), allocated: allocatedSoFar() });
+// With ALLOC_PROFILE (a file), V8's sampling heap profiler records what the measured requests allocate, by
+// function, objects already collected included: from the runner's first 'stats' to its second.
+const allocations = ALLOC_PROFILE ? new Session() : undefined;
+let handledAtStart;
+async function allocationProfile(stats) {
+  if (!allocations) return;
+  if (handledAtStart === undefined) {
+    handledAtStart = stats.handled;
+    allocations.connect();
+    await allocations.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    return;
+  }
+  const { profile } = await allocations.post('HeapProfiler.stopSampling');
+  writeFileSync(ALLOC_PROFILE, JSON.stringify({ contender: CONTENDER, requests: stats.handled - handledAtStart, profile }));
+}
+// The runner asks for the sales made, the requests handled, the CPU spent and the bytes allocated so far.
+process.on('message', async (message) => {
+  if (message !== 'stats') return;
+  const stats = { sold, handled, cpu: process.cpuUsage(), allocated: allocatedSoFar() };
+  await allocationProfile(stats);
+  process.send(stats);
 });
 
 class ItemsController {

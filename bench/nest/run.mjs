@@ -21,6 +21,8 @@ const USAGE = `node bench/nest/run.mjs [options]
   --build name=dir      another build of this library as a contender (dir holds esm/), e.g. --build before=node_modules/.ab-before
   --json file           also write the results as JSON
   --profile dir         run the apps with --cpu-prof and --heap-prof, profiles written to dir (figures then include the profiler)
+  --alloc-profile dir   sample what the measured requests allocate (V8's sampling heap profiler, collected objects
+                        included), one file per app and round in dir; summarise with bench/nest/alloc-summary.mjs
   --quick               shorthand for --rounds 2 --duration 3 --warmup 1`;
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -58,6 +60,7 @@ function parseArgs(argv) {
     else if (name === '--procs') options.procs = Number(value());
     else if (name === '--json') options.json = value();
     else if (name === '--profile') options.profile = resolve(value());
+    else if (name === '--alloc-profile') options.allocProfile = resolve(value());
     else if (name === '--quick') Object.assign(options, { rounds: 2, duration: 3, warmup: 1 });
     else if (name === '--build') {
       const [build, dir] = value().split('=');
@@ -98,12 +101,12 @@ function ask(child) {
   });
 }
 
-async function startApps(contender, lib, workload, count, redis, basePort, profileDir) {
+async function startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile) {
   const apps = [];
   for (let i = 0; i < count; i++) {
     const port = basePort + i;
     const child = fork(join(here, 'app.mjs'), [], {
-      env: { ...process.env, CONTENDER: contender, PORT: String(port), REDIS_URL: redis.url, LIB: lib ?? '', WORKLOAD: workload },
+      env: { ...process.env, CONTENDER: contender, PORT: String(port), REDIS_URL: redis.url, LIB: lib ?? '', WORKLOAD: workload, ...(allocProfile ? { ALLOC_PROFILE: `${allocProfile}-${i}.json` } : {}) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir] : [],
     });
@@ -168,7 +171,9 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
   const STOCK = 1_000_000;
   if (workload === 'hot') redis.cli('SET', 'stock:hot', String(STOCK));
   const profileDir = options.profile && join(options.profile, `${contender}-${workload}-c${options.connections}`);
-  const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir);
+  if (options.allocProfile) mkdirSync(options.allocProfile, { recursive: true });
+  const allocProfile = options.allocProfile && join(options.allocProfile, `${contender}-${workload}-c${options.connections}-r${round + 1}`);
+  const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile);
   try {
     await load(apps, workload, options.connections, options.warmup, `w${round}${contender}`);
     const before = await Promise.all(apps.map(({ child }) => ask(child)));
