@@ -33,7 +33,7 @@ class Watched<T> implements Slotted {
     private readonly pending: SlotSet<Watched<unknown>>,
   ) {}
 
-  // Fields, not methods: passed to `then` as they are, with no closure per call.
+  // Arrow fields: handed to `then` as they are.
   readonly answered = (value: T): void => {
     this.pending.delete(this as Watched<unknown>);
     this.resolve(value);
