@@ -59,7 +59,8 @@ async function once() {
     return;
   }
   emit({ type: 'ok', f: 'acquire', fence: lock.fence });
-  const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name });
+  // lateMs: how long after the lease's local deadline the signal fired (a loaded event loop runs timers late).
+  const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name, ...(lock.signal.reason?.name === 'LockLostError' && { lateMs: Date.now() - lock.expiresAt }) });
   if (lock.signal.aborted) lost();
   else lock.signal.addEventListener('abort', lost, { once: true });
 
