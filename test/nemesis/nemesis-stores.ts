@@ -8,6 +8,7 @@ import { RedisServer } from '../harness/redis-server.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
 import { isolateProcess } from './member-isolation.js';
 import type { NemesisStore } from './nemesis-runner.js';
+import { clusterStore, sentinelStore } from './redis-topologies.js';
 
 /** A store's servers, started; `stop` ends them and deletes their data. */
 export interface StartedStore extends NemesisStore {
@@ -77,6 +78,12 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       stop: () => server.destroy(),
     };
   },
+  /** Redis Sentinel (1 master, 2 replicas, 3 Sentinels): asynchronous replication, as most deployments run it. */
+  'redis-sentinel': () => sentinelStore('redis-sentinel'),
+  /** The same with the backend's `replicas: { min: 1, timeoutMs: 200 }`: a lock counts once a replica acknowledged it. */
+  'redis-sentinel-acked': () => sentinelStore('redis-sentinel-acked', { min: 1, timeoutMs: 200 }),
+  /** Redis Cluster, 3 masters with a replica each. */
+  'redis-cluster': () => clusterStore('redis-cluster'),
   /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
