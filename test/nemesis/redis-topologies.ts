@@ -52,7 +52,7 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
 /**
  * Redis Cluster: 3 masters with 1 replica each (node timeout 2 s), no persistence. Each client
  * reaches every node through its own proxies (natMap). The leader is the master of the lock key's
- * slot; isolating it drops its client and bus ports (its own links to the other nodes' bus ports stay).
+ * slot; isolating it drops its client and bus ports and its own links to the other nodes' bus ports.
  */
 export async function clusterStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
   const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
@@ -69,7 +69,7 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
       const asked = endpoints[0]!;
       const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
       const { master } = await cluster.slotNodes(slot, asked);
-      return { member: `master ${master} (slot ${slot})`, heal: isolatePorts([master, master + 10_000], { peersOnly }) };
+      return { member: `master ${master} (slot ${slot})`, heal: isolatePorts([master, master + 10_000], { peersOnly, pid: cluster.node(master).pid }) };
     },
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => cluster.stop(),

@@ -18,7 +18,9 @@ export function topologyBackend(backend) {
         })
       : new Cluster(startupNodes, {
           natMap, redisOptions: { commandTimeout: COMMAND_TIMEOUT_MS, connectTimeout: COMMAND_TIMEOUT_MS }, maxRedirections: 16,
-          retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, slotsRefreshTimeout: COMMAND_TIMEOUT_MS,
+          // A command that times out does not make ioredis reload the slot map: without a periodic reload the
+          // clients keep sending to an isolated master until it comes back (measured: 6.9 s without a holder vs 4.8 s).
+          retryDelayOnFailover: 100, retryDelayOnClusterDown: 100, slotsRefreshTimeout: COMMAND_TIMEOUT_MS, slotsRefreshInterval: 1_000,
         });
   client.on('error', () => undefined);
   return { backend: { ...rest, client }, client };
