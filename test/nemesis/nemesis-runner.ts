@@ -21,7 +21,9 @@ export const SLOW_CLOCK_RATE = 0.995;
  * and from its proxies with iptables (root only), so that its kernel retransmits with back-off; `pause after acquire` and `pause
  * before write` SIGSTOP it there; `block loop` makes it block its event loop before writing;
  * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
- * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `isolate leader` cuts
+ * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `store clock fast`
+ * partitions a holder as `partition` does, on a store whose servers run a fast clock (started so:
+ * store-clock.ts); `isolate leader` cuts
  * the leader of a cluster off from its peers and its clients, `isolate member` the member the
  * clients talked to most in the last half second (clusters only); `isolate leader from peers` cuts
  * the leader off from its peers only, as soon as a client got the lock (that client holds on through
@@ -29,7 +31,7 @@ export const SLOW_CLOCK_RATE = 0.995;
  * independent masters: Redlock) cuts each client off from all but a majority of the masters, each
  * client's majority a different one, as Jepsen's majorities-ring nemesis does.
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate leader' | 'isolate member' | 'isolate leader from peers' | 'majorities ring';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'store clock fast' | 'isolate leader' | 'isolate member' | 'isolate leader from peers' | 'majorities ring';
 
 export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
@@ -59,6 +61,8 @@ export interface NemesisStore {
   readonly proxyFrom?: readonly (string | undefined)[];
   /** How long a member stays isolated. */
   readonly isolationMs?: number;
+  /** The rate of the store's servers' clocks (1: real time; see store-clock.ts). */
+  readonly storeClockRate?: number;
   /** How long the store takes to replace an isolated leader (Redis Sentinel, Cluster: detection and promotion), beyond its loss time. */
   readonly failoverMs?: number;
 }
@@ -211,7 +215,8 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
         }
         case 'partition':
         case 'partition replies':
-        case 'slow clock': {
+        case 'slow clock':
+        case 'store clock fast': {
           const mode: ProxyMode = fault === 'partition replies' ? 'replies-dropped' : 'partitioned';
           target = await strike('after-acquire', async (index) => {
             cut(index, mode);
@@ -304,7 +309,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, failoverMs: store.failoverMs ?? 0, clients, faultMs: options.faultMs ?? null }, events };
+  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, failoverMs: store.failoverMs ?? 0, storeClockRate: store.storeClockRate ?? 1, clients, faultMs: options.faultMs ?? null }, events };
   const outDir = options.outDir ?? '.test-results/nemesis';
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);
