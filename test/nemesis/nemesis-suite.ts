@@ -18,7 +18,7 @@ export const NEMESIS_LONG = process.env.NEMESIS_LONG === '1';
 /** How long holder faults last (NEMESIS_FAULT_MS; default: the store's loss time x 1.2-1.7, seeded). */
 const FAULT_MS = process.env.NEMESIS_FAULT_MS ? Number(process.env.NEMESIS_FAULT_MS) : undefined;
 /** Holder faults: the canary (unguarded writes, trusting the lock) must show anomalies under them. */
-const BITING: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'slow clock', 'store clock fast', 'isolate leader from peers'];
+const BITING: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'slow clock', 'store clock fast'];
 
 /** Why `fault` cannot run on this machine, if it cannot. */
 function unavailable(fault: NemesisFault): string | undefined {

@@ -23,9 +23,16 @@ function natMap(endpoints: readonly number[], ports: readonly number[]): Record<
 }
 
 /**
+ * Whether the Sentinel clients use ioredis's `failoverDetector` (NEMESIS_SENTINEL_FAILOVER_DETECTOR=1).
+ * Off by default, as docs/backends/redis.md advises (it left clients closed for good in the failover
+ * suite): a client then moves to a new master when the old one answers again, demoted (READONLY).
+ */
+const SENTINEL_FAILOVER_DETECTOR = process.env.NEMESIS_SENTINEL_FAILOVER_DETECTOR === '1';
+
+/**
  * Redis Sentinel: 1 master, 2 replicas, 3 Sentinels, no persistence. Each client reaches every
- * Sentinel and data node through its own proxies (natMap) and follows failovers (ioredis
- * `failoverDetector`). The leader is the master; `replicas`: the backend's replica acknowledgement.
+ * Sentinel and data node through its own proxies (natMap). The leader is the master; `replicas`:
+ * the backend's replica acknowledgement.
  */
 export async function sentinelStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
   const group = await RedisSentinelGroup.start(2);
@@ -36,7 +43,7 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
     name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: SENTINEL_FAILOVER_MS,
     proxyFrom: endpoints.map((_, e) => (e < sentinelPorts.length ? undefined : PROXY_ADDRESS)),
     clientConfig: (ports) => ({
-      type: 'redis', topology: 'sentinel', name: SENTINEL_MASTER_NAME, replicas,
+      type: 'redis', topology: 'sentinel', name: SENTINEL_MASTER_NAME, replicas, failoverDetector: SENTINEL_FAILOVER_DETECTOR,
       sentinels: sentinelPorts.map((_, i) => ({ host: '127.0.0.1', port: ports[i]! })),
       natMap: natMap(endpoints, ports),
     }) as unknown as BackendOptions,
