@@ -95,6 +95,8 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   'redis-sentinel-acked': () => sentinelStore('redis-sentinel-acked', { min: 1, timeoutMs: 200 }),
   /** Redis Cluster, 3 masters with a replica each. */
   'redis-cluster': () => clusterStore('redis-cluster'),
+  /** The same with `replicas: { min: 1, timeoutMs: 200 }`. */
+  'redis-cluster-acked': () => clusterStore('redis-cluster-acked', { min: 1, timeoutMs: 200 }),
   /** The servers' clocks run 1 % fast (libfaketime): PostgreSQL, MariaDB, ZooKeeper. Not redis-server 7.0 (it does not start under libfaketime 0.9.10) nor etcd (Go reads the clock without the C library). */
   'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres!),
   'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql!),
