@@ -52,7 +52,8 @@ export class ServerProcess {
 
   start(): void {
     this.output = '';
-    const child = spawn(this.command, this.args, { stdio: ['ignore', 'pipe', 'pipe'], ...this.options });
+    // env: this module's process.env, which under jest is the test's own copy (a test may set variables for the servers it starts).
+    const child = spawn(this.command, this.args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env, ...this.options });
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString()).slice(-20_000);
     };

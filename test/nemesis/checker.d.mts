@@ -57,9 +57,20 @@ export interface CheckReport {
   canaryAnomalies: number;
   canary: { lostUpdates: number; writesAfterLoss: number };
   longestOverlapMs: number;
-  /** Over holders that ended by their lost signal: how long before the next holder's acquisition it fired. */
+  /**
+   * Over holders that ended by their lost signal: how long before the next holder's acquisition it
+   * fired. Leaves out (into `freedByHolderMargins`) a next acquisition after the signal of a holder
+   * whose requests still reached the store (not cut off, or only its replies lost): the library
+   * frees the key on a lost signal, so that next holder may owe the key to the release, not to the lease's expiry.
+   */
   minLostMarginMs: number | null;
   lostMargins: number[];
+  /** The same margins counted from each lease's local deadline (the signal's time less its `lateMs`): what the library promised, apart from late timers. */
+  minDueLostMarginMs: number | null;
+  dueLostMargins: number[];
+  /** How late, at most, a counted lost signal fired after its lease's local deadline (the event loop ran the timer late). */
+  longestLostLateMs: number | null;
+  freedByHolderMargins: number[];
   longestWithoutHolderMs: number;
   /** From invocation to answer, the longest acquire that failed or was indeterminate (not aborted by the run's end). */
   longestFailedAcquireMs: number | null;

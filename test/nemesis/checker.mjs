@@ -17,6 +17,8 @@ export function checkHistory(history) {
   const state = new Map();
   const pausedSince = new Map();
   const pauses = new Map();
+  // Per client, the partition it is under: 'replies-dropped' still lets its requests reach the store.
+  const cutOff = new Map();
   const stateOf = (p) => state.get(p) ?? (state.set(p, { hold: undefined, acquired: undefined }), state.get(p));
   let maxFence = -Infinity;
   const invokedAt = new Map();
@@ -37,6 +39,8 @@ export function checkHistory(history) {
         pausedSince.delete(event.target);
       }
       if (event.f === 'kill') endHold(stateOf(event.target).hold, event.time, 'killed');
+      if (event.f === 'partition' && event.target !== undefined) cutOff.set(event.target, event.mode ?? 'partitioned');
+      if (event.f === 'heal' && event.target !== undefined) cutOff.delete(event.target);
       continue;
     }
     const s = stateOf(p);
@@ -72,7 +76,12 @@ export function checkHistory(history) {
         if (!hold || hold.end !== undefined) break;
         const pause = (pauses.get(p) ?? []).find(([from, to]) => from >= hold.start && to <= event.time);
         if (pause) endHold(hold, pause[0], 'paused');
-        else endHold(hold, event.time, 'lost');
+        else {
+          endHold(hold, event.time, 'lost');
+          hold.lateMs = typeof event.lateMs === 'number' && event.lateMs > 0 ? event.lateMs : 0;
+          // On a lost signal the library frees the key itself: when that release can reach the store, it, not the lease's expiry, may free the key.
+          hold.releaseReachesStore = cutOff.get(p) === undefined || cutOff.get(p) === 'replies-dropped';
+        }
         break;
       }
       case 'release:invoke':
@@ -124,12 +133,28 @@ export function checkHistory(history) {
     }
   }
 
-  // How long before the next holder each lost signal fired (negative: after, an overlap).
+  // How long before the next holder each lost signal fired (negative: after, an overlap). A next
+  // holder that came after the signal of a holder whose own release-on-loss could reach the store
+  // may owe the key to that release, not to the lease's expiry: that margin measures the release's
+  // round trip, not the drift allowance, and is kept apart.
+  // The due margin counts from the lease's local deadline instead of the signal: what the library
+  // promised, apart from how late a loaded event loop ran the timer (longestLostLateMs).
   const lostMargins = [];
+  const dueLostMargins = [];
+  const freedByHolderMargins = [];
+  let longestLostLateMs = null;
   for (const hold of byStart) {
     if (hold.endedBy !== 'lost') continue;
     const next = byStart.find((other) => other.process !== hold.process && other.start >= hold.start);
-    if (next) lostMargins.push(round(next.start - hold.end));
+    if (!next) continue;
+    const margin = round(next.start - hold.end);
+    if (hold.releaseReachesStore && margin >= 0) {
+      freedByHolderMargins.push(margin);
+      continue;
+    }
+    lostMargins.push(margin);
+    dueLostMargins.push(round(margin + hold.lateMs));
+    longestLostLateMs = Math.max(longestLostLateMs ?? 0, hold.lateMs);
   }
 
   let longestWithoutHolderMs = 0;
@@ -158,6 +183,10 @@ export function checkHistory(history) {
     longestOverlapMs: round(longestOverlapMs),
     minLostMarginMs: lostMargins.length ? Math.min(...lostMargins) : null,
     lostMargins,
+    minDueLostMarginMs: dueLostMargins.length ? Math.min(...dueLostMargins) : null,
+    dueLostMargins,
+    longestLostLateMs,
+    freedByHolderMargins,
     longestWithoutHolderMs: round(longestWithoutHolderMs),
     longestFailedAcquireMs,
     recoveries,

@@ -27,9 +27,40 @@ describe('nemesis checker', () => {
   });
 
   it('ends a hold at its lost signal: the next holder after it is legal, and the margin is measured', () => {
-    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [0, 'event', 'lost', 1000], [1, 'ok', 'acquire', 1012, { fence: 2 }], [0, 'invoke', 'release', 1500]));
+    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'partitioned' }], [0, 'event', 'lost', 1000], [1, 'ok', 'acquire', 1012, { fence: 2 }], [0, 'invoke', 'release', 1500]));
     expect(report.violations).toEqual([]);
     expect(report.minLostMarginMs).toBe(12);
+  });
+
+  it('keeps apart a margin the holder\'s own release-on-loss may explain: its requests still reached the store (only replies lost)', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'replies-dropped' }],
+      [0, 'event', 'lost', 988, { lateMs: 0 }], [1, 'ok', 'acquire', 990, { fence: 2 }], ['nemesis', 'event', 'heal', 1500, { target: 0 }],
+    ));
+    expect(report.violations).toEqual([]);
+    expect({ min: report.minLostMarginMs, due: report.minDueLostMarginMs, freed: report.freedByHolderMargins }).toEqual({ min: null, due: null, freed: [2] });
+  });
+
+  it('counts the margin of a holder cut off both ways, whose release cannot free the key: only the lease\'s expiry can', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'partitioned' }],
+      [0, 'event', 'lost', 988, { lateMs: 0 }], [1, 'ok', 'acquire', 990, { fence: 2 }], ['nemesis', 'event', 'heal', 1500, { target: 0 }],
+    ));
+    expect({ min: report.minLostMarginMs, freed: report.freedByHolderMargins }).toEqual({ min: 2, freed: [] });
+  });
+
+  it('counts a late margin even when the holder\'s requests reached the store: a next holder before the signal is not explained by its release', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'replies-dropped' }],
+      [1, 'ok', 'acquire', 990, { fence: 2 }], [0, 'event', 'lost', 993, { lateMs: 5 }],
+    ));
+    expect(kinds(report)).toEqual(['overlap']);
+    expect({ min: report.minLostMarginMs, freed: report.freedByHolderMargins }).toEqual({ min: -3, freed: [] });
+  });
+
+  it('measures the due margin from the lease\'s local deadline: a timer the event loop ran late does not count against the library', () => {
+    const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [0, 'event', 'lost', 995, { lateMs: 7 }], [1, 'ok', 'acquire', 1000, { fence: 2 }], ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'iptables' }]));
+    expect({ min: report.minLostMarginMs, due: report.minDueLostMarginMs, late: report.longestLostLateMs }).toEqual({ min: 5, due: 12, late: 7 });
   });
 
   it('counts a lost signal that fires after the next holder got the lock as an overlap (negative margin)', () => {

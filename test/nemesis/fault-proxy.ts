@@ -24,10 +24,11 @@ export class FaultProxy {
     readonly targetPort: number,
   ) {}
 
-  static async start(targetPort: number, targetHost = '127.0.0.1'): Promise<FaultProxy> {
+  /** `localAddress`: where the proxy's connections to the store come from (a store's port rules can then tell them from its peers'). */
+  static async start(targetPort: number, targetHost = '127.0.0.1', localAddress?: string): Promise<FaultProxy> {
     const port = await freePort();
     let proxy: FaultProxy | undefined;
-    const server = createServer({ noDelay: true }, (client) => proxy!.accept(client, targetHost));
+    const server = createServer({ noDelay: true }, (client) => proxy!.accept(client, targetHost, localAddress));
     proxy = new FaultProxy(server, port, targetPort);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -53,8 +54,8 @@ export class FaultProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(client: Socket, targetHost: string): void {
-    const server = createConnection({ host: targetHost, port: this.targetPort, noDelay: true });
+  private accept(client: Socket, targetHost: string, localAddress: string | undefined): void {
+    const server = createConnection({ host: targetHost, port: this.targetPort, noDelay: true, localAddress });
     const pair: Pair = { client, server, toServer: [], toClient: [] };
     this.pairs.add(pair);
     client.on('data', (chunk: Buffer) => {

@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 
-/** Every rule the nemesis adds carries this comment, and is removed by {@link removeRule} or {@link removeAllRules} (also on exit). */
-export const RULE_TAG = 'ndl-nemesis';
+/** Every rule the nemesis adds carries this comment (NEMESIS_RULE_TAG: another, for a second checkout on the machine), and is removed by {@link removeRule} or {@link removeAllRules} (also on exit). */
+export const RULE_TAG = process.env.NEMESIS_RULE_TAG ?? 'ndl-nemesis';
 const IPTABLES = '/usr/sbin/iptables';
 const rules = new Set<string>();
 

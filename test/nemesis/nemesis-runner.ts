@@ -21,13 +21,17 @@ export const SLOW_CLOCK_RATE = 0.995;
  * and from its proxies with iptables (root only), so that its kernel retransmits with back-off; `pause after acquire` and `pause
  * before write` SIGSTOP it there; `block loop` makes it block its event loop before writing;
  * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
- * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `isolate leader` cuts
+ * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `store clock fast`
+ * partitions a holder as `partition` does, on a store whose servers run a fast clock (started so:
+ * store-clock.ts); `isolate leader` cuts
  * the leader of a cluster off from its peers and its clients, `isolate member` the member the
- * clients talked to most in the last half second (clusters only); `majorities ring` (several
+ * clients talked to most in the last half second (clusters only); `isolate leader from peers` cuts
+ * the leader off from its peers only, as soon as a client got the lock (that client holds on through
+ * the isolation): the clients still reach it; `majorities ring` (several
  * independent masters: Redlock) cuts each client off from all but a majority of the masters, each
  * client's majority a different one, as Jepsen's majorities-ring nemesis does.
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'isolate leader' | 'isolate member' | 'majorities ring';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'store clock fast' | 'isolate leader' | 'isolate member' | 'isolate leader from peers' | 'majorities ring';
 
 export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
@@ -47,10 +51,20 @@ export interface NemesisStore {
   readonly fenced?: boolean;
   /** SQL stores: the guarded counter is a row in this database behind SqlFenceGuard (reached directly, not through the proxies). */
   readonly sqlResource?: { dialect: 'postgres' | 'mysql'; url: string };
-  /** Clusters: cuts a member (the leader, or the one of `endpoints[index]`) off from its peers and its clients; resolves its name and the heal. */
-  isolateMember?(which: 'leader' | number): Promise<{ member: string; heal(): void }>;
+  /**
+   * Clusters: cuts a member (the leader, or the one of `endpoints[index]`) off from its peers and
+   * its clients (`peersOnly`: from its peers only); resolves its name and the heal. `storeKey`: the
+   * lock's key in the store (keyPrefix + key), for a store whose leader depends on the key (Redis Cluster: the key's master).
+   */
+  isolateMember?(which: 'leader' | number, options: { storeKey: string; peersOnly: boolean }): Promise<{ member: string; heal(): void }>;
+  /** Where the clients' proxies connect to each endpoint from (in the order of `endpoints`; default the system's choice: 127.0.0.1). */
+  readonly proxyFrom?: readonly (string | undefined)[];
   /** How long a member stays isolated. */
   readonly isolationMs?: number;
+  /** The rate of the store's servers' clocks (1: real time; see store-clock.ts). */
+  readonly storeClockRate?: number;
+  /** How long the store takes to replace an isolated leader (Redis Sentinel, Cluster: detection and promotion), beyond its loss time. */
+  readonly failoverMs?: number;
 }
 
 export interface NemesisOptions {
@@ -102,7 +116,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   const runId = `${store.name}-${fault.replace(/\s+/g, '-')}-${options.seed}`;
   const events: HistoryEvent[] = [];
   const record = (event: Omit<HistoryEvent, 'time'> & { time?: number }) => events.push({ ...event, time: event.time ?? now() } as HistoryEvent);
-  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port) => FaultProxy.start(port)))));
+  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port, e) => FaultProxy.start(port, undefined, store.proxyFrom?.[e])))));
   const children: ChildProcess[] = [];
   let armed: { point: string; only?: number; act: (index: number) => Promise<Record<string, unknown>> } | undefined;
   let hit: ((index: number) => void) | undefined;
@@ -201,7 +215,8 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
         }
         case 'partition':
         case 'partition replies':
-        case 'slow clock': {
+        case 'slow clock':
+        case 'store clock fast': {
           const mode: ProxyMode = fault === 'partition replies' ? 'replies-dropped' : 'partitioned';
           target = await strike('after-acquire', async (index) => {
             cut(index, mode);
@@ -233,10 +248,27 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           healedAt = now();
           break;
         }
+        case 'isolate leader from peers': {
+          // A client that has just got the lock holds it through the isolation: its lock lives on the isolated leader.
+          if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
+          const isolationMs = options.faultMs ?? store.isolationMs ?? faultMs;
+          let heal = () => undefined as void;
+          await strike('after-acquire', async (index) => {
+            const isolated = await store.isolateMember!('leader', { storeKey: `${prefix}nemesis`, peersOnly: true });
+            heal = isolated.heal;
+            record({ process: 'nemesis', type: 'event', f: 'partition', member: isolated.member, mode: 'from peers', holder: index });
+            return { holdMs: isolationMs };
+          });
+          await sleep(isolationMs);
+          heal();
+          record({ process: 'nemesis', type: 'event', f: 'heal' });
+          healedAt = now();
+          break;
+        }
         case 'isolate leader':
         case 'isolate member': {
           if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
-          const { member, heal } = await store.isolateMember(fault === 'isolate leader' ? 'leader' : await busiestEndpoint());
+          const { member, heal } = await store.isolateMember(fault === 'isolate leader' ? 'leader' : await busiestEndpoint(), { storeKey: `${prefix}nemesis`, peersOnly: false });
           record({ process: 'nemesis', type: 'event', f: 'partition', member });
           await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
           heal();
@@ -277,7 +309,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, clients, faultMs: options.faultMs ?? null }, events };
+  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, failoverMs: store.failoverMs ?? 0, storeClockRate: store.storeClockRate ?? 1, clients, faultMs: options.faultMs ?? null }, events };
   const outDir = options.outDir ?? '.test-results/nemesis';
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);

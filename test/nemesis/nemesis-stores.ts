@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { promisify } from 'node:util';
 import { EtcdCluster } from '../harness/etcd-cluster.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
@@ -8,11 +10,17 @@ import { RedisServer } from '../harness/redis-server.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
 import { isolateProcess } from './member-isolation.js';
 import type { NemesisStore } from './nemesis-runner.js';
+import { clusterStore, sentinelStore } from './redis-topologies.js';
+import { withFastClock } from './store-clock.js';
 
 /** A store's servers, started; `stop` ends them and deletes their data. */
 export interface StartedStore extends NemesisStore {
   stop(): Promise<void>;
+  /** The server's clock now, in ms (to measure its rate under `store clock fast`). */
+  serverClockMs?(): Promise<number>;
 }
+
+const execFileAsync = promisify(execFile);
 
 /** The stores the nemesis runs, by name: each starts its own servers. */
 export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
@@ -34,6 +42,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: ([port]) => ({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
+      serverClockMs: async () => Number((await execFileAsync('psql', [server.connectionString, '-Atc', 'SELECT extract(epoch FROM clock_timestamp()) * 1000'])).stdout),
     };
   },
   /** MariaDB; a restart is a clean shutdown and start on the same data. */
@@ -44,6 +53,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
+      serverClockMs: async () => Number(await server.sql('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000')),
     };
   },
   /** Redlock over 5 masters without persistence (no fences: the clients write the canary only); a restart restarts one master, which comes back empty. */
@@ -75,8 +85,22 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: ([port]) => ({ type: 'zookeeper', connectionString: `127.0.0.1:${port}`, sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
+      // Its uptime, on the JVM's monotonic clock (System.nanoTime), which runs its session expiry.
+      serverClockMs: async () => Number(/zk_uptime\s+(\d+)/.exec(await server.fourLetter('mntr'))?.[1]),
     };
   },
+  /** Redis Sentinel (1 master, 2 replicas, 3 Sentinels): asynchronous replication, as most deployments run it. */
+  'redis-sentinel': () => sentinelStore('redis-sentinel'),
+  /** The same with the backend's `replicas: { min: 1, timeoutMs: 200 }`: a lock counts once a replica acknowledged it. */
+  'redis-sentinel-acked': () => sentinelStore('redis-sentinel-acked', { min: 1, timeoutMs: 200 }),
+  /** Redis Cluster, 3 masters with a replica each. */
+  'redis-cluster': () => clusterStore('redis-cluster'),
+  /** The same with `replicas: { min: 1, timeoutMs: 200 }`. */
+  'redis-cluster-acked': () => clusterStore('redis-cluster-acked', { min: 1, timeoutMs: 200 }),
+  /** The servers' clocks run 1 % fast (libfaketime): PostgreSQL, MariaDB, ZooKeeper. Not redis-server 7.0 (it does not start under libfaketime 0.9.10) nor etcd (Go reads the clock without the C library). */
+  'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres!),
+  'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql!),
+  'zookeeper-clock-fast': () => withFastClock('zookeeper-clock-fast', NEMESIS_STORES.zookeeper!),
   /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);

@@ -12,7 +12,9 @@ import { Redis } from 'ioredis';
 import { config, createEngine, ipcChannel, load, root } from '../support/worker-bootstrap.mjs';
 
 const { RedisFenceGuard } = await load('fencing/redis-fence-guard.js');
-const engine = await createEngine(config.backend, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
+const { topologyBackend } = await import('./redis-topology-client.mjs');
+const topology = topologyBackend(config.backend);
+const engine = await createEngine(topology.backend, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
 const resource = new Redis(config.resourceUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
 resource.on('error', () => undefined);
 const guard = new RedisFenceGuard(resource);
@@ -59,7 +61,8 @@ async function once() {
     return;
   }
   emit({ type: 'ok', f: 'acquire', fence: lock.fence });
-  const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name });
+  // lateMs: how long after the lease's local deadline the signal fired (a loaded event loop runs timers late).
+  const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name, ...(lock.signal.reason?.name === 'LockLostError' && { lateMs: Date.now() - lock.expiresAt }) });
   if (lock.signal.aborted) lost();
   else lock.signal.addEventListener('abort', lost, { once: true });
 
@@ -94,6 +97,7 @@ ready();
 await started;
 while (!stopping.signal.aborted) await once();
 await engine.close().catch(() => undefined);
+topology.client?.disconnect();
 resource.disconnect();
 await sql?.close();
 done();

@@ -1,0 +1,84 @@
+import type { BackendOptions, RedisReplicasOptions } from '../../lib/index.js';
+import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
+import { RedisCluster } from '../harness/redis-cluster.js';
+import { RedisSentinelGroup, SENTINEL_MASTER_NAME } from '../harness/redis-sentinel.js';
+import type { StartedStore } from './nemesis-stores.js';
+import { isolatePorts, PROXY_ADDRESS } from './port-isolation.js';
+
+/** A lease as on the single node; a member stays isolated long enough for a failover (Sentinel: down after 1.5 s; Cluster: node timeout 2 s). */
+const LEASE_MS = 1_000;
+const ISOLATION_MS = 6_000;
+/** Down-after 1.5 s (test/harness/redis-sentinel.ts), then the Sentinels' election and the promotion. */
+const SENTINEL_FAILOVER_MS = 2_500;
+/** Node timeout 2 s, then the replica's election (about 2 x the node timeout at worst) and the promotion. */
+const CLUSTER_FAILOVER_MS = 4_000;
+
+// The proxies connect to the data nodes from PROXY_ADDRESS (127.0.0.2), so that port rules can cut a
+// node off from its peers and not from its clients: protected mode, which accepts only 127.0.0.1
+// without a password, is turned off on the data nodes (they listen on 127.0.0.1 only).
+
+/** The client's proxy for each real port, as ioredis natMap entries ('127.0.0.1:<real>' → the proxy). */
+function natMap(endpoints: readonly number[], ports: readonly number[]): Record<string, { host: string; port: number }> {
+  return Object.fromEntries(endpoints.map((real, i) => [`127.0.0.1:${real}`, { host: '127.0.0.1', port: ports[i]! }]));
+}
+
+/**
+ * Whether the Sentinel clients use ioredis's `failoverDetector` (NEMESIS_SENTINEL_FAILOVER_DETECTOR=1).
+ * Off by default, as docs/backends/redis.md advises (it left clients closed for good in the failover
+ * suite): a client then moves to a new master when the old one answers again, demoted (READONLY).
+ */
+const SENTINEL_FAILOVER_DETECTOR = process.env.NEMESIS_SENTINEL_FAILOVER_DETECTOR === '1';
+
+/**
+ * Redis Sentinel: 1 master, 2 replicas, 3 Sentinels, no persistence. Each client reaches every
+ * Sentinel and data node through its own proxies (natMap). The leader is the master; `replicas`:
+ * the backend's replica acknowledgement.
+ */
+export async function sentinelStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
+  const group = await RedisSentinelGroup.start(2);
+  const sentinelPorts = group.sentinelAddresses.map(({ port }) => port);
+  const endpoints = [...sentinelPorts, ...group.nodes.keys()];
+  for (const node of group.nodes.values()) node.cli('CONFIG', 'SET', 'protected-mode', 'no');
+  return {
+    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: SENTINEL_FAILOVER_MS,
+    proxyFrom: endpoints.map((_, e) => (e < sentinelPorts.length ? undefined : PROXY_ADDRESS)),
+    clientConfig: (ports) => ({
+      type: 'redis', topology: 'sentinel', name: SENTINEL_MASTER_NAME, replicas, failoverDetector: SENTINEL_FAILOVER_DETECTOR,
+      sentinels: sentinelPorts.map((_, i) => ({ host: '127.0.0.1', port: ports[i]! })),
+      natMap: natMap(endpoints, ports),
+    }) as unknown as BackendOptions,
+    async isolateMember(_which, { peersOnly }) {
+      const port = await group.masterPort();
+      return { member: `master ${port}`, heal: isolatePorts([port], { peersOnly }) };
+    },
+    restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
+    stop: () => group.stop(),
+  };
+}
+
+/**
+ * Redis Cluster: 3 masters with 1 replica each (node timeout 2 s), no persistence. Each client
+ * reaches every node through its own proxies (natMap). The leader is the master of the lock key's
+ * slot; isolating it drops its client and bus ports and its own links to the other nodes' bus ports.
+ */
+export async function clusterStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
+  const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
+  const endpoints = cluster.ports;
+  for (const port of endpoints) await cluster.cli(port, 'CONFIG', 'SET', 'protected-mode', 'no');
+  return {
+    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: CLUSTER_FAILOVER_MS, proxyFrom: endpoints.map(() => PROXY_ADDRESS),
+    clientConfig: (ports) => ({
+      type: 'redis', topology: 'cluster', replicas,
+      startupNodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+      natMap: natMap(endpoints, ports),
+    }) as unknown as BackendOptions,
+    async isolateMember(_which, { storeKey, peersOnly }) {
+      const asked = endpoints[0]!;
+      const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
+      const { master } = await cluster.slotNodes(slot, asked);
+      return { member: `master ${master} (slot ${slot})`, heal: isolatePorts([master, master + 10_000], { peersOnly, pid: cluster.node(master).pid }) };
+    },
+    restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
+    stop: () => cluster.stop(),
+  };
+}

@@ -1,0 +1,40 @@
+import { LIBFAKETIME } from './nemesis-runner.js';
+import type { StartedStore } from './nemesis-stores.js';
+
+/** Under `store clock fast` the store's servers run this much faster than real time (libfaketime): their leases end early. */
+export const STORE_CLOCK_RATE = 1.01;
+
+/**
+ * Starts a store with its servers under libfaketime at {@link STORE_CLOCK_RATE} x real time: the
+ * servers inherit LD_PRELOAD and FAKETIME from this process's environment while `start` runs (the
+ * nemesis clients, forked later, do not). Only servers that read the clock through the C library
+ * can be faked so; see docs/faults.md for which do.
+ */
+export async function withFastClock(name: string, start: () => Promise<StartedStore>): Promise<StartedStore> {
+  const saved = { LD_PRELOAD: process.env.LD_PRELOAD, FAKETIME: process.env.FAKETIME };
+  process.env.LD_PRELOAD = LIBFAKETIME;
+  process.env.FAKETIME = `+0 x${STORE_CLOCK_RATE}`;
+  let store: StartedStore;
+  try {
+    store = await start();
+  } finally {
+    for (const [key, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  }
+  return { ...store, name, storeClockRate: STORE_CLOCK_RATE };
+}
+
+/** How fast the store's server clock runs against this process's, measured over `overMs` (each reading timed at its round trip's midpoint). */
+export async function measureClockRate(store: StartedStore, overMs = 2_000): Promise<number> {
+  const read = async () => {
+    const before = performance.now();
+    const server = await store.serverClockMs!();
+    return { server, real: (before + performance.now()) / 2 };
+  };
+  const first = await read();
+  await new Promise((resolve) => setTimeout(resolve, overMs));
+  const second = await read();
+  return (second.server - first.server) / (second.real - first.real);
+}
