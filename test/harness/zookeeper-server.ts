@@ -24,6 +24,8 @@ export class ZookeeperServer extends ServerProcess {
     readonly id: number,
     readonly port: number,
     private readonly dataDir: string,
+    /** An ensemble member's quorum and election ports (empty when standalone). */
+    readonly peerPorts: readonly number[] = [],
   ) {
     const java = requireBinary('/usr/bin/java', 'zookeeper');
     const classpath = [requireBinary(ZOOKEEPER_JAR, 'zookeeper'), SLF4J_SIMPLE_JAR].join(':');
@@ -58,7 +60,8 @@ export class ZookeeperServer extends ServerProcess {
     ];
     writeFileSync(join(dataDir, 'zoo.cfg'), lines.join('\n') + '\n');
     if (quorum.length > 0) writeFileSync(join(dataDir, 'data', 'myid'), `${id}\n`);
-    return new ZookeeperServer(id, port, dataDir);
+    const own = quorum.find((member) => member.id === id);
+    return new ZookeeperServer(id, port, dataDir, own ? [own.quorumPort, own.electionPort] : []);
   }
 
   /** Starts it again on the same port and data (sessions and lock nodes survive, as after a crash and restart). */

@@ -8,8 +8,8 @@ import { PostgresServer } from '../harness/postgres-server.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
-import { isolateProcess } from './member-isolation.js';
 import type { NemesisStore } from './nemesis-runner.js';
+import { isolatePorts } from './port-isolation.js';
 import { clusterStore, sentinelStore } from './redis-topologies.js';
 import { withFastClock } from './store-clock.js';
 
@@ -101,7 +101,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres!),
   'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql!),
   'zookeeper-clock-fast': () => withFastClock('zookeeper-clock-fast', NEMESIS_STORES.zookeeper!),
-  /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients: every packet to or from its ports, and its own connections to its peers) for 8 s. Clients are given every member. */
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
     return {
@@ -109,13 +109,13 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
       async isolateMember(which) {
         const member = which === 'leader' ? await cluster.leader() : cluster.members[which]!;
-        return { member: member.memberName, heal: isolateProcess(member.pid!, member.memberName) };
+        return { member: member.memberName, heal: isolatePorts([member.clientPort, member.peerPort], { peersOnly: false, pid: member.pid! }) };
       },
       restart: () => Promise.reject(new Error('etcd-3: no restart fault')),
       stop: () => cluster.destroy(),
     };
   },
-  /** A 3-member ZooKeeper ensemble; the leader, or the member the clients use, is isolated (from peers and clients) for 8 s. Clients are given every member. */
+  /** A 3-member ZooKeeper ensemble; the leader, or the member the clients use, is isolated (from peers and clients: every packet to or from its ports, and its own connections to its peers) for 8 s. Clients are given every member. */
   async 'zookeeper-3'() {
     const ensemble = await ZookeeperEnsemble.start(3);
     const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
@@ -124,7 +124,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
       async isolateMember(which) {
         const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which]!;
-        return { member: member.name, heal: isolateProcess(member.pid!, member.name) };
+        return { member: member.name, heal: isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! }) };
       },
       restart: () => Promise.reject(new Error('zookeeper-3: no restart fault')),
       stop: () => ensemble.destroy(),

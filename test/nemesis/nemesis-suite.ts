@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { canUseIptables } from './iptables.js';
-import { canIsolate } from './member-isolation.js';
+import { canIsolate } from './port-isolation.js';
 import { ALL_NEMESIS_FAULTS, LIBFAKETIME, runNemesis, type NemesisFault, type NemesisRun } from './nemesis-runner.js';
 import { NEMESIS_STORES, type StartedStore } from './nemesis-stores.js';
 import { formatNemesisTable } from './nemesis-table.js';
