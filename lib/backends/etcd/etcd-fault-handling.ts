@@ -1,37 +1,164 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IOptions } from 'etcd3';
+import { monotonicNow } from '../../engine/clock.js';
+
+/** How long a member whose call timed out (or could not be reached) is passed over while another one answers. */
+export const MEMBER_SKIP_MS = 5_000;
+/** A per-attempt deadline never below this: a healthy etcd answers in milliseconds, a loaded one within a second. */
+const MIN_ATTEMPT_MS = 1_000;
+
+/** @internal How long one attempt of a call may take: the call's deadline shared among the members, at least 1 s. */
+export function attemptTimeoutMs(requestTimeoutMs: number, hostCount: number): number {
+  return Math.min(requestTimeoutMs, Math.max(MIN_ATTEMPT_MS, requestTimeoutMs / hostCount));
+}
+
+/** @internal What the fault handling needs to know of the driver. */
+export interface FaultHandlingOptions {
+  readonly hostCount: number;
+  readonly requestTimeoutMs: number;
+  /** Whether an attempt failed for want of an answer (unreachable, or deadline exceeded): worth trying on another member. */
+  isUnanswered(error: unknown): boolean;
+}
+
+/** Callbacks of {@link noticeUnansweredAttempts} for the calls made inside it. */
+const unansweredWatch = new AsyncLocalStorage<() => void>();
+/** When the call being made must have its answer (monotonic ms), for the deadline of each of its attempts. */
+const callDeadline = new AsyncLocalStorage<number>();
 
 /**
- * etcd3's default fault handling does not suit a lock: it retries a timed-out call three times
- * (a hung etcd answers after 3 x the deadline) and opens a circuit breaker for 5 s after three
- * failures (so calls keep failing 5 s after etcd is back, and held locks lapse). Here a call that
- * could not reach a member is tried on the next one, a failed call fails at once (the engine
- * renews again well before the lease lapses), and watches reconnect within 2 s.
- *
- * The objects below implement only what etcd3 calls of its cockatiel policies (`execute`, and
- * `next`/`duration` of a backoff), so cockatiel need not be a dependency.
  * @internal
+ * Runs `call` (etcd calls); `onUnanswered` is called once one of their attempts went unanswered,
+ * retried elsewhere or not: etcd may still apply it later (a member that was cut off, or a request
+ * it timed out on after proposing it).
  */
-export function lockFaultHandling(hostCount: number, isUnreachable: (error: unknown) => boolean): NonNullable<IOptions['faultHandling']> {
-  // async: a call that throws synchronously still becomes a rejection, as with cockatiel.
-  const direct = { execute: async <T>(call: (context: { signal: AbortSignal }) => T) => call({ signal: new AbortController().signal }) };
-  const nextHostOnUnreachable = {
+export function noticeUnansweredAttempts<T>(call: () => Promise<T>, onUnanswered: () => void): Promise<T> {
+  return unansweredWatch.run(onUnanswered, call);
+}
+
+/**
+ * @internal
+ * etcd3's default fault handling does not suit a lock: it retries a timed-out call three times
+ * (a hung etcd answers after 3 x the deadline), opens a circuit breaker for 5 s after three
+ * failures (so calls keep failing 5 s after etcd is back, and held locks lapse), and does not try
+ * another member when one stops answering with its connection open. Here:
+ * - each attempt of a plain call gets a share of the call's deadline ({@link attemptTimeoutMs});
+ *   one that goes unanswered (deadline exceeded, unreachable) is tried on the next member while the
+ *   call's deadline lasts, so a member that hangs costs a call one share, not the whole deadline;
+ * - a member whose attempt went unanswered is passed over for {@link MEMBER_SKIP_MS} while another
+ *   member is not, and the streams open to it (the watch stream) are cancelled, so that etcd3
+ *   opens them again on another member;
+ * - watches reconnect within 2 s.
+ *
+ * These are the policies etcd3 takes (`faultHandling.host`, `.global`, `.watchBackoff`); they
+ * implement only what etcd3 calls of cockatiel's (`execute`, and `next`/`duration` of a backoff),
+ * so cockatiel need not be a dependency, and a member is skipped only while another one is not
+ * (cockatiel's breaker refuses every call once all are open).
+ */
+export function lockFaultHandling(options: FaultHandlingOptions): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> {
+  const { hostCount, requestTimeoutMs, isUnanswered } = options;
+  const attemptMs = attemptTimeoutMs(requestTimeoutMs, hostCount);
+  const members: MemberPolicy[] = [];
+  const nextMemberOnUnanswered = {
     async execute<T>(call: (context: { signal: AbortSignal; attempt: number }) => Promise<T>): Promise<T> {
       const signal = new AbortController().signal;
+      const deadline = monotonicNow() + requestTimeoutMs;
       for (let attempt = 0; ; attempt++) {
         try {
-          return await call({ signal, attempt });
+          return await callDeadline.run(deadline, () => call({ signal, attempt }));
         } catch (error) {
-          if (attempt + 1 >= hostCount + 1 || !isUnreachable(error)) throw error;
+          // Every member passed over within one pass of etcd3's shuffle (possible when two are): go on.
+          if (!(error instanceof MemberSkippedError)) {
+            if (!isUnanswered(error)) throw error;
+            unansweredWatch.getStore()?.();
+          }
+          if (attempt + 1 >= hostCount + 1 || monotonicNow() >= deadline) throw error;
           await new Promise((resolve) => setTimeout(resolve, 25));
         }
       }
     },
   };
-  return {
-    host: () => direct as never,
-    global: nextHostOnUnreachable as never,
-    watchBackoff: { next: () => backoff(0) } as never,
+  // A plain call's attempt ends at its share of the deadline, or the call's own deadline, whichever comes first.
+  const defaultCallOptions = (context: { isStream: boolean }) => {
+    if (context.isStream) return {};
+    const now = monotonicNow();
+    const callEnds = callDeadline.getStore() ?? now + requestTimeoutMs;
+    return { deadline: Date.now() + Math.max(1, Math.min(attemptMs, callEnds - now)) };
   };
+  return {
+    faultHandling: {
+      host: () => {
+        const member = new MemberPolicy(members, isUnanswered);
+        members.push(member);
+        return member as never;
+      },
+      global: nextMemberOnUnanswered as never,
+      watchBackoff: { next: () => backoff(0) } as never,
+    },
+    defaultCallOptions,
+  };
+}
+
+/** A gRPC stream, as far as this file needs it. */
+interface OpenStream {
+  cancel(): void;
+  once(event: string, listener: () => void): unknown;
+}
+
+/**
+ * One member's policy: calls go through unless the member went unanswered less than
+ * {@link MEMBER_SKIP_MS} ago and another member did not (then etcd3 tries the next member).
+ */
+class MemberPolicy {
+  private skipUntil = 0;
+  private readonly streams = new Set<OpenStream>();
+
+  constructor(
+    private readonly all: readonly MemberPolicy[],
+    private readonly isUnanswered: (error: unknown) => boolean,
+  ) {}
+
+  get skipped(): boolean {
+    return monotonicNow() < this.skipUntil;
+  }
+
+  async execute<T>(call: () => T): Promise<Awaited<T>> {
+    if (this.skipped && this.all.some((other) => !other.skipped)) throw new MemberSkippedError();
+    try {
+      const result = await call();
+      if (isStream(result)) this.track(result);
+      return result;
+    } catch (error) {
+      if (this.isUnanswered(error)) this.skip();
+      throw error;
+    }
+  }
+
+  /** Passes this member over for a while, and moves its streams (etcd3 opens them again through another member). */
+  private skip(): void {
+    this.skipUntil = monotonicNow() + MEMBER_SKIP_MS;
+    for (const stream of [...this.streams]) {
+      this.streams.delete(stream);
+      stream.cancel();
+    }
+  }
+
+  private track(stream: OpenStream): void {
+    this.streams.add(stream);
+    const forget = () => this.streams.delete(stream);
+    stream.once('close', forget);
+    stream.once('status', forget);
+  }
+}
+
+function isStream(value: unknown): value is OpenStream {
+  return typeof value === 'object' && value !== null && typeof (value as Partial<OpenStream>).cancel === 'function' && typeof (value as Partial<OpenStream>).once === 'function';
+}
+
+/** Thrown without calling a member that is passed over: etcd3 then tries the next one. */
+class MemberSkippedError extends Error {
+  constructor() {
+    super('etcd member passed over: it did not answer a moment ago');
+  }
 }
 
 interface Backoff {

@@ -8,29 +8,22 @@ export interface LeaseBound {
 
 /**
  * @internal
- * One etcd lease, kept alive by the client. `aliveUntil` is a lower bound of when etcd expires it
- * (monotonic ms): the send time of the last acknowledged grant or keepalive, plus the TTL.
+ * One etcd lease. `aliveUntil` is a lower bound of when etcd expires it (monotonic ms): the send
+ * time of the last acknowledged grant or keepalive, plus the TTL. A retiring lease takes no new
+ * claims and is revoked once nothing is bound to it.
  */
 export class GrantedLease {
   id = '';
   aliveUntil = 0;
   dead = false;
+  retiring = false;
   readonly bound = new Set<LeaseBound>();
-  /** Send times of keepalives not acknowledged yet, oldest first (the stream answers in order). */
-  private readonly inFlight: number[] = [];
+  timer: NodeJS.Timeout | undefined;
 
   constructor(
     readonly lease: Lease,
     private readonly ttlMs: number,
-  ) {
-    lease.on('keepaliveEstablished', () => this.inFlight.splice(0));
-    lease.on('keepaliveFailed', () => this.inFlight.splice(0));
-    lease.on('keepaliveFired', () => this.inFlight.push(monotonicNow()));
-    lease.on('keepaliveSucceeded', () => {
-      const sentAt = this.inFlight.shift();
-      if (sentAt !== undefined) this.confirm(sentAt);
-    });
-  }
+  ) {}
 
   /** etcd refreshed the lease after `sentAt` (a grant or keepalive sent then was answered). */
   confirm(sentAt: number): void {
@@ -40,8 +33,15 @@ export class GrantedLease {
 
 /**
  * @internal
- * The backend's one lease: granted lazily, kept alive by etcd3, replaced by a new one after it is
- * lost. Everything bound to a lost lease is told, so held locks report loss and waiters re-queue.
+ * The backend's lease: granted lazily, replaced by a new one after it is lost or retired. Everything
+ * bound to a lost lease is told, so held locks report loss and waiters re-queue.
+ *
+ * Keepalives are sent every third of the TTL, each on a stream of its own through whichever member
+ * etcd3's pool picks (a member that went unanswered is passed over), and retried on another member
+ * when one goes unanswered for its share of the request timeout: a member that hangs with its
+ * connection open does not take the lease with it, as etcd3's one long-lived keepalive stream would
+ * (it notices only after a whole TTL). Once no keepalive was answered for the TTL, the lease may be
+ * gone at etcd: it is dropped, and its locks reported lost.
  */
 export class LeaseKeeper {
   private current: { granted: GrantedLease; ready: Promise<GrantedLease> } | undefined;
@@ -51,6 +51,8 @@ export class LeaseKeeper {
     private readonly client: Etcd3,
     readonly ttlSeconds: number,
     private readonly requestTimeoutMs: number,
+    /** The deadline of one attempt of a call (a share of the request timeout). */
+    readonly attemptMs: number = requestTimeoutMs,
   ) {}
 
   get ttlMs(): number {
@@ -64,11 +66,26 @@ export class LeaseKeeper {
     return this.current.ready;
   }
 
-  /** Sends one keepalive now and waits for etcd's answer (when the automatic ones fall behind). */
-  async refresh(granted: GrantedLease): Promise<void> {
-    const sentAt = monotonicNow();
-    await granted.lease.keepaliveOnce({ deadline: Date.now() + this.requestTimeoutMs });
-    if (!granted.dead) granted.confirm(sentAt);
+  /** Sends a keepalive now (on other members if one goes unanswered) and waits for etcd's answer, within the request timeout. */
+  refresh(granted: GrantedLease): Promise<void> {
+    return this.keepalive(granted, this.requestTimeoutMs);
+  }
+
+  /**
+   * A call bound to this lease may still be applied by etcd after its caller moved on (an attempt
+   * went unanswered): new claims get a new lease, and this one is revoked once its claims are
+   * gone, taking with it any key such a late call puts.
+   */
+  retire(granted: GrantedLease): void {
+    if (this.current?.granted === granted) this.current = undefined;
+    granted.retiring = true;
+    if (granted.bound.size === 0) this.drop(granted, 'the etcd lease was retired');
+  }
+
+  /** `bound` no longer needs the lease; a retiring lease is revoked once nothing is bound to it. */
+  unbind(granted: GrantedLease, bound: LeaseBound): void {
+    granted.bound.delete(bound);
+    if (granted.retiring && granted.bound.size === 0) this.drop(granted, 'the etcd lease was retired');
   }
 
   /**
@@ -79,6 +96,7 @@ export class LeaseKeeper {
     if (this.current?.granted === granted) this.current = undefined;
     if (granted.dead) return;
     granted.dead = true;
+    clearTimeout(granted.timer);
     granted.lease.revoke({ deadline: Date.now() + this.requestTimeoutMs }).catch(() => undefined);
     for (const bound of [...granted.bound]) bound.leaseLost(reason);
     granted.bound.clear();
@@ -93,12 +111,13 @@ export class LeaseKeeper {
     const granted = await current.ready.catch(() => undefined);
     if (!granted || granted.dead) return;
     granted.dead = true;
+    clearTimeout(granted.timer);
     await granted.lease.revoke({ deadline: Date.now() + this.requestTimeoutMs }).catch(() => undefined);
   }
 
   private grant(): { granted: GrantedLease; ready: Promise<GrantedLease> } {
     const sentAt = monotonicNow();
-    const lease = this.client.lease(this.ttlSeconds);
+    const lease = this.client.lease(this.ttlSeconds, { autoKeepAlive: false });
     const granted = new GrantedLease(lease, this.ttlMs);
     lease.on('lost', (error: Error) => this.drop(granted, `the etcd lease expired or was revoked (${error.message})`));
     const ready = lease.grant().then(
@@ -106,6 +125,7 @@ export class LeaseKeeper {
         granted.id = id;
         granted.confirm(sentAt);
         if (granted.dead) throw new Error('the etcd lease was lost right after it was granted');
+        this.keepAliveLater(granted, this.ttlMs / 3);
         return granted;
       },
       (error: unknown) => {
@@ -116,4 +136,39 @@ export class LeaseKeeper {
     ready.catch(() => undefined);
     return { granted, ready };
   }
+
+  /** The keepalive loop: every third of the TTL; at once again after a failed round, until the lease may have expired. */
+  private keepAliveLater(granted: GrantedLease, delayMs: number): void {
+    granted.timer = setTimeout(() => {
+      const periodMs = this.ttlMs / 3;
+      this.keepalive(granted, periodMs).then(
+        () => this.keepAliveLater(granted, periodMs),
+        () => {
+          if (granted.dead) return;
+          if (monotonicNow() >= granted.aliveUntil) this.drop(granted, 'no keepalive of the etcd lease was answered within its TTL (etcd unreachable?)');
+          else this.keepAliveLater(granted, KEEPALIVE_RETRY_MS);
+        },
+      );
+    }, delayMs);
+  }
+
+  /** One keepalive, tried again (on the member etcd3's pool picks next) while `budgetMs` lasts. */
+  private async keepalive(granted: GrantedLease, budgetMs: number): Promise<void> {
+    const endsAt = monotonicNow() + budgetMs;
+    for (;;) {
+      const sentAt = monotonicNow();
+      if (granted.dead) throw new Error('the etcd lease is gone');
+      try {
+        await granted.lease.keepaliveOnce({ deadline: Date.now() + Math.max(1, Math.min(this.attemptMs, endsAt - sentAt)) });
+        if (!granted.dead) granted.confirm(sentAt);
+        return;
+      } catch (error) {
+        if (granted.dead || monotonicNow() + KEEPALIVE_RETRY_MS >= endsAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, KEEPALIVE_RETRY_MS));
+      }
+    }
+  }
 }
+
+/** Pause between keepalive attempts that failed. */
+const KEEPALIVE_RETRY_MS = 25;

@@ -1,6 +1,7 @@
-import type { Etcd3, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
+import type { Etcd3, IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
+import { noticeUnansweredAttempts } from './etcd-fault-handling.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
 
 /** @internal What every claim of one backend shares. */
@@ -152,7 +153,11 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     }
   }
 
-  /** Puts this claim's key and reads the keys ahead of it, in one transaction. */
+  /**
+   * Puts this claim's key and reads the keys ahead of it, in one transaction. If an attempt of it
+   * goes unanswered, etcd may still apply that attempt later, even after this claim is gone: the
+   * lease is retired, so that such a key goes with it once the lease's other claims are gone.
+   */
   private async enqueue(): Promise<Look<Wait>> {
     const lease = await this.context.leases.get();
     if (this.boundTo !== lease) this.unbind();
@@ -161,21 +166,35 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     this.putSent = true;
     let response: ITxnResponse;
     try {
-      response = await this.context.client
+      const txn = this.context.client
         .if(this.ownKey, 'Create', '==', 0)
         .then(this.aheadQuery(undefined), { request_put: { key: this.ownKey, value: Buffer.from(this.request.owner), lease: lease.id } })
-        // Only a put of an earlier attempt whose answer was lost can be there: remove it and queue again.
-        .else({ request_delete_range: { key: this.ownKey } })
-        .commit();
+        // Only a put of an earlier attempt whose answer was lost can be there. Read, never deleted here:
+        // this transaction applied late must not remove the key a later attempt put.
+        .else({ request_range: { key: this.ownKey } });
+      response = await noticeUnansweredAttempts(() => txn.commit(), () => this.context.leases.retire(lease));
     } catch (error) {
       if (!this.context.isLeaseNotFound(error)) throw error;
       this.context.leases.drop(lease, 'etcd no longer knows the lease');
       return 'requeue';
     }
-    if (!response.succeeded || lease.dead) return 'requeue';
+    if (lease.dead) return 'requeue';
+    if (!response.succeeded) return this.earlierPut(response.responses[0]!.response_range.kvs[0], lease);
     const revision = Number(response.header.revision);
     this.place = { revision, lease };
     return this.lookResult(response.responses[0]!.response_range, revision, revision + 1);
+  }
+
+  /** This claim's key was there already (an earlier attempt's): kept if it is on `lease`, else removed (by its revision) to queue again. */
+  private async earlierPut(kv: IKeyValue | undefined, lease: GrantedLease): Promise<Look<Wait>> {
+    if (!kv) return 'requeue';
+    const revision = Number(kv.create_revision);
+    if (kv.lease === lease.id && kv.value.toString() === this.request.owner) {
+      this.place = { revision, lease };
+      return this.lookFrom(this.place);
+    }
+    await this.context.client.if(this.ownKey, 'Create', '==', revision).then({ request_delete_range: { key: this.ownKey } }).commit();
+    return 'requeue';
   }
 
   /** Reads the keys ahead of this claim's, if this claim's key is still there. */
@@ -210,7 +229,7 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
   }
 
   private unbind(): void {
-    this.boundTo?.bound.delete(this);
+    if (this.boundTo) this.context.leases.unbind(this.boundTo, this);
     this.boundTo = undefined;
   }
 }

@@ -6,7 +6,7 @@ import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '
 import { loadOptional } from '../../engine/load-optional.js';
 import { EtcdClaim } from './etcd-claim.js';
 import { resolveEtcdCredentials } from './etcd-credentials.js';
-import { lockFaultHandling } from './etcd-fault-handling.js';
+import { attemptTimeoutMs, lockFaultHandling } from './etcd-fault-handling.js';
 import { EtcdInspection } from './etcd-inspection.js';
 import { LeaseKeeper } from './etcd-lease.js';
 import { resolveEtcdOptions } from './etcd-options.js';
@@ -36,7 +36,9 @@ class EtcdBackend implements LockBackend {
     hosts: readonly string[] = [],
   ) {
     this.address = joinAddresses(hosts.map(urlAddress));
-    this.context = { client, leases, fallbackWaitMs: Math.max(1_000, leases.ttlMs), isLeaseNotFound };
+    // A member that hangs keeps the watch stream on it silent: with several members, waiters look again after one attempt's share of the request timeout.
+    const fallbackWaitMs = hosts.length > 1 ? leases.attemptMs : Math.max(1_000, leases.ttlMs);
+    this.context = { client, leases, fallbackWaitMs, isLeaseNotFound };
     this.inspection = new EtcdInspection(client);
   }
 
@@ -70,9 +72,12 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     hosts,
     ...(credentials as Pick<IOptions, 'auth' | 'credentials'>),
     dialTimeout: requestTimeoutMs,
-    // A deadline on every plain call, so a hung etcd reads as unreachable; streams (watch, keepalive) stay open.
-    defaultCallOptions: (context) => (context.isStream ? {} : { deadline: Date.now() + requestTimeoutMs }),
-    faultHandling: lockFaultHandling(hosts.length, (error) => error instanceof driver.GRPCUnavailableError),
+    // A deadline on every plain call (a share of it per member tried), so a hung member reads as unreachable; streams stay open.
+    ...lockFaultHandling({
+      hostCount: hosts.length,
+      requestTimeoutMs,
+      isUnanswered: (error) => error instanceof driver.GRPCUnavailableError || error instanceof driver.GRPCDeadlineExceededError,
+    }),
     // gRPC waits up to 2 minutes between reconnection attempts by default, failing every call meanwhile:
     // a lock client must be back within a second of etcd, well inside any lease.
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
@@ -84,5 +89,5 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     throw new InvalidLockArgumentError(`etcd backend: ${(error as Error).message}`, { cause: error });
   }
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
-  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs), isLeaseNotFound, hosts);
+  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs, attemptTimeoutMs(requestTimeoutMs, hosts.length)), isLeaseNotFound, hosts);
 }
