@@ -163,6 +163,9 @@ export function checkHistory(history) {
     if (hold.start > coveredUntil) longestWithoutHolderMs = Math.max(longestWithoutHolderMs, hold.start - coveredUntil);
     coveredUntil = Math.max(coveredUntil, hold.end);
   }
+  // Clients still trying after the last hold ended (all their acquisitions failing until the run stopped) count too.
+  const lastClientTime = events.reduce((last, e) => (e.process === 'nemesis' ? last : Math.max(last, e.time)), -Infinity);
+  if (coveredUntil !== undefined && lastClientTime > coveredUntil) longestWithoutHolderMs = Math.max(longestWithoutHolderMs, lastClientTime - coveredUntil);
 
   const recoveries = events
     .filter((e) => e.process === 'nemesis' && (e.f === 'heal' || e.f === 'resume' || e.f === 'restarted'))

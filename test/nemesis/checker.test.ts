@@ -20,6 +20,17 @@ describe('nemesis checker', () => {
     expect(report.longestWithoutHolderMs).toBe(2);
   });
 
+  it('counts the time without a holder up to the end of the run when the clients keep failing after the last hold', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], [0, 'invoke', 'release', 10], [0, 'ok', 'release', 11],
+      [1, 'invoke', 'acquire', 20], [1, 'fail', 'acquire', 2_020, { error: 'LockTimeoutError' }],
+      [1, 'invoke', 'acquire', 2_021], [1, 'fail', 'acquire', 4_021, { error: 'LockTimeoutError' }],
+      ['nemesis', 'event', 'heal', 4_100],
+    ));
+    expect(report.acquisitions).toBe(1);
+    expect(report.longestWithoutHolderMs).toBe(4_011);
+  });
+
   it('finds two holders at once, and says how long they overlapped', () => {
     const report = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [1, 'ok', 'acquire', 10, { fence: 2 }], [0, 'invoke', 'release', 15], [1, 'invoke', 'release', 30]));
     expect(kinds(report)).toEqual(['overlap']);
