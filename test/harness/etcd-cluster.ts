@@ -20,6 +20,8 @@ export class EtcdMember extends ServerProcess {
       '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl,
       '--initial-cluster', initialCluster, '--initial-cluster-state', 'new', '--initial-cluster-token', token,
       '--logger', 'zap', '--log-outputs', join(dataDir, 'etcd.log'),
+      // etcd 3.5's default, off in 3.4: a member back from an isolation does not force an election by the terms it ran up while cut off.
+      '--pre-vote',
     ]);
   }
 
@@ -28,10 +30,10 @@ export class EtcdMember extends ServerProcess {
   }
 
   /** This member's id and the leader's, as it sees them (maintenance Status). */
-  async status(): Promise<{ member: string; leader: string }> {
+  async status(): Promise<{ member: string; leader: string; appliedIndex: number }> {
     const response = await fetch(`${this.url}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(1_000) });
-    const body = (await response.json()) as { header: { member_id: string }; leader: string };
-    return { member: body.header.member_id, leader: body.leader };
+    const body = (await response.json()) as { header: { member_id: string }; leader: string; raftAppliedIndex?: string };
+    return { member: body.header.member_id, leader: body.leader, appliedIndex: Number(body.raftAppliedIndex ?? 0) };
   }
 }
 
@@ -47,6 +49,19 @@ export class EtcdCluster {
     for (const member of cluster.members) member.start();
     await waitUntil('a 3-member etcd cluster with a leader', async () => (await Promise.all(cluster.members.map((m) => m.status()))).every((s) => s.leader !== '0'), 60_000, 200);
     return cluster;
+  }
+
+  /**
+   * Waits until every member answers, all name the same leader, and their applied raft indexes are
+   * within `lag` of each other: a member healed from an isolation has caught up.
+   */
+  async settled(lag = 100, timeoutMs = 30_000): Promise<void> {
+    await waitUntil('every etcd member to follow one leader, caught up', async () => {
+      const statuses = await Promise.all(this.members.map((m) => m.status().catch(() => undefined)));
+      if (statuses.some((s) => s === undefined || s.leader === '0' || s.leader !== statuses[0]!.leader)) return false;
+      const applied = statuses.map((s) => s!.appliedIndex);
+      return Math.max(...applied) - Math.min(...applied) <= lag;
+    }, timeoutMs, 100);
   }
 
   /** The member that leads, as the members that answer see it. */

@@ -108,6 +108,8 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
       clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
       async isolateMember(which) {
+        // Each round starts from a cluster whose members all follow one leader and have caught up (the previous round's isolated member included).
+        await cluster.settled();
         const member = which === 'leader' ? await cluster.leader() : cluster.members[which]!;
         return { member: member.memberName, heal: isolatePorts([member.clientPort, member.peerPort], { peersOnly: false, pid: member.pid! }) };
       },
