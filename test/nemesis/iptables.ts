@@ -1,7 +1,12 @@
 import { execFileSync } from 'node:child_process';
 
-/** Every rule the nemesis adds carries this comment (NEMESIS_RULE_TAG: another, for a second checkout on the machine), and is removed by {@link removeRule} or {@link removeAllRules} (also on exit). */
-export const RULE_TAG = process.env.NEMESIS_RULE_TAG ?? 'ndl-nemesis';
+/**
+ * Every rule the nemesis adds carries this comment, one per test process (jest runs test files in
+ * several processes at once: one process's checks and clean-up must not see another's rules;
+ * NEMESIS_RULE_TAG changes the prefix, for a second checkout on the machine), and is removed by
+ * {@link removeRule} or {@link removeAllRules} (also on exit).
+ */
+export const RULE_TAG = `${process.env.NEMESIS_RULE_TAG ?? 'ndl-nemesis'}-${process.pid}`;
 const IPTABLES = '/usr/sbin/iptables';
 const rules = new Set<string>();
 
