@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IOptions } from 'etcd3';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../engine/clock.js';
 
 /** How long a member whose call timed out (or could not be reached) is passed over while another one answers. */
 export const MEMBER_SKIP_MS = 5_000;
@@ -72,7 +72,7 @@ export function lockFaultHandling(options: FaultHandlingOptions): Required<Pick<
             unansweredWatch.getStore()?.();
           }
           if (attempt + 1 >= hostCount + 1 || monotonicNow() >= deadline) throw error;
-          await new Promise((resolve) => setTimeout(resolve, 25));
+          await sleep(25);
         }
       }
     },

@@ -1,5 +1,5 @@
 import type { Etcd3, Lease } from 'etcd3';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow, sleep, unrefTimer } from '../../engine/clock.js';
 
 /** @internal Something bound to an etcd lease (a claim whose key carries it), told when the lease is gone. */
 export interface LeaseBound {
@@ -139,7 +139,7 @@ export class LeaseKeeper {
 
   /** The keepalive loop: every third of the TTL; at once again after a failed round, until the lease may have expired. */
   private keepAliveLater(granted: GrantedLease, delayMs: number): void {
-    granted.timer = setTimeout(() => {
+    granted.timer = unrefTimer(() => {
       const periodMs = this.ttlMs / 3;
       this.keepalive(granted, periodMs).then(
         () => this.keepAliveLater(granted, periodMs),
@@ -164,7 +164,7 @@ export class LeaseKeeper {
         return;
       } catch (error) {
         if (granted.dead || monotonicNow() + KEEPALIVE_RETRY_MS >= endsAt) throw error;
-        await new Promise((resolve) => setTimeout(resolve, KEEPALIVE_RETRY_MS));
+        await sleep(KEEPALIVE_RETRY_MS);
       }
     }
   }

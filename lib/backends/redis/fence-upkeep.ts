@@ -12,8 +12,6 @@ export const IDLE_EXCESS_SHARE = 0.01;
  * margin for Redis's clock running faster than this process's.
  */
 export class FenceUpkeep {
-  /** Monotonic time until which the counter surely lives. */
-  private keptUntil: number;
   /** When the call that last set the counter's TTL (to its lease + the idle time) started, and that lease. */
   private keptFrom: number;
   private keptLeaseMs: number;
@@ -26,9 +24,13 @@ export class FenceUpkeep {
     /** How far (ms) the holder's last fence ran ahead of Redis's clock when reserved; undefined when unknown. */
     readonly aheadMs?: number,
   ) {
-    this.keptUntil = acquiredAt + leaseMs + idleKeyTtlMs;
     this.keptFrom = acquiredAt;
     this.keptLeaseMs = leaseMs;
+  }
+
+  /** Monotonic time until which the counter surely lives. */
+  private get keptUntil(): number {
+    return this.keptFrom + this.keptLeaseMs + this.idleKeyTtlMs;
   }
 
   /** The idle time to send with a renewal starting now with `leaseMs`, or undefined when the counter lives long enough without. */
@@ -39,7 +41,6 @@ export class FenceUpkeep {
   /** A renewal sent with the idle time, started at `startedAt`, succeeded: the counter lives lease + idle from then. */
   kept(startedAt: number, leaseMs: number): void {
     if (startedAt + leaseMs + this.idleKeyTtlMs <= this.keptUntil) return;
-    this.keptUntil = startedAt + leaseMs + this.idleKeyTtlMs;
     this.keptFrom = startedAt;
     this.keptLeaseMs = leaseMs;
   }
