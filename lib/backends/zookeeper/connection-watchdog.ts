@@ -1,8 +1,13 @@
 import type { ZkClient } from './zk-driver.js';
 
+interface DriverSocket {
+  readonly bytesRead?: number;
+  destroy(): void;
+}
+
 /** The driver's internals this relies on; optional, so it does nothing if a driver version differs. */
 interface DriverInternals {
-  readonly connectionManager?: { readonly socket?: { destroy(): void } };
+  readonly connectionManager?: { readonly socket?: DriverSocket };
 }
 
 /**
@@ -13,8 +18,7 @@ interface DriverInternals {
  */
 export class ConnectionWatchdog {
   private timer: NodeJS.Timeout | undefined;
-  private socketSeen: unknown;
-  private socketSeenAt = 0;
+  private watching: 'reconnect' | 'connected' | undefined;
 
   constructor(
     private readonly client: ZkClient,
@@ -22,37 +26,56 @@ export class ConnectionWatchdog {
     private readonly attemptTimeoutMs: number,
   ) {}
 
-  /** Until `stop()`: breaks any connection attempt still pending after `attemptTimeoutMs`. */
+  /** Until `stop()` or `watchConnected()`: breaks any connection attempt still pending after `attemptTimeoutMs`. */
   watchReconnect(): void {
-    if (this.timer) return;
-    this.socketSeen = undefined;
-    this.timer = setInterval(() => {
-      const socket = this.socket();
-      if (socket !== this.socketSeen) {
-        this.socketSeen = socket;
-        this.socketSeenAt = performance.now();
-      } else if (socket && performance.now() - this.socketSeenAt >= this.attemptTimeoutMs) {
-        this.kick();
-      }
-    }, Math.max(25, this.attemptTimeoutMs / 5));
-    this.timer.unref();
+    if (this.watching === 'reconnect') return;
+    this.watchSocket('reconnect', this.attemptTimeoutMs, () => undefined);
+  }
+
+  /**
+   * Until `stop()` or `watchReconnect()`: breaks the connection when nothing was read from it for
+   * `readTimeoutMs`. The driver pings when the connection idles for a third of the session timeout
+   * and the server answers, so two thirds (the Java client's read timeout) means the server is gone.
+   */
+  watchConnected(readTimeoutMs: number): void {
+    this.watchSocket('connected', readTimeoutMs, (socket) => socket?.bytesRead);
   }
 
   stop(): void {
     clearInterval(this.timer);
-    this.timer = undefined;
+    this.timer = this.watching = undefined;
   }
 
   /** Drops the current connection; the driver reconnects on its own. */
   kick(): void {
     try {
-      (this.socket() as { destroy(): void } | undefined)?.destroy();
+      this.socket()?.destroy();
     } catch {
       // Nothing to break.
     }
   }
 
-  private socket(): unknown {
+  /** Kicks when the socket and what `progress` reads of it stay the same for `timeoutMs`. */
+  private watchSocket(mode: 'reconnect' | 'connected', timeoutMs: number, progress: (socket: DriverSocket | undefined) => unknown): void {
+    this.stop();
+    this.watching = mode;
+    let seen: unknown;
+    let seenProgress: unknown;
+    let seenAt = 0;
+    this.timer = setInterval(() => {
+      const socket = this.socket();
+      const now = performance.now();
+      if (socket !== seen || progress(socket) !== seenProgress) {
+        [seen, seenProgress, seenAt] = [socket, progress(socket), now];
+      } else if (socket && now - seenAt >= timeoutMs) {
+        seenAt = now;
+        this.kick();
+      }
+    }, Math.max(25, timeoutMs / 10));
+    this.timer.unref();
+  }
+
+  private socket(): DriverSocket | undefined {
     return (this.client as unknown as DriverInternals).connectionManager?.socket;
   }
 }

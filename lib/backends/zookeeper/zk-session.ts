@@ -7,11 +7,19 @@ import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';
 import { driverAcl } from './zk-acl.js';
 import { ZK_ERROR, zkErrorCode, type ZkAcl, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
 
-const EMPTY: Buffer = Buffer.alloc(0);
 import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
+
+const EMPTY: Buffer = Buffer.alloc(0);
 
 const BACKEND = 'zookeeper';
 const CLOSE_WAIT_MS = 2_000;
+
+/** A request the server did not answer in time; the connection was dropped, so the session reconnects (maybe to another member). */
+export class ZkUnanswered extends LockBackendError {
+  constructor(message: string) {
+    super(BACKEND, message);
+  }
+}
 
 /**
  * One ZooKeeper session: a node-zookeeper-client connection and the ephemeral nodes it owns.
@@ -202,7 +210,7 @@ export class ZkSession {
       const timer = unrefTimer(() => {
         // A server that stops answering keeps the connection open: reconnect, maybe to another member.
         if (this.connected) this.watchdog.kick();
-        reject(new LockBackendError(BACKEND, `ZooKeeper did not answer ${what} within ${ms} ms`));
+        reject(new ZkUnanswered(`ZooKeeper did not answer ${what} within ${ms} ms`));
       }, ms);
       promise.then(
         (value) => (clearTimeout(timer), resolve(value)),
@@ -215,7 +223,7 @@ export class ZkSession {
     const { State } = this.driver;
     if (state.code === State.SYNC_CONNECTED.code) {
       this.connected = true;
-      this.watchdog.stop();
+      this.watchdog.watchConnected((this.timeoutMs * 2) / 3);
       for (const task of [...this.pendingCleanups]) {
         this.pendingCleanups.delete(task);
         this.cleanUp(task);

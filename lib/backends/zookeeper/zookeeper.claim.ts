@@ -8,7 +8,7 @@ import { createLockNode, removeIfPresent } from './lock-nodes.js';
 import { explainAccessError } from './zk-access-error.js';
 import { NODE_DELETED, ZK_ERROR, zkErrorCode, type ZkStat, type ZkWatchEvent, type ZkWatcher } from './zk-driver.js';
 import { lockNodePrefix, lockParentPath } from './zk-paths.js';
-import type { ZkSession } from './zk-session.js';
+import { ZkUnanswered, type ZkSession } from './zk-session.js';
 import type { ZkSessions } from './zk-sessions.js';
 
 /** A waiter re-reads the queue at least this often even without a watch event (a safety net, not the mechanism). */
@@ -59,7 +59,9 @@ export class ZookeeperClaim implements LockClaim {
   }
 
   async tryAcquire(): Promise<AttemptResult> {
-    const deadline = monotonicNow() + this.sessions.options.connectTimeoutMs;
+    const { connectTimeoutMs } = this.sessions.options;
+    let deadline = monotonicNow() + connectTimeoutMs;
+    let extended = false;
     for (;;) {
       const session = await this.sessions.get();
       try {
@@ -68,10 +70,12 @@ export class ZookeeperClaim implements LockClaim {
         if (result.acquired && this.sessions.isClosed) throw new LockBackendError('zookeeper', 'the backend is closed');
         return result;
       } catch (error) {
-        // A dropped connection (the client reconnects, e.g. to another ensemble member) or an expired
-        // session (the next one is opened at once) is not the store being down: try again, finding a
-        // node whose create answer was lost by its attempt id.
-        const retry = !session.authFailed && (zkErrorCode(error) === ZK_ERROR.CONNECTION_LOSS || (session.ended.aborted && !this.sessions.isClosed));
+        // A dropped connection (the client reconnects, e.g. to another ensemble member, also after a
+        // request went unanswered) or an expired session (the next one is opened at once) is not the
+        // store being down: try again, finding a node whose create answer was lost by its attempt id.
+        const retry = !session.authFailed && (isConnectionDrop(error) || (session.ended.aborted && !this.sessions.isClosed));
+        // A member found silent only at the end of the time: once, another connectTimeoutMs on the next connection.
+        if (retry && monotonicNow() >= deadline && !extended) [deadline, extended] = [monotonicNow() + connectTimeoutMs, true];
         if (!retry || monotonicNow() >= deadline) throw explainAccessError(error, session, `a lock node under ${this.parentPath}`);
       }
     }
@@ -131,18 +135,34 @@ export class ZookeeperClaim implements LockClaim {
     this.attemptId = newAttemptId();
     if (unconfirmed && !unconfirmed.ended.aborted) unconfirmed.cleanUp(() => this.removeByPrefix(unconfirmed, prefix));
     if (!node || node.session.ended.aborted) return !wasHeld;
-    let existed = true;
+    let existed: boolean;
     try {
-      await node.session.remove(node.path);
+      existed = await this.removeNode(node);
     } catch (error) {
-      if (zkErrorCode(error) !== ZK_ERROR.NO_NODE) {
-        node.session.cleanUp(() => removeIfPresent(node.session, node.path));
-        throw error;
-      }
-      existed = false;
+      node.session.cleanUp(() => removeIfPresent(node.session, node.path));
+      throw error;
     }
     this.sessions.janitor.schedule(this.parentPath);
     return existed || !wasHeld;
+  }
+
+  /**
+   * Deletes the claim's node; whether it was there. A connection that dropped before the answer (the
+   * session reconnects, maybe to another member) gets the delete once more; gone by then, it was ours.
+   */
+  private async removeNode(node: OwnNode): Promise<boolean> {
+    let answerLost = false;
+    for (;;) {
+      try {
+        await node.session.remove(node.path);
+        return true;
+      } catch (error) {
+        if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return answerLost;
+        if (node.session.ended.aborted) return false;
+        if (answerLost || !isConnectionDrop(error)) throw error;
+        answerLost = true;
+      }
+    }
   }
 
   private async ensureNode(session: ZkSession): Promise<OwnNode> {
@@ -248,6 +268,11 @@ export class ZookeeperClaim implements LockClaim {
   private prefix(): string {
     return lockNodePrefix(this.request.mode, this.attemptId);
   }
+}
+
+/** The connection went (or was dropped after an unanswered request) before the answer came: the request may or may not have been applied. */
+function isConnectionDrop(error: unknown): boolean {
+  return error instanceof ZkUnanswered || zkErrorCode(error) === ZK_ERROR.CONNECTION_LOSS;
 }
 
 /** The lock node's creation zxid: strictly increasing over every node ever created in the ensemble. */
