@@ -114,6 +114,16 @@ export class ZookeeperEnsemble {
     return ensemble;
   }
 
+  /** Waits until every running member serves, one of them as the leader (a healed member takes seconds to rejoin); resolves how long that took. */
+  async settled(timeoutMs = 30_000): Promise<number> {
+    const startedAt = performance.now();
+    await waitUntil('every ZooKeeper member to serve, one as the leader', async () => {
+      const modes = await Promise.all(this.members.filter((member) => member.running).map((member) => member.mode()));
+      return modes.every((mode) => mode === 'leader' || mode === 'follower') && modes.filter((mode) => mode === 'leader').length === 1;
+    }, timeoutMs, 50);
+    return performance.now() - startedAt;
+  }
+
   async leader(): Promise<ZookeeperServer> {
     for (const member of this.members) {
       if (member.running && (await member.mode()) === 'leader') return member;

@@ -65,6 +65,8 @@ export interface NemesisStore {
   readonly storeClockRate?: number;
   /** How long the store takes to replace an isolated leader (Redis Sentinel, Cluster: detection and promotion), beyond its loss time. */
   readonly failoverMs?: number;
+  /** The clients keep getting the lock while a member is isolated: asserted in every run, not only with NEMESIS_PENDING=1. */
+  readonly ridesThrough?: boolean;
 }
 
 export interface NemesisOptions {

@@ -105,7 +105,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
     return {
-      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
+      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000, ridesThrough: true,
       clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
       async isolateMember(which) {
         // Each round starts from a cluster whose members all follow one leader and have caught up (the previous round's isolated member included).
@@ -122,9 +122,11 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const ensemble = await ZookeeperEnsemble.start(3);
     const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
     return {
-      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000,
+      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000, ridesThrough: true,
       clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
       async isolateMember(which) {
+        // Each round starts from an ensemble whose members all serve again (the previous round's isolated member rejoins seconds after its heal).
+        await ensemble.settled();
         const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which]!;
         return { member: member.name, heal: isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! }) };
       },

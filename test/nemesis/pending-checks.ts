@@ -43,9 +43,18 @@ export function pendingChecks(run: NemesisRun): PendingCheck[] {
     const worst = Math.max(...report.recoveries.map((r) => r.targetMs ?? Infinity));
     checks.push({ name: `the cut-off client acquires within ${RECOVERY_BOUND_MS} ms of the heal`, passed: worst <= RECOVERY_BOUND_MS, detail: `slowest ${worst} ms` });
   }
-  if (run.fault === 'isolate member' || run.fault === 'isolate leader') {
-    const bound = Number(report.meta.lossMs) + 1_000 + Number(report.meta.failoverMs ?? 0);
+  if (isIsolation(run.fault)) {
+    const bound = rideThroughBoundMs(report);
     checks.push({ name: 'the clients ride through a member\'s isolation', passed: report.longestWithoutHolderMs <= bound, detail: `longest without a holder ${Math.round(report.longestWithoutHolderMs)} ms, bound ${bound} ms (the loss time + 1 s + the store's failover time)` });
   }
   return checks;
+}
+
+export function isIsolation(fault: string): boolean {
+  return fault === 'isolate member' || fault === 'isolate leader';
+}
+
+/** The longest a member's isolation may leave the lock without a holder: the loss time + 1 s + the store's failover time. */
+export function rideThroughBoundMs(report: NemesisRun['report']): number {
+  return Number(report.meta.lossMs) + 1_000 + Number(report.meta.failoverMs ?? 0);
 }
