@@ -105,7 +105,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
     return {
-      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000, ridesThrough: true,
+      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
       clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
       async isolateMember(which) {
         // Each round starts from a cluster whose members all follow one leader and have caught up (the previous round's isolated member included).

@@ -80,7 +80,7 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
         expect(report.canaryAnomalies).toBeGreaterThan(0);
         if (store.fenced !== false) expect(report.guardedRefused).toBeGreaterThan(0);
       }
-      // etcd and ZooKeeper clients given every member keep getting the lock while one is isolated.
+      // ZooKeeper clients given every member keep getting the lock while one is isolated.
       if (store.ridesThrough && isIsolation(fault)) expect(report.longestWithoutHolderMs).toBeLessThanOrEqual(rideThroughBoundMs(report));
       if (PENDING) expect(pendingChecks(run).filter((check) => !check.passed)).toEqual([]);
     }, 300_000);
