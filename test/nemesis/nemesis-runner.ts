@@ -65,7 +65,7 @@ export interface NemesisStore {
   readonly storeClockRate?: number;
   /** How long the store takes to replace an isolated leader (Redis Sentinel, Cluster: detection and promotion), beyond its loss time. */
   readonly failoverMs?: number;
-  /** The clients keep getting the lock while a member is isolated: asserted in every run, not only with NEMESIS_PENDING=1. */
+  /** The clients keep getting the lock while a member is isolated: the ride-through check is asserted in every run, not held back. */
   readonly ridesThrough?: boolean;
 }
 
