@@ -71,7 +71,7 @@ export class ConnectionWatchdog {
         seenAt = now;
         this.kick();
       }
-    }, Math.max(25, timeoutMs / 10));
+    }, Math.max(25, timeoutMs / 20));
     this.timer.unref();
   }
 
