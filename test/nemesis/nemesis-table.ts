@@ -3,7 +3,7 @@ import { furtherChecks } from './further-checks.js';
 
 /** The store x fault table of docs/faults.md, one row per run. */
 export function formatNemesisTable(runs: readonly NemesisRun[]): string {
-  const header = ['store', 'fault', 'seed', 'rounds', 'operations', 'acquisitions', 'violations', 'canary anomalies', 'min lost margin ms (from deadline)', 'longest without holder ms', 'recovery after heal ms (cut-off client)', 'pending checks failed', 's'];
+  const header = ['store', 'fault', 'seed', 'rounds', 'operations', 'acquisitions', 'violations', 'canary anomalies', 'min lost margin ms (from deadline)', 'longest without holder ms', 'recovery after heal ms (cut-off client)', 'held-back checks failed', 's'];
   const lines = runs.map(({ store, fault, seed, report, seconds }) => {
     const recovery = report.recoveries.map((r) => r.targetMs ?? r.anyMs ?? 'none');
     const pending = furtherChecks({ store, fault, seed, report, seconds, file: '' }).filter((c) => !c.passed && c.heldBack).map((c) => c.name);
