@@ -1,3 +1,4 @@
+import { monotonicNow } from '../../engine/clock.js';
 import { checkDriftFactor, DEFAULT_DRIFT_FACTOR } from '../drift.js';
 import { InFlight } from '../../engine/in-flight.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
@@ -17,7 +18,7 @@ import { ReleaseListener } from './release-listener.js';
 import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
 import { RedisSemaphoreClaim } from './semaphore-claim.js';
 
-/** How long `close()` lets commands in flight settle, and QUIT flush, before it drops the connection. */
+/** How long `close()` lets commands in flight settle and QUIT flush, in all, before it drops the connection. */
 const CLOSE_GRACE_MS = 2_000;
 
 /**
@@ -89,8 +90,9 @@ export class RedisBackend implements LockBackend {
     if (!this.ownsClient) return;
     // ioredis' disconnect() while it reconnects leaves queued commands pending until their
     // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
-    await withinGrace(this.inFlight.settled());
-    if (this.client.status === 'ready' && (await withinGrace(this.client.quit().then(() => true, () => false)))) return;
+    const giveUpAt = monotonicNow() + CLOSE_GRACE_MS;
+    await settledBy(this.inFlight.settled(), giveUpAt);
+    if (this.client.status === 'ready' && (await settledBy(this.client.quit().then(() => true, () => false), giveUpAt))) return;
     this.client.disconnect();
   }
 
@@ -99,10 +101,10 @@ export class RedisBackend implements LockBackend {
   }
 }
 
-/** Resolves what `promise` resolves, or undefined after CLOSE_GRACE_MS. */
-async function withinGrace<T>(promise: Promise<T>): Promise<T | undefined> {
+/** Resolves what `promise` resolves, or undefined at `giveUpAt` (monotonic ms). */
+async function settledBy<T>(promise: Promise<T>, giveUpAt: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), CLOSE_GRACE_MS)));
+  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, giveUpAt - monotonicNow()))));
   try {
     return await Promise.race([promise, timeout]);
   } finally {

@@ -1,5 +1,6 @@
 import type { LeaseRow, SqlDialect, TakeResult } from './sql-dialect.js';
-import { MYSQL_ERROR, mysqlErrorNumber, type MysqlPromisePool, type MysqlResultHeader } from './mysql-driver.js';
+import { breakMysqlPool, MYSQL_ERROR, mysqlErrorNumber, type MysqlPromisePool, type MysqlResultHeader } from './mysql-driver.js';
+import { endOrBreak } from './connection-end.js';
 import { expiryIndexName, quoteTableName, type TableName } from './sql-names.js';
 
 /** The lease table, as the backend creates it on first use (documented in docs/backends/sql.md). */
@@ -140,6 +141,6 @@ ON DUPLICATE KEY UPDATE
   }
 
   async close(): Promise<void> {
-    if (this.ownsPool) await this.pool.end();
+    if (this.ownsPool) await endOrBreak(this.pool.end(), () => breakMysqlPool(this.pool));
   }
 }

@@ -13,6 +13,17 @@ export interface MysqlPromisePool {
   end(): Promise<void>;
 }
 
+/** mysql2's internals that {@link breakMysqlPool} relies on; optional, so it does nothing if a version differs. */
+interface MysqlPoolInternals {
+  readonly pool?: { readonly _allConnections?: { readonly length: number; get(index: number): { destroy(): void } | undefined } };
+}
+
+/** Destroys every connection of a mysql2 promise pool, busy or idle (their queries fail): for a pool that does not end. */
+export function breakMysqlPool(pool: MysqlPromisePool): void {
+  const connections = (pool as MysqlPoolInternals).pool?._allConnections;
+  for (let i = 0; connections && i < connections.length; i++) connections.get(i)?.destroy();
+}
+
 /** A callback-style `mysql2` pool: its `promise()` gives the promise pool. */
 interface MysqlCallbackPool {
   promise(): MysqlPromisePool;

@@ -1,6 +1,7 @@
 import type { LeaseRow, ReleaseNotifier, SqlDialect, TakeResult } from './sql-dialect.js';
-import { PG_ERROR, pgErrorCode, type PgPool } from './postgres-driver.js';
+import { breakPgPool, PG_ERROR, pgErrorCode, type PgPool } from './postgres-driver.js';
 import { expiryIndexName, quoteTableName, type TableName } from './sql-names.js';
+import { endOrBreak } from './connection-end.js';
 
 /** The lease table, as the backend creates it on first use (documented in docs/backends/sql.md). */
 export function postgresTableDdl(name: TableName): string {
@@ -119,7 +120,7 @@ SELECT pg_notify($3, key_hash) FROM released`;
 
   async close(): Promise<void> {
     await this.notifier?.close();
-    if (this.ownsPool) await this.pool.end();
+    if (this.ownsPool) await endOrBreak(this.pool.end(), () => breakPgPool(this.pool));
   }
 
   private async createIgnoringRaces(ddl: string): Promise<void> {

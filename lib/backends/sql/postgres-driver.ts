@@ -38,6 +38,21 @@ export interface PgDriver {
   readonly Client: PgClientClass;
 }
 
+/** pg's internals that {@link breakPgConnection} relies on; optional, so it does nothing if a version differs. */
+interface PgClientInternals {
+  readonly connection?: { readonly stream?: { destroy(): void } };
+}
+
+/** Destroys a pg client's socket (its query, if any, fails): for a connection that does not end. */
+export function breakPgConnection(client: PgClient | PgClientInternals): void {
+  (client as PgClientInternals).connection?.stream?.destroy();
+}
+
+/** Destroys the sockets of every connection a pg-pool holds, busy or idle. */
+export function breakPgPool(pool: PgPool): void {
+  for (const client of (pool as { readonly _clients?: readonly PgClientInternals[] })._clients ?? []) breakPgConnection(client);
+}
+
 /** PostgreSQL error codes this backend tells apart. */
 export const PG_ERROR = {
   UNIQUE_VIOLATION: '23505',

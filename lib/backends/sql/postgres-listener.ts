@@ -1,6 +1,7 @@
 import { monotonicNow } from '../../engine/clock.js';
 import type { ReleaseNotifier } from './sql-dialect.js';
-import type { PgClient } from './postgres-driver.js';
+import { breakPgConnection, type PgClient } from './postgres-driver.js';
+import { endOrBreak } from './connection-end.js';
 
 /** After the listening connection failed, wait this long before connecting again (waiters poll meanwhile). */
 const RECONNECT_DELAY_MS = 1_000;
@@ -48,7 +49,7 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     this.listening = false;
     const client = this.client;
     this.client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client) await endOrBreak(client.end(), () => breakPgConnection(client));
   }
 
   /** Never rejects: a failure only means waiters keep polling. */
