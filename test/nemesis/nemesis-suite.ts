@@ -80,7 +80,7 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
         expect(report.canaryAnomalies).toBeGreaterThan(0);
         if (store.fenced !== false) expect(report.guardedRefused).toBeGreaterThan(0);
       }
-      // Waits within waitMs + 250 ms, recovery within 5 s of a heal, ZooKeeper's ride-through; the checks held back only with NEMESIS_PENDING=1.
+      // Waits within waitMs + 250 ms, ZooKeeper's ride-through; the checks held back only with NEMESIS_PENDING=1.
       expect(furtherChecks(run, store).filter((check) => !check.passed && (PENDING || !check.heldBack))).toEqual([]);
     }, 300_000);
   });
