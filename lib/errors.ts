@@ -50,6 +50,19 @@ export class LockBackendError extends DistributedLockError {
   }
 }
 
+/**
+ * This instance is shutting down (`app.close()`, `LockEngine.close()`): it takes no new lock. Not a
+ * store outage (the store may be fine): another instance can take the lock.
+ */
+export class LockShuttingDownError extends DistributedLockError {
+  constructor(
+    /** The store's name (`'redis'`, `'etcd'`, ...). */
+    readonly backend: string,
+  ) {
+    super(`[${backend}] the lock service is shutting down`);
+  }
+}
+
 /** A key, template, lease, wait or option value is not acceptable. */
 export class InvalidLockArgumentError extends DistributedLockError {}
 

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Subject, type Observable } from 'rxjs';
-import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
+import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { atAddress, toBackendError } from './backend-error.js';
 import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, OVERDUE, WAIT_GRACE_MS } from './answer-deadlines.js';
@@ -279,8 +279,8 @@ export class LockEngine {
    *
    * With `gracefulMs` it drains first: for up to that long, the work already under way finishes:
    * the locks held are kept (renewed, signals quiet), and calls already waiting for a busy lock
-   * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockBackendError
-   * "the lock service is shutting down") unless its call chain holds a lock (inside `withLock`,
+   * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockShuttingDownError)
+   * unless its call chain holds a lock (inside `withLock`,
    * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
    * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
    * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
@@ -361,7 +361,7 @@ export class LockEngine {
       this.doneWaiting();
       // Granted while closing, after close() took the list of held leases: give it back before the clients close.
       this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
-      throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+      throw new LockShuttingDownError(this.backend.name);
     }
     this.leases.add(lease);
     this.doneWaiting();
@@ -418,13 +418,13 @@ export class LockEngine {
       await claim.waitForChange(sleepMs, stop);
       if (stop.aborted) break;
     }
-    if (this.shutdown.signal.aborted) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    if (this.shutdown.signal.aborted) throw new LockShuttingDownError(this.backend.name);
     throw options.signal?.reason;
   }
 
   /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
   private refuseWhileClosing(): void {
-    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockBackendError(this.backend.name, 'the lock service is shutting down');
+    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockShuttingDownError(this.backend.name);
   }
 
   /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */

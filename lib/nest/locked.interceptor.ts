@@ -1,7 +1,7 @@
 import { Inject, Injectable, Optional, type CallHandler, type ExecutionContext, type NestInterceptor, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { Observable, type Subscriber } from 'rxjs';
-import { DistributedLockError, LockBackendError, LockTimeoutError, StaleFenceError } from '../errors.js';
+import { DistributedLockError, LockBackendError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../errors.js';
 import { HandlerCall } from './handler-call.js';
 import { HandlerResponse } from './handler-response.js';
 import type { KeyParts } from './key-template.js';
@@ -108,6 +108,7 @@ export class LockedInterceptor implements NestInterceptor, OnModuleInit {
   protected mapError(error: unknown, context: ExecutionContext): unknown {
     if (error instanceof LockTimeoutError) return this.busyException(error, context);
     if (error instanceof LockBackendError) return this.unavailableException(error, context);
+    if (error instanceof LockShuttingDownError) return this.unavailableException(new LockBackendError(error.backend, 'the lock service is shutting down', { cause: error }), context);
     if (error instanceof StaleFenceError) return this.staleFenceException(error, context);
     return error;
   }

@@ -7,7 +7,7 @@ import {
   DistributedLockModule,
   InvalidLockArgumentError,
   Locked,
-  LockBackendError,
+  LockShuttingDownError,
   LockedJob,
   LockEngine,
   LockLostError,
@@ -273,12 +273,12 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     expect(rejections).toEqual([]);
   }, 30_000);
 
-  it('past gracefulShutdownTimeoutMs, a call still waiting stops with LockBackendError', async () => {
+  it('past gracefulShutdownTimeoutMs, a call still waiting stops with LockShuttingDownError', async () => {
     const { app, probe, locks } = await start(200);
     const blocker = await probe.acquire('held-elsewhere');
     const waiting = locks.acquire('held-elsewhere', { waitMs: 60_000 }).then(() => 'granted', (error: unknown) => error);
     await app.close();
-    expect(await waiting).toBeInstanceOf(LockBackendError);
+    expect(await waiting).toBeInstanceOf(LockShuttingDownError);
     await blocker.release();
   }, 30_000);
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, Locked, LockBackendError, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
+import { DistributedLockModule, Locked, LockShuttingDownError, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
 import { deferred } from './nest-test-kit.js';
 
 @Injectable()
@@ -60,7 +60,7 @@ describe('application shutdown', () => {
     jobA.finish.resolve();
     await expect(running).resolves.toBe('finished');
     // A's engine is closed: new calls on its instances fail clearly.
-    await expect(jobA.run()).rejects.toBeInstanceOf(LockBackendError);
+    await expect(jobA.run()).rejects.toBeInstanceOf(LockShuttingDownError);
     await appB.close();
     await new Promise((resolve) => setImmediate(resolve));
     expect(rejections).toEqual([]);

@@ -7,7 +7,7 @@ import {
   DistributedLockError,
   DistributedLockModule,
   Locked,
-  LockBackendError,
+  LockShuttingDownError,
   LockEngine,
   LockLostError,
   LockService,
@@ -111,10 +111,10 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     await app.close();
 
     // Either it was granted before the close began (then released like any held lock) or it was refused.
-    expect(await waiting).toEqual({ error: expect.any(LockBackendError) });
+    expect(await waiting).toEqual({ error: expect.any(LockShuttingDownError) });
     const raced = await racing;
     if ('value' in raced) expect(raced.value.signal.reason).toBeInstanceOf(LockLostError);
-    else expect(raced.error).toBeInstanceOf(LockBackendError);
+    else expect(raced.error).toBeInstanceOf(LockShuttingDownError);
     expect(atClientClose).toEqual([true, true, true]);
     expect(await takeAtOnce(probe, keys)).toEqual([true, true, true]);
     expect(held.signal.aborted).toBe(true);
@@ -122,9 +122,9 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const settled = await outcome;
     expect('error' in settled && settled.error).toBeInstanceOf(DistributedLockError);
     expect((settled as { error: Error }).error.message).toMatch(/shut/);
-    await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(LockBackendError);
+    await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(LockShuttingDownError);
     await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(/shutting down/);
-    await expect(job.run(ids[0]!)).rejects.toThrow(LockBackendError);
+    await expect(job.run(ids[0]!)).rejects.toThrow(LockShuttingDownError);
 
     await probe.close(); // closes probeBackend too
     expect(await settleResources(baseline)).toEqual(baseline);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { LockBackendError, LockEngine } from '../../lib/index.js';
+import { LockBackendError, LockEngine, LockShuttingDownError } from '../../lib/index.js';
 import type { AttemptResult, LockBackend, LockClaim } from '../../lib/backend.js';
 import { hasSettled } from '../support/settled.js';
 
@@ -42,10 +42,11 @@ type Scripted = ReturnType<typeof backendWithOneClaim>;
 
 describe('close() while an acquisition is under way', () => {
   // The give-back's answer: true when the store held the granted lock, false when the failed attempt had taken nothing.
-  it.each<[string, (attempt: Scripted['attempt']) => void, boolean]>([
-    ['gives back a lock granted while closing', (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 }), true],
-    ['cleans up after an attempt that failed while closing', (attempt) => attempt.reject(new Error('connection reset')), false],
-  ])('%s before it closes the clients', async (_name, answer, heldInStore) => {
+  // The caller hears that the instance is shutting down when the store granted the lock, and the store's failure when it failed.
+  it.each<[string, (attempt: Scripted['attempt']) => void, boolean, Function]>([
+    ['gives back a lock granted while closing', (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 }), true, LockShuttingDownError],
+    ['cleans up after an attempt that failed while closing', (attempt) => attempt.reject(new Error('connection reset')), false, LockBackendError],
+  ])('%s before it closes the clients', async (_name, answer, heldInStore, expected) => {
     const { backend, attempt, released, calls } = backendWithOneClaim();
     const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
     const acquiring = engine.acquire('k').catch((error: unknown) => error);
@@ -59,6 +60,6 @@ describe('close() while an acquisition is under way', () => {
     released.resolve(heldInStore);
     await closing;
     expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
-    expect(await acquiring).toBeInstanceOf(LockBackendError);
+    expect(await acquiring).toBeInstanceOf(expected);
   });
 });
