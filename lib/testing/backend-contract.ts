@@ -1,4 +1,4 @@
-import { InvalidLockArgumentError, LockBackendError, LockLostError, LockTimeoutError } from '../errors.js';
+import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
 import type { LockBackend } from '../engine/lock-backend.js';
 import { LockEngine } from '../engine/lock-engine.js';
 import type { LockEvent } from '../engine/lock-events.js';
@@ -364,18 +364,18 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         expect(events[2]).toMatchObject({ key: k, fence: lock.fence });
       });
 
-      runner.it('close() releases held locks for other instances and rejects waiters with LockBackendError', async () => {
+      runner.it('close() releases held locks for other instances and rejects waiters with LockShuttingDownError', async () => {
         const k = key('close');
         const engine = await newEngine();
         const held = await engine.acquire(k);
         const waiter = engine.acquire(k, { waitMs: 10_000 });
         await tick();
         await engine.close();
-        await expect(waiter).rejects.toBeInstanceOf(LockBackendError);
+        await expect(waiter).rejects.toBeInstanceOf(LockShuttingDownError);
         expect(held.signal.aborted).toBe(true);
         const next = await b.acquire(k, { waitMs: 0 });
         await next.release();
-        await expect(engine.acquire(k)).rejects.toBeInstanceOf(LockBackendError);
+        await expect(engine.acquire(k)).rejects.toBeInstanceOf(LockShuttingDownError);
       });
     });
   });
