@@ -128,7 +128,9 @@ Injectable()(NoopInterceptor2);
 
 async function contender() {
   const route = [Post(':id/buy')];
-  switch (CONTENDER) {
+  // ours-service, ours-service-nomap, and another build named <name>-service(-nomap) (run.mjs --build).
+  const service = CONTENDER.endsWith('-service') || CONTENDER.endsWith('-service-nomap');
+  switch (service ? 'service' : CONTENDER) {
     case 'none':
       return { imports: [], decorators: route };
     case 'noop-als':
@@ -162,11 +164,10 @@ async function contender() {
       const module = RedlockModule.forRoot({ nodes: [new IoredisAdapter(new Redis(REDIS_URL))], defaultTtl: LEASE_MS, retryAttempts: 50, retryDelay: 200 });
       return { imports: [module], decorators: [...route, Redlock({ key: (id) => `item:${id}` })] };
     }
-    case 'ours-service':
-    case 'ours-service-nomap': {
+    case 'service': {
       // The same engine without @Locked: the handler takes the lock itself (LockService.withLock), no interceptor, no method wrapper.
       const { DistributedLockModule, LockService } = await import(pathToFileURL(LIB).href);
-      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL }, ...(CONTENDER === 'ours-service-nomap' ? { mapErrors: false } : {}) });
+      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL }, ...(CONTENDER.endsWith('-nomap') ? { mapErrors: false } : {}) });
       Inject(LockService)(ItemsController, undefined, 0);
       ItemsController.prototype.buy = function buy(id) {
         return this.locks.withLock(`item:${id}`, () => sell(id), { leaseMs: LEASE_MS, waitMs: WAIT_MS });

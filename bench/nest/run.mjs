@@ -18,7 +18,8 @@ const USAGE = `node bench/nest/run.mjs [options]
   --rounds N            default 3        --duration S   seconds measured per run, default 6
   --warmup S            default 1        --connections N  default 32 (split over the processes for hot)
   --procs N             processes per contender for hot, default 3
-  --build name=dir      another build of this library as a contender (dir holds esm/), e.g. --build before=node_modules/.ab-before
+  --build name=dir      another build of this library as a contender (dir holds esm/), e.g. --build before=node_modules/.ab-before;
+                        a name ending in -service or -service-nomap runs it as ours-service or ours-service-nomap
   --json file           also write the results as JSON
   --profile dir         run the apps with --cpu-prof and --heap-prof, profiles written to dir (figures then include the profiler)
   --alloc-profile dir   sample what the measured requests allocate (V8's sampling heap profiler, collected objects
