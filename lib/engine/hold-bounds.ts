@@ -6,6 +6,9 @@ import { monotonicNow } from './clock.js';
  * lasts at least `minHoldMs` in the store too.
  */
 export class HoldBounds {
+  /** No minHoldMs, no maxHoldMs (most leases): one object for all. */
+  static readonly NONE = new HoldBounds(0, undefined, undefined);
+
   /** Until when a release keeps the key taken in the store (0: no minHoldMs). */
   private readonly holdUntil: number;
   /** When renewal stops (Infinity: no maxHoldMs). */

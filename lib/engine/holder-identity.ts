@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 /**
  * Who holds a lock, as operators see it: the app instance, the caller's optional label, and when
@@ -7,8 +7,9 @@ import { randomUUID } from 'node:crypto';
  * All three travel inside the owner id that every store already keeps with a held lock (the Redis value,
  * the SQL `owner` column, the ZooKeeper node's data, the etcd value), so acquiring stores nothing
  * more and the plain acquire path does no extra work. An owner id is
- * `<escaped instance>|<escaped label>|<uuid>|<claimed at>`: printable ASCII of at most
- * {@link MAX_OWNER_ID_LENGTH} characters (the SQL column keeps it as it is), unique by its uuid.
+ * `<escaped instance>|<escaped label>|<unique id>|<claimed at>`: printable ASCII of at most
+ * {@link MAX_OWNER_ID_LENGTH} characters (the SQL column keeps it as it is), unique by its unique id
+ * (a random token of the process and a sequence number; a uuid in earlier versions).
  * The parts are percent-escaped UTF-8 and cut to a bounded length: they are text to show, never
  * parsed as anything else. `<claimed at>` is the epoch ms (decimal, by the claiming instance's
  * clock) when the acquisition made its claim: the id never changes afterwards, so renewals and
@@ -21,7 +22,7 @@ export interface HolderIdentity {
   readonly claimedAt?: number;
 }
 
-/** Longest owner id: escaped instance (64) and label (96), a uuid (36), a time (16) and three separators. */
+/** Longest owner id: escaped instance (64) and label (96), a unique id (at most 36), a time (16) and three separators. */
 export const MAX_OWNER_ID_LENGTH = 215;
 /** Escaped characters kept from an instance label (the owner id stays <= MAX_OWNER_ID_LENGTH characters). */
 export const MAX_ESCAPED_INSTANCE = 64;
@@ -79,10 +80,19 @@ export function ownerIdPrefix(instance: string): string {
   return escapeHolderPart(instance, MAX_ESCAPED_INSTANCE) + SEPARATOR;
 }
 
-/** A fresh owner id for one acquisition: unique by its uuid, carrying the instance, the label and the time of the claim. */
+/**
+ * 96 random bits drawn once per process (per copy of this module): followed by a sequence number,
+ * they make an id as unique as a uuid for a fraction of its cost (a uuid per acquisition allocated
+ * more than the rest of the owner id).
+ */
+const PROCESS_TOKEN = randomBytes(12).toString('base64url');
+let sequence = 0;
+
+/** A fresh owner id for one acquisition: unique by its unique id, carrying the instance, the label and the time of the claim. */
 export function holderOwnerId(prefix: string, label: string | undefined, claimedAt: number = Date.now()): string {
+  const id = PROCESS_TOKEN + sequence++;
   // Decimal: an integer double prints several times faster than in base 36.
-  return label === undefined ? `${prefix}${SEPARATOR}${randomUUID()}${SEPARATOR}${claimedAt}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${randomUUID()}${SEPARATOR}${claimedAt}`;
+  return label === undefined ? `${prefix}${SEPARATOR}${id}${SEPARATOR}${claimedAt}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`;
 }
 
 /** Epoch ms in decimal, up to the largest valid Date (8.64e15). */

@@ -1,11 +1,12 @@
 import { LockBackendError, LockLostError } from '../errors.js';
 import type { LockClaim } from './lock-backend.js';
 import { monotonicNow, unrefTimer } from './clock.js';
-import type { LockEvent } from './lock-events.js';
+import type { LockEvent, LockEventType } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
 import { atAddress, toBackendError } from './backend-error.js';
 import { HoldBounds } from './hold-bounds.js';
 import { OVERDUE, RELEASE_TIMEOUT_MS, type AnswerDeadlines } from './answer-deadlines.js';
+import type { InFlight } from './in-flight.js';
 import type { Slotted } from './slot-set.js';
 import { MAX_SLACK_MS, type ScheduledWake, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
@@ -16,8 +17,8 @@ export interface LeaseOwner {
   /** The name of the engine's store (module), for events. */
   readonly storeName: string;
   emit(event: LockEvent): void;
-  /** Someone listens to the events: they are worth building. */
-  readonly observed: boolean;
+  /** Someone gets events of `type`: they are worth building. */
+  wants(type: LockEventType): boolean;
   /** The lease ended (released or lost): stop tracking it. */
   forget(lease: Lease): void;
   /** The holder released it after `heldMs` (for `RecentHolds`). */
@@ -26,6 +27,8 @@ export interface LeaseOwner {
   readonly scheduler: WakeScheduler;
   /** Bounds a release by RELEASE_TIMEOUT_MS. */
   readonly deadlines: AnswerDeadlines;
+  /** Store calls nobody awaits (a lost lock's release, a renewal, an unanswered release): closing lets them settle first. */
+  readonly calls: InFlight;
 }
 
 export interface LeaseGrant {
@@ -91,7 +94,7 @@ export class Lease implements Wakeable, Slotted {
     this.fence = grant.fence;
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;
-    this.bounds = new HoldBounds(this.acquiredAt, grant.minHoldMs, grant.maxHoldMs);
+    this.bounds = grant.minHoldMs === undefined && grant.maxHoldMs === undefined ? HoldBounds.NONE : new HoldBounds(this.acquiredAt, grant.minHoldMs, grant.maxHoldMs);
     this.setValidity(grant.attemptStartedAt, grant.validityMs);
     this.scheduleRenewal(this.nextRenewalMs());
   }
@@ -155,7 +158,7 @@ export class Lease implements Wakeable, Slotted {
   /** Aborts the holder's signal with LockLostError and drops the lock in the store if it is still ours. */
   markLost(reason: string, cause?: unknown): void {
     if (this.state !== 'held') return;
-    if (this.endAsLost(new LockLostError(this.key, reason, cause === undefined ? undefined : { cause }))) this.claim.release().catch(() => undefined);
+    if (this.endAsLost(new LockLostError(this.key, reason, cause === undefined ? undefined : { cause }))) this.owner.calls.track(this.claim.release()).catch(() => undefined);
   }
 
   /** Ends a held lease as lost: timers stop, the engine forgets it, a `lost` event, the signal aborts. False if it was not held. */
@@ -175,9 +178,12 @@ export class Lease implements Wakeable, Slotted {
     this.assertHeld();
     this.stopTimers();
     let stillOurs: boolean;
+    const call = this.claim.release(this.bounds.remainingHoldMs());
     try {
-      stillOurs = await this.owner.deadlines.within(this.claim.release(this.bounds.remainingHoldMs()), monotonicNow() + RELEASE_TIMEOUT_MS);
+      stillOurs = await this.owner.deadlines.within(call, monotonicNow() + RELEASE_TIMEOUT_MS);
     } catch (error) {
+      // Unanswered: the holder stops waiting, the store may still answer (closing lets it settle first).
+      if (error === OVERDUE) this.owner.calls.track(call).catch(() => undefined);
       // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
       this.finish();
       const backendError =
@@ -200,7 +206,7 @@ export class Lease implements Wakeable, Slotted {
     // Stores whose liveness is a session would keep the key for as long as the session: free it when the lease would lapse.
     this.lapseTimer = unrefTimer(() => {
       this.lapseTimer = undefined;
-      this.claim.release().catch(() => undefined);
+      this.owner.calls.track(this.claim.release()).catch(() => undefined);
     }, this.localDeadline - monotonicNow());
   }
 
@@ -217,7 +223,7 @@ export class Lease implements Wakeable, Slotted {
     this.owner.forget(this);
     const heldMs = this.heldMs();
     this.owner.noteHeld(this.key, heldMs);
-    if (this.owner.observed) this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs });
+    if (this.owner.wants('released')) this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs });
     this.controller?.abort(this.reason());
   }
 
@@ -235,6 +241,8 @@ export class Lease implements Wakeable, Slotted {
   private async renewNow(explicit: boolean): Promise<void> {
     const startedAt = monotonicNow();
     let validityMs: number | false;
+    // Counted, not tracked (no promise more): closing lets a renewal in flight settle first.
+    this.owner.calls.enter();
     try {
       this.renewing = true;
       // While it is in flight, only the lapse deadline can wake this lease.
@@ -246,6 +254,7 @@ export class Lease implements Wakeable, Slotted {
       if (explicit) throw backendError;
       return;
     } finally {
+      this.owner.calls.leave();
       this.renewing = false;
       if (this.state === 'held') this.reschedule();
     }
@@ -255,7 +264,7 @@ export class Lease implements Wakeable, Slotted {
       return;
     }
     this.setValidity(startedAt, validityMs);
-    if (this.owner.observed) this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.expiresAt });
+    if (this.owner.wants('extended')) this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.expiresAt });
   }
 
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */

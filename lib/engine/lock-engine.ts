@@ -1,14 +1,16 @@
 import { setMaxListeners } from 'node:events';
-import { Subject, type Observable } from 'rxjs';
+import type { Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { atAddress, toBackendError } from './backend-error.js';
 import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, OVERDUE, WAIT_GRACE_MS } from './answer-deadlines.js';
 import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { CheckedLockOptions, refusalOf } from './checked-lock-options.js';
 import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
 import { InFlight } from './in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
-import type { LockEvent } from './lock-events.js';
+import { LockEventHub, type LockEventListener } from './lock-event-hub.js';
+import type { LockEvent, LockEventType } from './lock-events.js';
 import { LockHandle } from './lock-handle.js';
 import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from './lock-info.js';
 import { LockInspector } from './lock-inspector.js';
@@ -75,7 +77,7 @@ export class LockEngine {
   readonly waitMs: number;
   /** The cap on every wait, when one was set. */
   readonly maxWaitMs: number | undefined;
-  private readonly eventSubject = new Subject<LockEvent>();
+  private readonly hub = new LockEventHub();
   private readonly leases = new SlotSet<Lease>();
   /** Aborted when close() is called: no new lock (but for work under way, see refuseWhileClosing). */
   private readonly draining = new AbortController();
@@ -84,10 +86,16 @@ export class LockEngine {
   private drain: Drain | undefined;
   /** When close() was called (monotonic ms). */
   private closedAt = Infinity;
-  /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish. */
+  /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish, close() waits for them. */
   private waiting = 0;
-  /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
-  private readonly inFlight = new InFlight();
+  /** Set while close() waits for `waiting` to reach 0. */
+  private noneWaiting: (() => void) | undefined;
+  /**
+   * The store calls this engine made that their callers no longer await: claims given back, releases
+   * and renewals still unanswered, the releases of lost locks. close() lets them settle before the
+   * store's clients close (the calls awaited are counted by `waiting` and the held leases).
+   */
+  private readonly calls = new InFlight();
   private closing: Promise<void> | undefined;
   private readonly leaseOwner: LeaseOwner;
   /** The start of every owner id this engine makes: its instance label, escaped (holder-identity.ts). */
@@ -101,7 +109,7 @@ export class LockEngine {
   private readonly deadlines = new AnswerDeadlines();
 
   /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
-  readonly events: Observable<LockEvent> = this.eventSubject.asObservable();
+  readonly events: Observable<LockEvent> = this.hub.events;
 
   constructor(
     /** The store this engine locks in. */
@@ -119,15 +127,13 @@ export class LockEngine {
     this.inspector = new LockInspector(backend.name, backend.inspection, this.keyPrefix);
     // Every waiting acquisition listens to it: any number of listeners is expected, not a leak.
     setMaxListeners(0, this.shutdown.signal);
-    const events = this.eventSubject;
+    const hub = this.hub;
     this.leaseOwner = {
       backendName: backend.name,
       backendAddress: backend.address,
       storeName: this.name,
-      emit: (event) => this.emit(event),
-      get observed() {
-        return events.observed;
-      },
+      emit: (event) => hub.emit(event),
+      wants: (type) => hub.wants(type),
       forget: (lease) => {
         this.leases.delete(lease);
         if (this.unscoped.get(lease.storeKey)?.lease === lease) this.unscoped.delete(lease.storeKey);
@@ -136,6 +142,7 @@ export class LockEngine {
       noteHeld: (key, heldMs) => this.recentHolds.record(key, heldMs),
       scheduler: new WakeScheduler(),
       deadlines: this.deadlines,
+      calls: this.calls,
     };
   }
 
@@ -151,13 +158,28 @@ export class LockEngine {
   /**
    * @internal
    * `acquire()` for a caller that runs the lock in a scope at once (`withLock`, `@Locked`): it is
-   * not handed out, so nothing waits for `run()` to enter it.
+   * not handed out, so nothing waits for `run()` to enter it. Takes options checked once by
+   * `checkOptions()` as they are. Bad arguments may throw before it returns a promise.
    */
-  acquireScoped(key: string | readonly string[], options?: LockOptions): Promise<LockHandle | MultiLockHandle> {
+  acquireScoped(key: string | readonly string[], options?: LockOptions | CheckedLockOptions): Promise<LockHandle | MultiLockHandle> {
     // A string goes straight through: no list to build or sort on the common path.
     if (typeof key !== 'string') return this.acquireList(key, options, false);
     assertKey(key);
-    return this.acquireResolved(key, resolveLockOptions(options, this));
+    if (options instanceof CheckedLockOptions) return this.acquireResolved(key, this.checkedHere(options).resolved, options.refusal);
+    const resolved = resolveLockOptions(options, this);
+    return this.acquireResolved(key, resolved, this.refusalOf(resolved));
+  }
+
+  /**
+   * @internal
+   * Checks `options` once, as every acquisition would (InvalidLockArgumentError), against this
+   * engine's defaults, for a caller that takes many locks with the same options (`@Locked`):
+   * `acquireScoped` takes the result as it is, with no check per call. A kind of lock the store
+   * does not implement is refused by each acquisition, naming its key, as with unchecked options.
+   */
+  checkOptions(options?: LockOptions): CheckedLockOptions {
+    const resolved = resolveLockOptions(options, this);
+    return new CheckedLockOptions(this, resolved, this.refusalOf(resolved));
   }
 
   /** One attempt (per key, for a list); resolves `null` when the lock (any key of a list) is busy. */
@@ -165,7 +187,8 @@ export class LockEngine {
     try {
       if (typeof key !== 'string') return this.handOut(await this.acquireList(key, options, true));
       assertKey(key);
-      return this.handOut(await this.acquireResolved(key, { ...resolveLockOptions(options, this), waitMs: 0 }));
+      const resolved = { ...resolveLockOptions(options, this), waitMs: 0 };
+      return this.handOut(await this.acquireResolved(key, resolved, this.refusalOf(resolved)));
     } catch (error) {
       if (error instanceof LockTimeoutError) return null;
       throw error;
@@ -185,7 +208,20 @@ export class LockEngine {
   async withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
     if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
     const lock = await this.acquireScoped(key, options);
-    return this.runHolding(lock, fn);
+    // runHolding's steps, inline: one async function (two promises) less per call.
+    let result: T;
+    try {
+      result = await this.run(lock, fn);
+    } catch (error) {
+      await lock[Symbol.asyncDispose]().catch(() => undefined);
+      throw error;
+    }
+    try {
+      await lock.release();
+    } catch (error) {
+      if (!(error instanceof LockLostError)) throw error;
+    }
+    return result;
   }
 
   /**
@@ -223,8 +259,12 @@ export class LockEngine {
       await lock[Symbol.asyncDispose]().catch(() => undefined);
       throw error;
     }
-    // A loss was already signalled (signal, event), so it is not thrown here; a store failure on release is.
-    await lock[Symbol.asyncDispose]();
+    try {
+      await lock.release();
+    } catch (error) {
+      // A loss was already signalled (signal, event), so it is not thrown here; a store failure on release is.
+      if (!(error instanceof LockLostError)) throw error;
+    }
     return result;
   }
 
@@ -265,7 +305,15 @@ export class LockEngine {
 
   /** @internal A call that skips its work when the lock is busy (`onBusy: 'skip'`) did so: emits `skipped`. */
   noteSkipped(key: string, method: string): void {
-    if (this.eventSubject.observed) this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+    if (this.hub.wants('skipped')) this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+  }
+
+  /**
+   * @internal Calls `listener` with the events of `types` only, and builds no event of another type
+   * for it (`LockService` logs the warnings this way); returns a function that stops it.
+   */
+  listen(types: readonly LockEventType[], listener: LockEventListener): () => void {
+    return this.hub.listen(types, listener);
   }
 
   /** `close()` was called: no new lock can be acquired (but by call chains that hold one, while the drain lasts). */
@@ -299,24 +347,38 @@ export class LockEngine {
   }
 
   /** A key list: all keys or none (multi-lock.ts). Anything else that is not a string is refused as a bad key. */
-  private acquireList(keys: readonly string[], options: LockOptions | undefined, oneAttempt: boolean): Promise<LockHandle | MultiLockHandle> {
+  private acquireList(keys: readonly string[], options: LockOptions | CheckedLockOptions | undefined, oneAttempt: boolean): Promise<LockHandle | MultiLockHandle> {
     if (!Array.isArray(keys)) assertKey(keys);
-    const resolved = resolveLockOptions(options, this);
-    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) => this.acquireResolved(key, partOptions));
+    const resolved = options instanceof CheckedLockOptions ? this.checkedHere(options).resolved : resolveLockOptions(options, this);
+    const refusal = this.refusalOf(resolved);
+    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) => this.acquireResolved(key, partOptions, refusal));
   }
 
-  private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {
+  /** Re-entrant when the call chain holds the key; else a claim in the store, granted by `grant`. Bad arguments throw at once. */
+  private acquireResolved(key: string, options: ResolvedLockOptions, refusal: string | undefined): Promise<LockHandle> {
     if (this.closing !== undefined) this.refuseWhileClosing();
+    if (refusal !== undefined) throw new InvalidLockArgumentError(`Lock "${key}": ${refusal}`);
     const storeKey = this.keyPrefix + key;
-    this.assertSupported(key, options);
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
     if (held) {
       if (isShared(held.mode) && !isShared(options.mode)) {
         throw new InvalidLockArgumentError(`Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`);
       }
-      return new LockHandle(held, true, options.leaseMs);
+      return Promise.resolve(new LockHandle(held, true, options.leaseMs));
     }
     options.signal?.throwIfAborted();
+    return this.grant(key, storeKey, options);
+  }
+
+  /**
+   * Takes the lock for `claim` within `options.waitMs` and files the lease, or gives the claim back
+   * when the wait failed or the grant came while closing (tracked: close() lets the give-back reach
+   * the store first). The first attempt runs here, so that an uncontended acquisition is one async
+   * step over the store's call; the waiting is `waitForGrant`'s.
+   */
+  private async grant(key: string, storeKey: string, options: ResolvedLockOptions): Promise<LockHandle> {
+    /** Set once the lease is filed: a loss the store reports before then is the failed wait's to handle. */
+    let filed: Lease | undefined;
     const claim = this.backend.claim({
       key: storeKey,
       owner: holderOwnerId(this.ownerPrefix, options.label),
@@ -324,35 +386,36 @@ export class LockEngine {
       mode: options.mode,
       fair: options.fair,
       permits: options.permits,
-      onLost: (reason) => lease?.markLost(reason),
+      onLost: (reason) => filed?.markLost(reason),
     });
-    let lease: Lease | undefined;
     const startedAt = monotonicNow();
-    lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
-    if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
-    return new LockHandle(lease, false, options.leaseMs);
-  }
-
-  /**
-   * Waits for the grant and files the lease, or gives the claim back when the wait failed or the
-   * grant came while closing. Tracked as a whole: the give-back is in flight before this settles,
-   * so close() never closes the clients under it.
-   */
-  private async grant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
-    // Counted until the lease is filed: a drain that saw neither a waiter nor the lease would end under it.
+    // Counted until the lease is filed: a drain, or close(), that saw neither a waiter nor the lease would end under it.
     this.waiting++;
     let lease: Lease;
     try {
-      lease = await this.waitForGrant(key, storeKey, claim, options, startedAt);
+      // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
+      const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
+      let attempt: Promise<AttemptResult> | undefined;
+      let result: AttemptResult;
+      try {
+        attempt = claim.tryAcquire();
+        result = await this.deadlines.within(attempt, answerBy);
+      } catch (error) {
+        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, undefined);
+      }
+      lease =
+        result.acquired && startedAt + result.validityMs > monotonicNow()
+          ? this.newLease(key, storeKey, claim, options, result.fence, startedAt, result.validityMs)
+          : await this.waitForGrant(key, storeKey, claim, options, startedAt, answerBy, result);
     } catch (error) {
       this.doneWaiting();
       if (error instanceof UnansweredAttempt) {
         // The caller has stopped waiting; once the store answers, whatever the attempt took is given back.
         const giveBack = () => claim.release();
-        this.track(error.attempt.then(giveBack, giveBack)).catch(() => undefined);
+        this.calls.track(error.attempt.then(giveBack, giveBack)).catch(() => undefined);
         throw error.callerError;
       }
-      const givenBack = this.track(claim.release()).catch(() => undefined);
+      const givenBack = this.calls.track(claim.release()).catch(() => undefined);
       // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
       if (error instanceof LockTimeoutError) await givenBack;
       throw error;
@@ -360,53 +423,41 @@ export class LockEngine {
     if (this.shutdown.signal.aborted) {
       this.doneWaiting();
       // Granted while closing, after close() took the list of held leases: give it back before the clients close.
-      this.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
+      this.calls.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
       throw new LockShuttingDownError(this.backend.name);
     }
     this.leases.add(lease);
+    filed = lease;
     this.doneWaiting();
-    return lease;
+    if (this.hub.wants('acquired')) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    return new LockHandle(lease, false, options.leaseMs);
   }
 
   private doneWaiting(): void {
     this.waiting--;
     if (this.drain !== undefined) this.drain.check();
+    if (this.waiting === 0) this.noneWaiting?.();
   }
 
-  private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number): Promise<Lease> {
+  /** The wait after a first attempt that did not get the lock (`result`): sleeps until the lock may be free, tries again, until `waitMs`. */
+  private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number, answerBy: number, result: AttemptResult): Promise<Lease> {
     const deadline = startedAt + options.waitMs;
     // Not stopped when close() begins: a wait that got past refuseWhileClosing is work under way; the drain's end stops it.
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-    // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
-    const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
+    let attemptStartedAt = startedAt;
     let lastBusy: AttemptResult | undefined;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
-      const attemptStartedAt = monotonicNow();
-      let result: AttemptResult;
-      let attempt: Promise<AttemptResult> | undefined;
-      try {
-        attempt = claim.tryAcquire();
-        result = await this.deadlines.within(attempt, answerBy);
-      } catch (error) {
-        if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
-        throw toBackendError(this.backend.name, error, this.backend.address);
-      }
       if (result.acquired) {
-        if (attemptStartedAt + result.validityMs > monotonicNow()) {
-          return new Lease(
-            { key, storeKey, mode: options.mode, permits: options.permits, fence: result.fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs: result.validityMs, minHoldMs: options.minHoldMs, maxHoldMs: options.maxHoldMs },
-            this.leaseOwner,
-          );
-        }
+        if (attemptStartedAt + result.validityMs > monotonicNow()) return this.newLease(key, storeKey, claim, options, result.fence, attemptStartedAt, result.validityMs);
         // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
-        await this.deadlines.within(claim.release(), answerBy).catch(() => undefined);
+        await this.deadlines.within(this.calls.track(claim.release()), answerBy).catch(() => undefined);
         result = { acquired: false, holderTtlMs: 0 };
       }
       lastBusy = result;
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
-        if (this.eventSubject.observed) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
+        if (this.hub.wants('timeout')) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
         throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
       }
       if (stop.aborted) break;
@@ -417,9 +468,30 @@ export class LockEngine {
       if (selfHeld && !selfHeld.noticed) sleepMs = Math.min(sleepMs, this.noticeSelfWait(key, selfHeld, startedAt));
       await claim.waitForChange(sleepMs, stop);
       if (stop.aborted) break;
+      attemptStartedAt = monotonicNow();
+      let attempt: Promise<AttemptResult> | undefined;
+      try {
+        attempt = claim.tryAcquire();
+        result = await this.deadlines.within(attempt, answerBy);
+      } catch (error) {
+        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, lastBusy);
+      }
     }
     if (this.shutdown.signal.aborted) throw new LockShuttingDownError(this.backend.name);
     throw options.signal?.reason;
+  }
+
+  /** What an attempt that failed (`error`) or went unanswered (OVERDUE) throws. */
+  private attemptFailed(error: unknown, attempt: Promise<AttemptResult> | undefined, key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined): unknown {
+    if (error === OVERDUE) return new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
+    return toBackendError(this.backend.name, error, this.backend.address);
+  }
+
+  private newLease(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, fence: number | undefined, attemptStartedAt: number, validityMs: number): Lease {
+    return new Lease(
+      { key, storeKey, mode: options.mode, permits: options.permits, fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs, minHoldMs: options.minHoldMs, maxHoldMs: options.maxHoldMs },
+      this.leaseOwner,
+    );
   }
 
   /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
@@ -485,22 +557,15 @@ export class LockEngine {
     return this.backend.capabilities?.[capability] === true;
   }
 
-  /** Refuses a kind of lock the store does not implement, before anything reaches the store. */
-  private assertSupported(key: string, options: ResolvedLockOptions): void {
-    const supports = this.backend.capabilities ?? {};
-    const refuse = (what: string) => {
-      throw new InvalidLockArgumentError(`Lock "${key}": ${what} is not supported by the ${this.backend.name} backend`);
-    };
-    if (options.mode === 'read' && !supports.read) refuse("mode 'read'");
-    if (options.fair && !supports.fair) refuse('fair: true');
-    if (options.minHoldMs !== undefined) {
-      if (!supports.minHold) refuse('minHoldMs (keeping a released key taken until it lapses in the store)');
-      if (options.mode === 'read' || options.permits !== undefined) throw new InvalidLockArgumentError(`Lock "${key}": minHoldMs applies to exclusive locks, not to read locks or semaphores`);
-    }
-    if (options.permits === undefined) return;
-    if (!supports.semaphore) refuse('a semaphore (permits)');
-    if (options.mode !== 'exclusive') throw new InvalidLockArgumentError(`Lock "${key}": a semaphore permit has no mode; leave mode unset`);
-    if (options.fair) throw new InvalidLockArgumentError(`Lock "${key}": fair semaphores are not supported`);
+  /** Why the store refuses a lock with `options`, if it does (checked-lock-options.ts). */
+  private refusalOf(options: ResolvedLockOptions): string | undefined {
+    return refusalOf(options, this.backend.capabilities, this.backend.name);
+  }
+
+  /** Checked options, as long as they were checked by this engine (its defaults are in them). */
+  private checkedHere(options: CheckedLockOptions): CheckedLockOptions {
+    if (options.checkedBy !== this) throw new InvalidLockArgumentError('These lock options were checked by another lock service (checkOptions)');
+    return options;
   }
 
   /**
@@ -520,9 +585,11 @@ export class LockEngine {
     const giveUpAt = monotonicNow() + CLOSE_TIMEOUT_MS;
     const released = Promise.allSettled(this.leases.toArray().map((lease) => lease.revoke(shutdownLoss(lease.key))));
     await this.deadlines.within(released, giveUpAt).catch(() => undefined);
-    await this.deadlines.within(this.inFlight.settled(), giveUpAt).catch(() => undefined);
+    // Acquisitions still on their way end now (the shutdown signal stops their waits); those that fail give their claims back.
+    await this.deadlines.within(this.waitingEnded(), giveUpAt).catch(() => undefined);
+    await this.deadlines.within(this.calls.settled(), giveUpAt).catch(() => undefined);
     this.leaseOwner.scheduler.close();
-    this.eventSubject.complete();
+    this.hub.complete();
     try {
       await this.deadlines.within(this.backend.close(), giveUpAt);
     } catch (error) {
@@ -532,12 +599,19 @@ export class LockEngine {
     }
   }
 
-  private track<T>(promise: Promise<T>): Promise<T> {
-    return this.inFlight.track(promise);
+  /** Resolves once no acquisition is on its way (at once when none is). */
+  private waitingEnded(): Promise<void> {
+    if (this.waiting === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.noneWaiting = () => {
+        this.noneWaiting = undefined;
+        resolve();
+      };
+    });
   }
 
   private emit(event: LockEvent): void {
-    if (this.eventSubject.observed) this.eventSubject.next(event);
+    this.hub.emit(event);
   }
 }
 

@@ -38,11 +38,16 @@ export class LockHandle implements Lock {
     return this.released || this.lease.isReleased;
   }
 
-  async release(): Promise<void> {
+  release(): Promise<void> {
     if (!this.reentrant) {
       this.released = true;
+      // The lease's own promise, not one more wrapped around it: this is every lock's release.
       return this.lease.release();
     }
+    return this.endReentrantUse();
+  }
+
+  private async endReentrantUse(): Promise<void> {
     if (this.released) return;
     this.released = true;
     if (this.lease.isLost) throw this.lease.signal.reason as LockLostError;

@@ -1,54 +1,38 @@
-/** How many keys an engine remembers hold times of; keys released least recently are dropped first. */
-export const RECENT_HOLD_KEYS = 1_000;
+/** How many of this instance's last releases an engine remembers the hold times of. */
+export const RECENT_HOLDS = 1_000;
 
 /** How many of a key's last holds the estimate looks at. */
 export const RECENT_HOLDS_PER_KEY = 5;
 
-/** A key's last holds: one number until it has been held twice (most keys are held once). */
-type Holds = number | number[];
-
 /**
- * The durations of this instance's last holds of each key (at most `RECENT_HOLD_KEYS` keys,
- * `RECENT_HOLDS_PER_KEY` holds each), fed by every release, for an honest guess of when a busy key
- * frees: `LockTimeoutError.likelyFreeInMs`, HTTP `Retry-After`. A lease's own expiry says nothing
- * useful there, since renewals keep it full for as long as the holder works.
+ * The durations of this instance's last `RECENT_HOLDS` holds, whatever their keys, fed by every
+ * release, for an honest guess of when a busy key frees: `LockTimeoutError.likelyFreeInMs`, HTTP
+ * `Retry-After`. A lease's own expiry says nothing useful there, since renewals keep it full for as
+ * long as the holder works.
  *
- * Two generations of half the bound each, rather than an exact LRU: recording a key released for
- * the first time is one map lookup per generation and one insert, with no reordering or eviction
- * per release; a full generation is dropped whole, the older one first (keys recorded again move to
- * the newer one).
+ * A ring of the last releases rather than a map per key: recording a release (every lock's path) is
+ * two array writes, with no hashing; the estimate, asked only when a wait for a busy key times out,
+ * reads the ring backwards for the key's last `RECENT_HOLDS_PER_KEY` holds.
  */
 export class RecentHolds {
-  private current = new Map<string, Holds>();
-  private previous = new Map<string, Holds>();
-  private readonly generationSize: number;
+  private readonly keys: (string | undefined)[];
+  private readonly heldMs: Float64Array;
+  /** Where the next release goes: the oldest one is overwritten. */
+  private next = 0;
 
   constructor(
-    maxKeys = RECENT_HOLD_KEYS,
+    capacity = RECENT_HOLDS,
     private readonly perKey = RECENT_HOLDS_PER_KEY,
   ) {
-    // Both generations together stay within maxKeys: the newer is full at most for the moment it turns older.
-    this.generationSize = Math.max(1, Math.floor((maxKeys + 1) / 2));
+    this.keys = new Array<string | undefined>(Math.max(1, capacity)).fill(undefined);
+    this.heldMs = new Float64Array(this.keys.length);
   }
 
   /** A hold of `key` ended (released) after `heldMs`. */
   record(key: string, heldMs: number): void {
-    let holds = this.current.get(key);
-    if (holds === undefined) {
-      holds = this.previous.get(key);
-      if (holds !== undefined) this.previous.delete(key);
-    }
-    if (holds === undefined) holds = heldMs;
-    else if (typeof holds === 'number') holds = [holds, heldMs];
-    else {
-      if (holds.length >= this.perKey) holds.shift();
-      holds.push(heldMs);
-    }
-    this.current.set(key, holds);
-    if (this.current.size >= this.generationSize) {
-      this.previous = this.current;
-      this.current = new Map();
-    }
+    this.keys[this.next] = key;
+    this.heldMs[this.next] = heldMs;
+    this.next = this.next + 1 === this.keys.length ? 0 : this.next + 1;
   }
 
   /**
@@ -57,16 +41,21 @@ export class RecentHolds {
    * instance has not held the key recently: nothing is known.
    */
   likelyFreeInMs(key: string, currentAgeMs = 0): number | undefined {
-    const holds = this.current.get(key) ?? this.previous.get(key);
-    if (holds === undefined) return undefined;
-    const sorted = typeof holds === 'number' ? [holds] : [...holds].sort((a, b) => a - b);
-    const middle = sorted.length >> 1;
-    const median = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+    const holds: number[] = [];
+    const size = this.keys.length;
+    for (let i = 1; i <= size && holds.length < this.perKey; i++) {
+      const slot = (this.next - i + size) % size;
+      if (this.keys[slot] === key) holds.push(this.heldMs[slot]!);
+    }
+    if (holds.length === 0) return undefined;
+    holds.sort((a, b) => a - b);
+    const middle = holds.length >> 1;
+    const median = holds.length % 2 === 1 ? holds[middle]! : (holds[middle - 1]! + holds[middle]!) / 2;
     return Math.max(0, Math.round(median - currentAgeMs));
   }
 
   /** Keys remembered now (for tests of the bound). */
   get size(): number {
-    return this.current.size + this.previous.size;
+    return new Set(this.keys.filter((key) => key !== undefined)).size;
   }
 }

@@ -24,7 +24,8 @@ export class LockService {
 
   constructor(@Inject(LOCK_ENGINE) private readonly engine: LockEngine) {
     this.events = engine.events;
-    this.events.subscribe((event) => {
+    // Only the warnings: a subscription to `events` would have every acquisition and release build its event.
+    engine.listen(['lost', 'release-failed', 'self-wait', 'force-released'], (event) => {
       if (event.type === 'lost') this.logger.warn(Messages.lockLost(event.key, event.fence, event.error.message));
       else if (event.type === 'release-failed') this.logger.warn(Messages.releaseFailed(event.key, event.fence, event.error.message));
       else if (event.type === 'self-wait') this.logger.warn(Messages.selfWait(event.key, event.waitedMs));

@@ -39,7 +39,7 @@ describe('redis key names', () => {
   it('never gives two store keys the same name, including keys that differ only in braces or lone surrogates', () => {
     const storeKeys = [...awkward, 'lock:\ud801', 'lock:{user}:43', 'lock:user}:42', 'lock:{user:42', 'lock:user:42'];
     const names = storeKeys.flatMap((storeKey) => Object.values(redisLockKeys(storeKey)));
-    expect(new Set(names).size).toBe(storeKeys.length * 6);
+    expect(new Set(names).size).toBe(storeKeys.length * 7);
   });
 
   it('keeps plain keys readable for operators', () => {
@@ -50,6 +50,7 @@ describe('redis key names', () => {
       readers: '{lock:orders:42}:readers',
       queue: '{lock:orders:42}:queue',
       queueExpiry: '{lock:orders:42}:queue-expiry',
+      waiting: '{lock:orders:42}:waiting',
     });
   });
 });

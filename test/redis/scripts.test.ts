@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLockBackend, LockEngine, LockTimeoutError } from '../../lib/index.js';
 import { filter, firstValueFrom, take, toArray } from 'rxjs';
+import { WAITING_FLAG_MARGIN_MS } from '../../lib/backends/redis/waiting-flag.js';
 import { RedisServer } from '../harness/redis-server.js';
 
 /** Calls of each command so far, from INFO commandstats. */
@@ -69,12 +70,37 @@ describe('redis backend scripts', () => {
     expect(Number(server.cli('GET', '{lock:ttl}:fence'))).toBe(lock.fence);
   });
 
-  it('frees a key released within its lease with GET, DEL and PUBLISH alone; once the lease the counter was kept for is spent, the release sets the counter to expire the idle time later', async () => {
+  it('takes a free key with EXISTS, SET, TIME and SET of the counter, and frees it, when nobody waited, with GET and DEL alone', async () => {
+    server.cli('CONFIG', 'RESETSTAT');
+    const lock = await engine.acquire('alone', { leaseMs: 10_000 });
+    expect(commandCalls(server)).toEqual({ evalsha: 1, exists: 1, set: 2, time: 1 });
+    server.cli('CONFIG', 'RESETSTAT');
+    await lock.release();
+    expect(commandCalls(server)).toEqual({ evalsha: 1, get: 1, del: 1 });
+  });
+
+  it('announces a release when a refused claim flagged the key as waited for, until the holder\'s lease ends and a margin more', async () => {
+    const lock = await engine.acquire('waited', { leaseMs: 10_000 });
+    expect(await engine.tryAcquire('waited')).toBeNull();
+    const flagTtl = Number(server.cli('PTTL', '{lock:waited}:waiting'));
+    expect(flagTtl).toBeGreaterThan(8_000 + WAITING_FLAG_MARGIN_MS);
+    expect(flagTtl).toBeLessThanOrEqual(10_000 + WAITING_FLAG_MARGIN_MS);
+    server.cli('CONFIG', 'RESETSTAT');
+    await lock.release();
+    // One DEL drops the lock and the flag, and says the flag was there.
+    expect(commandCalls(server)).toEqual({ evalsha: 1, get: 1, del: 1, publish: 1 });
+    expect(server.cli('EXISTS', '{lock:waited}:waiting')).toBe('0');
+    server.cli('CONFIG', 'RESETSTAT');
+    await (await engine.acquire('waited')).release();
+    expect(commandCalls(server).publish).toBeUndefined();
+  });
+
+  it('frees a key released within its lease without touching its counter; once the lease the counter was kept for is spent, the release sets the counter to expire the idle time later', async () => {
     const early = await engine.acquire('release-early', { leaseMs: 10_000 });
     server.cli('CONFIG', 'RESETSTAT');
     await early.release();
     const calls = commandCalls(server);
-    expect(calls).toMatchObject({ evalsha: 1, get: 1, del: 1, publish: 1 });
+    expect(calls).toMatchObject({ evalsha: 1, get: 1, del: 1 });
     expect(calls.pexpire).toBeUndefined();
 
     const late = await engine.acquire('release-late', { leaseMs: 300 });
@@ -83,7 +109,7 @@ describe('redis backend scripts', () => {
     await renewals;
     server.cli('CONFIG', 'RESETSTAT');
     await late.release();
-    expect(commandCalls(server)).toMatchObject({ evalsha: 1, get: 1, del: 1, publish: 1, pexpire: 1 });
+    expect(commandCalls(server)).toMatchObject({ evalsha: 1, get: 1, del: 1, pexpire: 1 });
     const fenceTtl = Number(server.cli('PTTL', '{lock:release-late}:fence'));
     expect(fenceTtl).toBeGreaterThan(86_400_000 - 2_000);
     expect(fenceTtl).toBeLessThanOrEqual(86_400_000);

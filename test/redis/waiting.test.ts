@@ -121,4 +121,19 @@ describe('redis backend waiting', () => {
     expect(performance.now() - releasedAt).toBeLessThan(2_000);
     await waitUntil('unsubscribed', () => subscribers('{lock:leave}:released') === 0, 5_000);
   }, 30_000);
+
+  it('announces a release while claims of its own process wait, even when no flag says the key is waited for', async () => {
+    const backend = await createLockBackend({ type: 'redis', url: server.url });
+    const [holderEngine, waiterEngine] = [new LockEngine(backend), new LockEngine(backend)];
+    engines.push(holderEngine, waiterEngine);
+    const held = await holderEngine.acquire('own', { leaseMs: 60_000 });
+    const waiting = waiterEngine.acquire('own', { waitMs: 60_000 });
+    await waitUntil('the waiter asleep', () => (backend as RedisBackend).asleep('lock:own') === 1, 5_000, 5);
+    // As if the flag had lapsed: only the release's own knowledge of its process's waiters is left.
+    expect(server.cli('DEL', '{lock:own}:waiting')).toBe('1');
+    const releasedAt = performance.now();
+    await held.release();
+    await (await waiting).release();
+    expect(performance.now() - releasedAt).toBeLessThan(2_000);
+  }, 30_000);
 });

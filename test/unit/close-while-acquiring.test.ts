@@ -1,5 +1,6 @@
-import { describe, expect, it } from '@jest/globals';
+import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { LockBackendError, LockEngine, LockShuttingDownError } from '../../lib/index.js';
+import { CLOSE_TIMEOUT_MS, RELEASE_TIMEOUT_MS } from '../../lib/engine/answer-deadlines.js';
 import type { AttemptResult, LockBackend, LockClaim } from '../../lib/backend.js';
 import { hasSettled } from '../support/settled.js';
 
@@ -61,5 +62,67 @@ describe('close() while an acquisition is under way', () => {
     await closing;
     expect(calls).toEqual(['tryAcquire', 'release', 'released', 'close']);
     expect(await acquiring).toBeInstanceOf(expected);
+  });
+});
+
+describe('close() and the store calls nobody awaits any more (fake timers)', () => {
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  /** A store that grants at once; its releases and renewals answer when the test says (or at once). */
+  function backendAnsweringLater(answerNow: { release?: boolean; renew?: boolean }) {
+    const calls: string[] = [];
+    const answers: { release?: () => void; renew?: () => void } = {};
+    const later = <T>(name: 'release' | 'renew', value: T) =>
+      new Promise<T>((resolve) => {
+        const answer = () => (calls.push(`${name} answered`), resolve(value));
+        if (answerNow[name]) answer();
+        else answers[name] = answer;
+      });
+    const backend: LockBackend = {
+      name: 'scripted',
+      claim: () => ({
+        tryAcquire: async () => ({ acquired: true, fence: 1, validityMs: 3_000 }),
+        waitForChange: () => new Promise<void>(() => undefined),
+        renew: () => later('renew', 3_000),
+        release: () => later('release', true),
+      }),
+      close: async () => void calls.push('close'),
+    };
+    return { backend, calls, answers };
+  }
+
+  it('lets a release its holder stopped waiting for reach the store\'s answer before it closes the clients', async () => {
+    jest.useFakeTimers();
+    const { backend, calls, answers } = backendAnsweringLater({ renew: true });
+    const engine = new LockEngine(backend, { leaseMs: 3_000, waitMs: 0 });
+    const lock = await engine.acquire('k');
+    const releasing = lock.release().catch((error: unknown) => error);
+    await jest.advanceTimersByTimeAsync(RELEASE_TIMEOUT_MS);
+    expect(await releasing).toBeInstanceOf(LockBackendError);
+    const closing = engine.close();
+    await jest.advanceTimersByTimeAsync(CLOSE_TIMEOUT_MS / 2);
+    expect(calls).toEqual([]);
+    answers.release!();
+    await closing;
+    expect(calls).toEqual(['release answered', 'close']);
+  });
+
+  it('lets a renewal in flight reach the store\'s answer before it closes the clients', async () => {
+    jest.useFakeTimers();
+    const { backend, calls, answers } = backendAnsweringLater({ release: true });
+    const engine = new LockEngine(backend, { leaseMs: 3_000, waitMs: 0 });
+    const lock = await engine.acquire('k');
+    // A third of the lease: the renewal goes out, unanswered.
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(answers.renew).toBeDefined();
+    const closing = engine.close();
+    await jest.advanceTimersByTimeAsync(CLOSE_TIMEOUT_MS / 2);
+    expect(lock.signal.aborted).toBe(true);
+    expect(calls).toEqual(['release answered']);
+    answers.renew!();
+    await closing;
+    expect(calls).toEqual(['release answered', 'renew answered', 'close']);
   });
 });

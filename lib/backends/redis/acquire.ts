@@ -3,18 +3,20 @@ import { LUA_NOW, luaKeepReaders } from './lua-clock.js';
 import { counterTtlMs, LUA_EFFECTS, luaKeepFence, luaReserveFences } from './lua-fence.js';
 import type { RedisClient } from './redis-client.js';
 import type { RedisLockKeys } from './redis-keys.js';
-import { luaScript, runScript } from './run-script.js';
+import { afterScriptFailed, luaScript, sendScript } from './run-script.js';
 import { QUEUE_PLACE_TTL_MS, type QueuePolicy } from './wait-queue.js';
+import { luaFlagWaiting } from './waiting-flag.js';
 
-// KEYS: lock, fence counter, readers, queue, queue expiries.
+// KEYS: lock, fence counter, readers, queue, queue expiries, waiting flag.
 // ARGV: owner, lease ms, kind: 'x' plain exclusive (queues only when it finds a queue), 'w' queued
-// writer, 'r' reader; fences to reserve ('x' only: more than 1 for a local turn, see local-turn.ts);
-// the fence counter's TTL (counterTtlMs: the lease, the idle time and 1 ms, see lua-fence.ts).
+// writer, 'r' reader; the fence counter's TTL (counterTtlMs: the lease, the idle time and 1 ms, see
+// lua-fence.ts); fences to reserve ('x' only, absent: 1; more for a local turn, see local-turn.ts).
 // The claim's queue entry is 'w' or 'r' + owner (see queueEntryOf).
 // Taken → {1, fence, last fence reserved, ms the last runs ahead of Redis's clock} ('x' taking a free
 // key: the fence alone when it is the only one reserved and not ahead of the clock); {1, fence} when
 // the owner already held the key (how far ahead is then unknown). Refused → {0, ms until a holder's lease or a queue place lapses (-1: unknown),
-// 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}.
+// 1 if the claim is queued, 1 if someone holds the key (0: only queued waiters ahead)}, and the key
+// flagged as waited for (waiting-flag.ts), so that the release that ends this wait announces itself.
 //
 // The first block is the plain exclusive lock, unchanged (one SET NX PX and one INCR) while the key
 // has no readers and no queue. Otherwise, after dropping lapsed readers and queue places: a writer
@@ -26,17 +28,19 @@ const ACQUIRE = luaScript(`${LUA_EFFECTS}
 local owner, kind = ARGV[1], ARGV[3]
 if kind == 'x' and redis.call('EXISTS', KEYS[3], KEYS[4]) == 0 then
   if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then
-    local count = tonumber(ARGV[4])
-    ${luaReserveFences('KEYS[2]', 'count', 'ARGV[5]')}
+    local count = tonumber(ARGV[5] or 1)
+    ${luaReserveFences('KEYS[2]', 'count', 'ARGV[4]')}
     if count == 1 and ahead_ms <= 0 then return first end
     return {1, first, last, ahead_ms}
   end
   if redis.call('GET', KEYS[1]) == owner then
     redis.call('PEXPIRE', KEYS[1], ARGV[2])
-    ${luaKeepFence('KEYS[2]', 'ARGV[5]')}
+    ${luaKeepFence('KEYS[2]', 'ARGV[4]')}
     return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
   end
-  return {0, redis.call('PTTL', KEYS[1]), 0, 1}
+  local wait = redis.call('PTTL', KEYS[1])
+  ${luaFlagWaiting('KEYS[6]', 'wait', 'ARGV[4]')}
+  return {0, wait, 0, 1}
 end
 ${LUA_NOW}
 local lease = tonumber(ARGV[2])
@@ -50,13 +54,13 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local holder = redis.call('GET', KEYS[1])
 if writer and holder == owner then
   redis.call('PEXPIRE', KEYS[1], lease)
-  ${luaKeepFence('KEYS[2]', 'ARGV[5]')}
+  ${luaKeepFence('KEYS[2]', 'ARGV[4]')}
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 if not writer and redis.call('ZSCORE', KEYS[3], owner) then
   redis.call('ZADD', KEYS[3], now + lease, owner)
   ${luaKeepReaders('KEYS[3]')}
-  ${luaKeepFence('KEYS[2]', 'ARGV[5]')}
+  ${luaKeepFence('KEYS[2]', 'ARGV[4]')}
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
 local rank = redis.call('ZRANK', KEYS[4], entry)
@@ -79,7 +83,7 @@ if free then
     redis.call('ZREM', KEYS[4], entry)
     redis.call('ZREM', KEYS[5], entry)
   end
-  ${luaReserveFences('KEYS[2]', '1', 'ARGV[5]')}
+  ${luaReserveFences('KEYS[2]', '1', 'ARGV[4]')}
   return {1, first, first, ahead_ms}
 end
 local queued = rank ~= false
@@ -104,6 +108,7 @@ else
   local first = redis.call('ZRANGE', KEYS[5], 0, 0, 'WITHSCORES')[2]
   if first then wait = tonumber(first) - now end
 end
+${luaFlagWaiting('KEYS[6]', 'wait', 'ARGV[4]')}
 return {0, wait, queued and 1 or 0, held}
 `);
 
@@ -146,14 +151,29 @@ export type AcquireReply =
     };
 
 /** @internal One attempt to take the lock for `request.owner` (in its mode), joining or keeping the queue if refused. */
-export async function acquireLock(client: RedisClient, keys: RedisLockKeys, request: AcquireRequest): Promise<AcquireReply> {
-  const scriptKeys = [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry];
+export function acquireLock(client: RedisClient, keys: RedisLockKeys, request: AcquireRequest): Promise<AcquireReply> {
+  const scriptKeys = acquireKeys(keys);
+  const args = acquireArgs(request);
+  // One promise over the command (not an async function awaiting it): this is every acquisition's path.
+  return sendScript(client, ACQUIRE, scriptKeys, args).then(acquireReply, (error: unknown) => afterScriptFailed(error, client, ACQUIRE, scriptKeys, args).then(acquireReply));
+}
+
+function acquireKeys(keys: RedisLockKeys): string[] {
+  return [keys.lock, keys.fence, keys.readers, keys.queue, keys.queueExpiry, keys.waiting];
+}
+
+function acquireArgs(request: AcquireRequest): (string | number)[] {
   const kind = kindOf(request);
-  const fences = kind === 'x' ? (request.fences ?? 1) : 1;
-  const reply = (await runScript(client, ACQUIRE, scriptKeys, [request.owner, request.leaseMs, kind, fences, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)])) as number | number[];
+  const args: (string | number)[] = [request.owner, request.leaseMs, kind, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)];
+  // One fence unless a local turn reserves more: the common case sends none.
+  if (kind === 'x' && request.fences !== undefined && request.fences > 1) args.push(request.fences);
+  return args;
+}
+
+function acquireReply(reply: unknown): AcquireReply {
   // The common case, a free key taken by a lone claim: one integer, nothing to unpack.
   if (typeof reply === 'number') return { acquired: true, fence: reply, lastFence: reply, aheadMs: 0 };
   const [taken, value, queued, held] = reply as [number, number, number?, number?];
-  if (taken === 1) return { acquired: true, fence: value, lastFence: reply.length > 2 ? reply[2]! : value, aheadMs: reply[3] };
+  if (taken === 1) return { acquired: true, fence: value, lastFence: (reply as number[]).length > 2 ? (reply as number[])[2]! : value, aheadMs: (reply as number[])[3] };
   return { acquired: false, holderTtlMs: value >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
 }

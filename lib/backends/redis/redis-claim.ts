@@ -10,7 +10,7 @@ import { releaseReadLock, renewReadLock } from './read-lease.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys, type RedisLockKeys } from './redis-keys.js';
 import type { ReleaseListener } from './release-listener.js';
-import { RELEASED_MESSAGE, releaseHolding, releaseLock, releaseLockHeard } from './release.js';
+import { RELEASED_MESSAGE, releaseHolding, releaseLock, releaseLockHeard, releaseLockIfWaited } from './release.js';
 import { acknowledgedOrUndone, renewedOnReplicas, type HeldEntry, type ReplicaAcknowledger } from './replica-ack.js';
 import { renewLock } from './renew.js';
 import { leaveQueue, queueEntryOf, queuePolicyOf } from './wait-queue.js';
@@ -20,8 +20,6 @@ export interface RedisClaimContext {
   readonly client: RedisClient;
   readonly listener: ReleaseListener;
   readonly heartbeat: QueueHeartbeat;
-  /** Registers a command in flight, so that closing the backend can let it settle first. */
-  readonly track: <T>(command: Promise<T>) => Promise<T>;
   /** How long a key's fence counter outlives its last lease (the `idleKeyTtlMs` option). */
   readonly idleKeyTtlMs: number;
   /** Replicas that must acknowledge acquisitions and renewals (the `replicas` option), if any. */
@@ -110,7 +108,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const startedAt = monotonicNow();
     let reply;
     try {
-      reply = await this.context.track(acquireLock(this.context.client, this.keys, attempt));
+      reply = await acquireLock(this.context.client, this.keys, attempt);
     } catch (error) {
       this.maybeHeld = true;
       // How far its fences run ahead is unknown now: the release reads it.
@@ -125,7 +123,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       if (woken && !reply.held) this.waiting?.wakeNext(this.waiter);
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
-    if (this.context.replicas) await this.context.track(acknowledgedOrUndone(this.context.replicas, this.heldEntry(this.request.owner), () => this.undo()));
+    if (this.context.replicas) await acknowledgedOrUndone(this.context.replicas, this.heldEntry(this.request.owner), () => this.undo());
     this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs, reply.aheadMs);
     if (this.plain) {
       const validUntil = startedAt + validityAfterDrift(this.request.leaseMs, this.context.driftFactor);
@@ -149,24 +147,33 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    const { client, track } = this.context;
+    const { client } = this.context;
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.context.idleKeyTtlMs;
     const startedAt = monotonicNow();
     let extended: boolean;
     if (this.reader) {
-      extended = await this.renewed(this.request.owner, track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
+      extended = await this.renewed(this.request.owner, renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
     } else {
       const turn = this.turn;
       const owner = turn?.storeOwner ?? this.request.owner;
-      const extend = () => this.renewed(owner, track(renewLock(client, this.keys, owner, leaseMs, fenceIdleMs)));
+      const extend = () => this.renewed(owner, renewLock(client, this.keys, owner, leaseMs, fenceIdleMs));
       extended = await (turn ? turn.renew(leaseMs, extend) : extend());
     }
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? validityAfterDrift(leaseMs, this.context.driftFactor) : false;
   }
 
-  async release(holdMs?: number): Promise<boolean> {
+  release(holdMs?: number): Promise<boolean> {
+    // Held, with nothing else to clean up or hand on (every uncontended lock): the script's own promise.
+    if (this.held && !this.maybeHeld && !this.queued && this.handedFence === undefined && this.waiting === undefined && this.turn === undefined) {
+      this.held = false;
+      return this.freeHeld(this.request.owner, holdMs);
+    }
+    return this.releaseAll(holdMs);
+  }
+
+  private async releaseAll(holdMs: number | undefined): Promise<boolean> {
     if (this.handedFence !== undefined) {
       // Handed the lock but gave up before taking it: the wake-up that came with it is used up here.
       this.handedFence = undefined;
@@ -193,17 +200,20 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   private freeHeld(owner: string, holdMs: number | undefined): Promise<boolean> {
-    const { client, track } = this.context;
-    return track(this.reader ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, this.context.idleKeyTtlMs) : this.releaseWriter(owner, holdMs));
+    const { client, idleKeyTtlMs } = this.context;
+    if (this.reader) return releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, idleKeyTtlMs);
+    if (holdMs !== undefined) return releaseHolding(client, this.keys, owner, holdMs, idleKeyTtlMs);
+    const local = this.context.listener.waitersOf(this.keys.channel);
+    return local ? this.releaseWriter(owner, local) : this.releaseWriterFreely(owner);
   }
 
   private leaveQueue(): Promise<unknown> {
-    return this.context.track(leaveQueue(this.context.client, this.keys, this.entry, RELEASED_MESSAGE));
+    return leaveQueue(this.context.client, this.keys, this.entry, RELEASED_MESSAGE);
   }
 
   private renewed(owner: string, extended: Promise<boolean>): Promise<boolean> {
     const { replicas } = this.context;
-    return replicas ? this.context.track(renewedOnReplicas(replicas, this.heldEntry(owner), extended)) : extended;
+    return replicas ? renewedOnReplicas(replicas, this.heldEntry(owner), extended) : extended;
   }
 
   /** Where the store keeps this claim's hold: the lock key's value, or its owner's entry among the readers. */
@@ -213,26 +223,36 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   /** Drops an acquisition the replicas did not acknowledge; if that fails too, release() tries again. */
   private async undo(): Promise<void> {
-    const { client, track } = this.context;
+    const { client } = this.context;
     const owner = this.request.owner;
     const idleMs = this.context.idleKeyTtlMs;
-    await track(this.reader ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs) : releaseLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs)).catch(() => (this.maybeHeld = true));
+    await (this.reader ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs) : releaseLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs)).catch(() => (this.maybeHeld = true));
   }
 
-  /** Frees the key; when subscribers of other processes heard it, this process's plain claims stand back for their turns. */
-  private async releaseWriter(owner: string, holdMs: number | undefined): Promise<boolean> {
-    if (holdMs !== undefined) return releaseHolding(this.context.client, this.keys, owner, holdMs, this.context.idleKeyTtlMs);
-    const { listener } = this.context;
-    const local = this.plain ? listener.waitersOf(this.keys.channel) : undefined;
+  /**
+   * Frees the key while no claim of this process waits for it: announced only if a claim of another
+   * process flagged it as waited for (waiting-flag.ts). The common path: no promise over the script's.
+   */
+  private releaseWriterFreely(owner: string): Promise<boolean> {
+    return releaseLockIfWaited(this.context.client, this.keys, owner, this.context.listener.releaseMessage, this.fenceIdleMs(), this.fenceUpkeep?.aheadMs);
+  }
+
+  /**
+   * Frees the key while claims of this process wait for it (`local`): announced, so they hear it; when
+   * subscribers of other processes heard it too, this process's plain claims stand back for their turns.
+   */
+  private async releaseWriter(owner: string, local: ChannelWaiters): Promise<boolean> {
     // Its own announcement may arrive before the reply: stand back already for those that waited last time.
-    local?.standBack(local.othersWaiting);
-    const upkeep = this.fenceUpkeep;
-    // Within the lease its counter was kept for, the counter already outlives the release by the idle time: no PEXPIRE to send.
-    const fenceIdleMs = upkeep?.outlivesRelease(this.context.driftFactor) ? undefined : this.context.idleKeyTtlMs;
-    const heard = await releaseLockHeard(this.context.client, this.keys, owner, listener.releaseMessage, fenceIdleMs, upkeep?.aheadMs);
+    if (this.plain) local.standBack(local.othersWaiting);
+    const heard = await releaseLockHeard(this.context.client, this.keys, owner, this.context.listener.releaseMessage, this.fenceIdleMs(), this.fenceUpkeep?.aheadMs);
     // This backend's own subscriber is one of those that heard it when claims of this process wait.
-    if (local && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
+    if (this.plain && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
     return heard >= 0;
+  }
+
+  /** The idle time the release gives the fence counter; none within the lease it was kept for, which already outlives the release by it. */
+  private fenceIdleMs(): number | undefined {
+    return this.fenceUpkeep?.outlivesRelease(this.context.driftFactor) ? undefined : this.context.idleKeyTtlMs;
   }
 
   /** The lock was handed over by a claim of this process: taken without a round trip. */

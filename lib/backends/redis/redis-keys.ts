@@ -14,6 +14,8 @@ export interface RedisLockKeys {
   readonly queue: string;
   /** Sorted set of the same waiters → expiry of their place (ms, Redis clock), refreshed while they wait. */
   readonly queueExpiry: string;
+  /** Set by a refused claim, for as long as it may sleep: the release announces itself only then (waiting-flag.ts). */
+  readonly waiting: string;
 }
 
 /**
@@ -34,6 +36,7 @@ export function redisLockKeys(storeKey: string): RedisLockKeys {
     readers: `${tag}:readers`,
     queue: `${tag}:queue`,
     queueExpiry: `${tag}:queue-expiry`,
+    waiting: `${tag}:waiting`,
   };
 }
 

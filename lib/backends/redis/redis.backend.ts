@@ -35,6 +35,7 @@ export class RedisBackend implements LockBackend {
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
+  /** Commands it sends on its own (queue heartbeats); the engine counts the calls it makes (claims), and settles them before it closes this. */
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
   /** Stops replacing a created client's stuck connection (none for a client of yours). */
@@ -53,10 +54,9 @@ export class RedisBackend implements LockBackend {
     this.address = redisAddress(client);
     this.listener = new ReleaseListener(client);
     this.inspection = new RedisInspection(client);
-    const track = <T>(command: Promise<T>) => this.track(command);
-    this.heartbeat = new QueueHeartbeat(client, track);
+    this.heartbeat = new QueueHeartbeat(client, (command) => this.inFlight.track(command));
     this.stopWatch = ownsClient ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () => this.listener.reconnect()) : () => undefined;
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
   }
 
   claim(request: ClaimRequest): LockClaim {
@@ -94,10 +94,6 @@ export class RedisBackend implements LockBackend {
     await settledBy(this.inFlight.settled(), giveUpAt);
     if (this.client.status === 'ready' && (await settledBy(this.client.quit().then(() => true, () => false), giveUpAt))) return;
     this.client.disconnect();
-  }
-
-  private track<T>(command: Promise<T>): Promise<T> {
-    return this.inFlight.track(command);
   }
 }
 

@@ -27,6 +27,20 @@ export function runScript(client: RedisClient, script: LuaScript, keys: readonly
 }
 
 /**
+ * @internal `runScript` without the fallback, for a caller that awaits the answer itself (the
+ * acquire and release paths, one promise less each): when it rejects, the caller hands the error to
+ * {@link afterScriptFailed}, which sends the script in full if the server did not know it.
+ */
+export function sendScript(client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  return sendCoalesced(client, () => client.evalsha(script.sha, keys.length, ...keys, ...args));
+}
+
+/** @internal After `sendScript` rejected with `error`: the answer of the script sent in full when the server did not know it (NOSCRIPT); else rejects with `error`. */
+export function afterScriptFailed(error: unknown, client: RedisClient, script: LuaScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  return isNoScript(error) ? client.eval(script.source, keys.length, ...keys, ...args) : Promise.reject(error);
+}
+
+/**
  * @internal `runScript` for bulk upkeep (renewals, queue heartbeats): the scripts of one tick go
  * out as one pipeline (command-batcher.ts), so a renewal tick of 10,000 leases is a few writes.
  */

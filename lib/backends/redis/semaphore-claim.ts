@@ -29,8 +29,6 @@ export class RedisSemaphoreClaim implements LockClaim {
 
   private readonly client: RedisClient;
   private readonly listener: ReleaseListener;
-  /** Registers a command in flight, so that closing the backend can let it settle first. */
-  private readonly track: <T>(command: Promise<T>) => Promise<T>;
   private readonly idleKeyTtlMs: number;
   private readonly driftFactor: number;
   private readonly replicas: ReplicaAcknowledger | undefined;
@@ -39,7 +37,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     context: RedisClaimContext,
     private readonly request: ClaimRequest,
   ) {
-    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas, driftFactor: this.driftFactor } = context);
+    ({ client: this.client, listener: this.listener, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas, driftFactor: this.driftFactor } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -57,7 +55,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     const startedAt = monotonicNow();
     let reply;
     try {
-      reply = await this.track(acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs, this.idleKeyTtlMs));
+      reply = await acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs, this.idleKeyTtlMs);
     } catch (error) {
       this.maybeHeld = true;
       throw error;
@@ -67,7 +65,7 @@ export class RedisSemaphoreClaim implements LockClaim {
       local?.noteHolderUntil(this.firstExpiry);
       return reply;
     }
-    if (this.replicas) await this.track(acknowledgedOrUndone(this.replicas, this.heldEntry, () => this.undo()));
+    if (this.replicas) await acknowledgedOrUndone(this.replicas, this.heldEntry, () => this.undo());
     this.held = true;
     this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
@@ -87,8 +85,8 @@ export class RedisSemaphoreClaim implements LockClaim {
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
     const startedAt = monotonicNow();
-    const renewed = this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
-    const extended = await (this.replicas ? this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewed)) : renewed);
+    const renewed = renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs);
+    const extended = await (this.replicas ? renewedOnReplicas(this.replicas, this.heldEntry, renewed) : renewed);
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? validityAfterDrift(leaseMs, this.driftFactor) : false;
   }
@@ -97,7 +95,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     this.stopWaiting();
     if (!this.held && !this.maybeHeld) return true;
     const wasHeld = this.held;
-    const freed = await this.track(releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs));
+    const freed = await releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs);
     this.held = false;
     this.maybeHeld = false;
     return freed || !wasHeld;
@@ -105,7 +103,7 @@ export class RedisSemaphoreClaim implements LockClaim {
 
   /** Drops a permit the replicas did not acknowledge; if that fails too, release() tries again. */
   private async undo(): Promise<void> {
-    await this.track(releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs)).catch(() => (this.maybeHeld = true));
+    await releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs).catch(() => (this.maybeHeld = true));
   }
 
   /** This claim's permit: its owner's entry in the permits set. */

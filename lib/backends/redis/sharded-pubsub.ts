@@ -1,5 +1,5 @@
 import type { RedisClient } from './redis-client.js';
-import { luaScript, runScript, type LuaScript } from './run-script.js';
+import { afterScriptFailed, luaScript, runScript, sendScript, type LuaScript } from './run-script.js';
 
 /**
  * @internal How releases are announced: `'plain'` (PUBLISH / SUBSCRIBE) or `'sharded'` (SPUBLISH /
@@ -49,6 +49,20 @@ export function runPublishingScript(client: RedisClient, script: PublishingScrip
     (known) => runScript(client, script[known], keys, args),
     () => runScript(client, script.plain, keys, args),
   );
+}
+
+/** @internal `sendScript` (run-script.ts) with the variant of `script` that `client` announces with; `runPublishingScript` without the fallback. */
+export function sendPublishingScript(client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  const kind = pubSubKindOf(client);
+  if (typeof kind === 'string') return sendScript(client, script[kind], keys, args);
+  // The kind is being found out (a Cluster's first release): the fallback is included.
+  return runPublishingScript(client, script, keys, args);
+}
+
+/** @internal `afterScriptFailed` (run-script.ts) for a `sendPublishingScript` that rejected with `error`. */
+export function afterPublishingScriptFailed(error: unknown, client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+  const kind = pubSubKindOf(client);
+  return afterScriptFailed(error, client, script[typeof kind === 'string' ? kind : 'plain'], keys, args);
 }
 
 async function detect(client: RedisClient): Promise<PubSubKind> {
