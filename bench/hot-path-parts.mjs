@@ -1,12 +1,11 @@
 // Client CPU of the pieces an acquire+release runs besides the Redis round trips, each alone in a
 // tight loop of this process (ns per call, medians of alternating rounds): the owner id (instance,
-// label, uuid, claim time), the hold-time record at release (RecentHolds, fresh keys), the renewal
+// label, unique id, claim time), the hold-time record at release (RecentHolds, fresh keys), the renewal
 // timer (WakeScheduler schedule + cancel), the fence upkeep note, the events check. A piece's cost
 // on the real path can differ (caches, GC), so the paired builds (bench/ab.mjs) stay the measure of a change.
 //   npm run build && node bench/hot-path-parts.mjs [--calls 200000] [--rounds 7]
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import { Subject } from 'rxjs';
 import { packageUrl } from './lib/package-under-test.mjs';
 import { median } from './lib/stats.mjs';
 
@@ -17,18 +16,21 @@ const { holderOwnerId, ownerIdPrefix } = await internal('./engine/holder-identit
 const { RecentHolds } = await internal('./engine/recent-holds.js');
 const { WakeScheduler } = await internal('./engine/wake-scheduler.js');
 const { FenceUpkeep } = await internal('./backends/redis/fence-upkeep.js');
+const { LockEventHub } = await internal('./engine/lock-event-hub.js');
 const { monotonicNow } = await internal('./engine/clock.js');
 
 const prefix = ownerIdPrefix('bench-host:1234');
 const holds = new RecentHolds();
 const scheduler = new WakeScheduler();
-const subject = new Subject();
+const hub = new LockEventHub();
+// As LockService does: a listener of the warnings only.
+hub.listen(['lost', 'release-failed', 'self-wait', 'force-released'], () => undefined);
 let sink;
 let seq = 0;
 
 const pieces = [
-  ['owner id: uuid alone', () => (sink = randomUUID())],
-  ['owner id: instance, uuid, claim time (holderOwnerId)', () => (sink = holderOwnerId(prefix, undefined))],
+  ['a uuid, for comparison (owner ids carried one before)', () => (sink = randomUUID())],
+  ['owner id: instance, unique id, claim time (holderOwnerId)', () => (sink = holderOwnerId(prefix, undefined))],
   ['  of which the claim time (Date.now())', () => (sink = Date.now())],
   ['owner id with a label', () => (sink = holderOwnerId(prefix, 'orders.buy'))],
   ['hold-time record at release, fresh key (RecentHolds.record)', () => holds.record(`lock:bench:${seq++}`, 3)],
@@ -38,7 +40,7 @@ const pieces = [
     scheduler.cancel(target);
   }],
   ['fence upkeep note (new FenceUpkeep)', () => (sink = new FenceUpkeep(86_400_000, monotonicNow(), 10_000, 0))],
-  ['events check, nobody listening (Subject.observed)', () => (sink = subject.observed)],
+  ['events check, only the warnings listened to (LockEventHub.wants)', () => (sink = hub.wants('acquired'))],
   ['monotonic clock read (performance.now)', () => (sink = monotonicNow())],
 ];
 

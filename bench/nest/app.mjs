@@ -133,6 +133,10 @@ async function contender() {
   switch (service ? 'service' : CONTENDER) {
     case 'none':
       return { imports: [], decorators: route };
+    case 'none-als':
+      // No lock, an AsyncLocalStorage in use (as this library's re-entrancy uses one): what Node's promise hooks cost the route.
+      new AsyncLocalStorage().enterWith({});
+      return { imports: [], decorators: route };
     case 'noop-als':
       // The same, with an AsyncLocalStorage in use (as this library's re-entrancy uses one): Node then runs its promise hooks on every promise.
       new AsyncLocalStorage().enterWith({});

@@ -12,7 +12,8 @@ const USAGE = `node bench/nest/run.mjs [options]
   --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none; also ours-service (this
                         library's LockService.withLock called in the handler: the engine without the Nest layer)
                         and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline),
-                        noop-als (the same with an AsyncLocalStorage in use), noop2 (two such interceptors),
+                        noop-als (the same with an AsyncLocalStorage in use), none-als (no lock, no interceptor,
+                        an AsyncLocalStorage in use), noop2 (two such interceptors),
                         ours-nomap and ours-service-nomap (the module option mapErrors: false)
   --workloads a,b       distinct (a fresh id per request) and/or hot (one id, --procs processes); default both
   --rounds N            default 3        --duration S   seconds measured per run, default 6
@@ -42,6 +43,7 @@ const NAMES = {
   'ours-nomap': 'ours (@Locked), mapErrors: false',
   'ours-service-nomap': 'ours, LockService.withLock in the handler, mapErrors: false',
   'noop-als': 'no lock, an interceptor that does nothing, an AsyncLocalStorage in use',
+  'none-als': 'no lock, an AsyncLocalStorage in use',
 };
 /** Contenders that run this build (dist/) another way. */
 const OURS_VARIANTS = ['ours-nomap', 'ours-service', 'ours-service-nomap'];

@@ -131,7 +131,7 @@ export class Lease implements Wakeable, Slotted {
 
   /** Frees the lock in the store. Idempotent; rejects with LockLostError when it was lost first. */
   release(): Promise<void> {
-    this.releasing ??= this.releaseOnce();
+    this.releasing ??= this.lapseTimer ? this.releaseAfterMaxHold() : this.releaseHeld();
     return this.releasing;
   }
 
@@ -173,31 +173,42 @@ export class Lease implements Wakeable, Slotted {
     return true;
   }
 
-  private async releaseOnce(): Promise<void> {
-    if (this.lapseTimer) await this.releaseAfterMaxHold();
-    this.assertHeld();
-    this.stopTimers();
-    let stillOurs: boolean;
-    const call = this.claim.release(this.bounds.remainingHoldMs());
+  /** Frees the lock in the store, within RELEASE_TIMEOUT_MS. Not an async function: one promise over the store's call on every lock's release. */
+  private releaseHeld(): Promise<void> {
+    let call: Promise<boolean>;
     try {
-      stillOurs = await this.owner.deadlines.within(call, monotonicNow() + RELEASE_TIMEOUT_MS);
+      this.assertHeld();
+      this.stopTimers();
+      call = this.claim.release(this.bounds.remainingHoldMs());
     } catch (error) {
-      // Unanswered: the holder stops waiting, the store may still answer (closing lets it settle first).
-      if (error === OVERDUE) this.owner.calls.track(call).catch(() => undefined);
-      // The store is unreachable: the lock lapses on its own after the lease. The holder is done either way.
-      this.finish();
-      const backendError =
-        error === OVERDUE
-          ? new LockBackendError(this.owner.backendName, atAddress(`the store did not answer the release of lock "${this.key}" within ${RELEASE_TIMEOUT_MS} ms; it frees the lock by itself when the lease lapses`, this.owner.backendAddress))
-          : toBackendError(this.owner.backendName, error, this.owner.backendAddress);
-      this.owner.emit({ type: 'release-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
-      throw backendError;
+      return Promise.reject(error);
     }
+    return this.owner.deadlines.within(call, monotonicNow() + RELEASE_TIMEOUT_MS).then(
+      (stillOurs) => this.released(stillOurs),
+      (error: unknown) => this.releaseFailed(error, call),
+    );
+  }
+
+  private released(stillOurs: boolean): void {
     if (!stillOurs) {
       this.markLost('another owner held the lock when it was released (the lease had lapsed)');
       this.assertHeld();
     }
     this.finish();
+  }
+
+  /** The store failed the release, or did not answer it in time (OVERDUE): the holder is done either way. */
+  private releaseFailed(error: unknown, call: Promise<boolean>): never {
+    // Unanswered: the holder stops waiting, the store may still answer (closing lets it settle first).
+    if (error === OVERDUE) this.owner.calls.track(call).catch(() => undefined);
+    // The store is unreachable: the lock lapses on its own after the lease.
+    this.finish();
+    const backendError =
+      error === OVERDUE
+        ? new LockBackendError(this.owner.backendName, atAddress(`the store did not answer the release of lock "${this.key}" within ${RELEASE_TIMEOUT_MS} ms; it frees the lock by itself when the lease lapses`, this.owner.backendAddress))
+        : toBackendError(this.owner.backendName, error, this.owner.backendAddress);
+    this.owner.emit({ type: 'release-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
+    throw backendError;
   }
 
   /** maxHoldMs is reached: the holder is told, renewal stops, and the key frees when its last lease lapses. */
@@ -210,11 +221,12 @@ export class Lease implements Wakeable, Slotted {
     }, this.localDeadline - monotonicNow());
   }
 
-  /** The holder releases after maxHoldMs: the key goes now rather than when its lease lapses; the loss was signalled already. */
+  /** The holder releases after maxHoldMs: the key goes now rather than when its lease lapses; the loss was signalled already (and is thrown). */
   private async releaseAfterMaxHold(): Promise<void> {
     clearTimeout(this.lapseTimer);
     this.lapseTimer = undefined;
     await this.claim.release().catch(() => undefined);
+    this.assertHeld();
   }
 
   private finish(): void {

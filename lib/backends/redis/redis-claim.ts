@@ -1,7 +1,7 @@
 import { validityAfterDrift } from '../drift.js';
 import { monotonicNow } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
-import { acquireLock, type AcquireRequest } from './acquire.js';
+import { acquireLock, type AcquireReply, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';
 import { LocalTurn, TURN_FENCES, type HandOffReceiver } from './local-turn.js';
@@ -90,31 +90,36 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     this.waiter.wake();
   }
 
-  async tryAcquire(): Promise<AttemptResult> {
+  tryAcquire(): Promise<AttemptResult> {
     const woken = this.waiter.noteTry();
     this.waiting?.noteTry();
-    if (this.handedFence !== undefined) return this.takeHandOff(this.handedFence);
+    if (this.handedFence !== undefined) return Promise.resolve(this.takeHandOff(this.handedFence));
     const local = this.waiting ?? this.context.listener.waitersOf(this.keys.channel);
     if (!this.waiting && this.plain) {
       // Claims of this process queued first (FIFO here, like the memory backend), so a holder that
       // releases and asks again at once does not overtake the waiter its release woke.
       const holderTtlMs = local?.queuedAheadTtl();
-      if (holderTtlMs !== undefined) return { acquired: false, holderTtlMs };
+      if (holderTtlMs !== undefined) return Promise.resolve({ acquired: false, holderTtlMs });
     }
     const yieldMs = this.plain ? local?.yieldLeft() : undefined;
-    if (yieldMs !== undefined) return { acquired: false, holderTtlMs: yieldMs };
+    if (yieldMs !== undefined) return Promise.resolve({ acquired: false, holderTtlMs: yieldMs });
     // Others of this process wait already: reserve fences for a turn of local hand-offs.
     const attempt = this.plain && local && local.size > (this.waiting ? 1 : 0) ? { ...this.attempt, fences: TURN_FENCES } : this.attempt;
     const startedAt = monotonicNow();
-    let reply;
-    try {
-      reply = await acquireLock(this.context.client, this.keys, attempt);
-    } catch (error) {
-      this.maybeHeld = true;
-      // How far its fences run ahead is unknown now: the release reads it.
-      this.fenceUpkeep = undefined;
-      throw error;
-    }
+    // One promise over the script's, not an async function awaiting it: every acquisition's path.
+    return acquireLock(this.context.client, this.keys, attempt).then(
+      (reply) => this.attempted(reply, startedAt, local, woken),
+      (error: unknown) => {
+        this.maybeHeld = true;
+        // How far its fences run ahead is unknown now: the release reads it.
+        this.fenceUpkeep = undefined;
+        throw error;
+      },
+    );
+  }
+
+  /** What the acquire script answered an attempt that started at `startedAt`. */
+  private attempted(reply: AcquireReply, startedAt: number, local: ChannelWaiters | undefined, woken: boolean): AttemptResult | Promise<AttemptResult> {
     this.setQueued(!reply.acquired && reply.queued);
     if (!reply.acquired) {
       this.holderDeadline = reply.holderTtlMs === undefined ? undefined : monotonicNow() + reply.holderTtlMs;
@@ -123,7 +128,12 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       if (woken && !reply.held) this.waiting?.wakeNext(this.waiter);
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
-    if (this.context.replicas) await acknowledgedOrUndone(this.context.replicas, this.heldEntry(this.request.owner), () => this.undo());
+    const { replicas } = this.context;
+    if (replicas) return acknowledgedOrUndone(replicas, this.heldEntry(this.request.owner), () => this.undo()).then(() => this.granted(reply, startedAt, local));
+    return this.granted(reply, startedAt, local);
+  }
+
+  private granted(reply: AcquireReply & { acquired: true }, startedAt: number, local: ChannelWaiters | undefined): AttemptResult {
     this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs, reply.aheadMs);
     if (this.plain) {
       const validUntil = startedAt + validityAfterDrift(this.request.leaseMs, this.context.driftFactor);
