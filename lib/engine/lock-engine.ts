@@ -14,7 +14,7 @@ import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, holdsAnyLock, markedBefore, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -83,7 +83,6 @@ export class LockEngine {
   private readonly shutdown = new AbortController();
   private drain: Drain | undefined;
   /** When close() was called (monotonic ms). */
-  private closedAt = Infinity;
   /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish. */
   private waiting = 0;
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
@@ -280,10 +279,8 @@ export class LockEngine {
    * With `gracefulMs` it drains first: for up to that long, the work already under way finishes:
    * the locks held are kept (renewed, signals quiet), and calls already waiting for a busy lock
    * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockShuttingDownError)
-   * unless its call chain holds a lock (inside `withLock`,
-   * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
-   * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
-   * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
+   * unless its call chain holds a lock (inside `withLock`, `run`, a `@Locked` method): work inside a
+   * lock may take more locks, re-entrant or new, as it needs them. The drain ends when no lock is held and no call waits any more, or
    * when `gracefulMs` has passed; then every wait stops with that error. A second call waits for
    * the same close; its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
    *
@@ -422,9 +419,9 @@ export class LockEngine {
     throw options.signal?.reason;
   }
 
-  /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
+  /** close() was called: only a call chain that holds a lock may take one, and only while the drain lasts. */
   private refuseWhileClosing(): void {
-    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockShuttingDownError(this.backend.name);
+    if (this.shutdown.signal.aborted || !holdsAnyLock()) throw new LockShuttingDownError(this.backend.name);
   }
 
   /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */
@@ -509,7 +506,6 @@ export class LockEngine {
    * and the locks freed; acquisitions under way finish or give up before the clients close.
    */
   private async closeOnce(gracefulMs: number): Promise<void> {
-    this.closedAt = performance.now();
     this.draining.abort();
     if (gracefulMs > 0) {
       this.drain = new Drain(() => this.leases.size === 0 && this.waiting === 0, gracefulMs);

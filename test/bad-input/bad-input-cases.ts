@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   DistributedLockModule,
@@ -41,14 +41,28 @@ export class TemplatedJobs {
     return 'ran';
   }
 
+  @Locked({ key: ['k', 'sku:{1}'], waitMs: 0 })
+  async byKeyList(_first: unknown, _second?: unknown): Promise<string> {
+    return 'ran';
+  }
+}
+
+/** A provider whose locked method names a request part, which a provider method never has: its application fails at bootstrap. */
+@Injectable()
+class RequestTemplatedJobs {
   @Locked('route:{params.sku}')
   async byRequestPart(): Promise<string> {
     return 'ran';
   }
+}
 
-  @Locked({ key: ['k', 'sku:{1}'], waitMs: 0 })
-  async byKeyList(_first: unknown, _second?: unknown): Promise<string> {
-    return 'ran';
+/** Initialises an application of `providers` on the memory store, and closes it. */
+async function initWith(providers: Provider[]): Promise<void> {
+  const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })], providers }).compile();
+  try {
+    await moduleRef.init();
+  } finally {
+    await moduleRef.close();
   }
 }
 
@@ -168,7 +182,7 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(T, 'argument is an object where a scalar is needed', ({ jobs }) => jobs.bySecondArg('a', { nested: true }), /only strings, numbers, bigints and booleans/),
   c(T, 'key function returns undefined', ({ jobs }) => jobs.byFunction(undefined), /key function must return a non-empty string/),
   c(T, 'key function returns a too long key', ({ jobs }) => jobs.byFunction('x'.repeat(70_000)), /at most 65536/),
-  c(T, 'request part on a provider method (not a handler)', ({ jobs }) => jobs.byRequestPart(), /not the handler Nest is calling/),
+  c(T, 'request part on a provider method (not a handler): the bootstrap fails', () => initWith([RequestTemplatedJobs]), /is not a handler Nest calls/),
   c(T, 'key list naming a missing argument (its first key untouched)', ({ jobs }) => jobs.byKeyList('a'), /names \{1\}, which is missing/),
 
   c(S, 'acquire: empty key', ({ locks }) => locks.acquire(''), /must not be empty/),

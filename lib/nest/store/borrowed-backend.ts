@@ -1,4 +1,4 @@
-import type { LockBackend } from '../engine/lock-backend.js';
+import type { LockBackend } from '../../engine/lock-backend.js';
 
 const closeNothing = async (): Promise<void> => undefined;
 

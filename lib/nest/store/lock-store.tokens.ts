@@ -1,9 +1,6 @@
 import { Inject } from '@nestjs/common';
-import { LOCK_ENGINE } from './lock.constants.js';
-import { LockService } from './lock.service.js';
-
-/** The name of the store that `forRoot()` / `forRootAsync()` register when given no `name`. */
-export const DEFAULT_STORE_NAME = 'default';
+import { DEFAULT_STORE_NAME, LOCK_ENGINE } from '../lock.constants.js';
+import { LockService } from '../lock.service.js';
 
 /** Whether `name` means the default store (its tokens are the plain classes and constants). */
 export const isDefaultStore = (name: string | undefined): boolean => name === undefined || name === DEFAULT_STORE_NAME;

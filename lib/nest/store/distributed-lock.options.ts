@@ -1,5 +1,5 @@
 import type { FactoryProvider, ModuleMetadata, Type } from '@nestjs/common';
-import type { BackendConfig } from '../backends/backend-options.js';
+import type { BackendConfig } from '../../backends/backend-options.js';
 
 /** Options of `DistributedLockModule.forRoot()`, or what a `forRootAsync()` factory returns. */
 export interface DistributedLockModuleOptions {
@@ -42,9 +42,8 @@ export interface DistributedLockModuleOptions {
    * `LockStoreUnavailableException`, 409 `StaleFenceException`, or each context's code (see
    * docs/errors.md). Default `true`. `false` leaves them to your own filters (Nest answers 500);
    * `@Locked()` handlers still answer theirs. One setting for the application: `false` on any of
-   * its stores turns it off. Given to `forRoot()` (or in the argument of `forRootAsync()`), `false`
-   * also leaves out the application-wide interceptor that does it, and the cost of Nest's
-   * interceptor pipeline on routes that have no other interceptor (see docs/errors.md).
+   * its stores turns it off. It costs nothing either way: an exception filter runs only when a
+   * call throws.
    */
   mapErrors?: boolean;
   /**
@@ -78,7 +77,7 @@ export interface DistributedLockModuleAsyncOptions extends Pick<ModuleMetadata, 
   name?: string;
   /** Register the module globally (default `true`). */
   isGlobal?: boolean;
-  /** See `DistributedLockModuleOptions.mapErrors`: given here, `false` also leaves out the interceptor (a factory's value comes too late for that). */
+  /** See `DistributedLockModuleOptions.mapErrors` (here, or in what the factory returns). */
   mapErrors?: boolean;
   /** Builds the options from the `inject` providers. */
   useFactory?: (...args: any[]) => DistributedLockModuleOptions | Promise<DistributedLockModuleOptions>;

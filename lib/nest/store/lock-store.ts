@@ -1,14 +1,14 @@
 import type { BeforeApplicationShutdown } from '@nestjs/common';
-import { createLockBackend, isLockBackend } from '../backends/create-backend.js';
-import { checkGracefulMs } from '../engine/drain.js';
-import { LockEngine } from '../engine/lock-engine.js';
-import { checkKnownFields } from '../engine/known-fields.js';
-import { describe } from '../engine/lock-options.js';
-import { InvalidLockArgumentError } from '../errors.js';
+import { createLockBackend, isLockBackend } from '../../backends/create-backend.js';
+import { checkGracefulMs } from '../../engine/drain.js';
+import { LockEngine } from '../../engine/lock-engine.js';
+import { checkKnownFields } from '../../engine/known-fields.js';
+import { describe } from '../../engine/lock-options.js';
+import { InvalidLockArgumentError } from '../../errors.js';
 import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
 import { borrowedBackend } from './borrowed-backend.js';
-import { Messages } from './lock.messages.js';
-import { lockRegistry } from './lock.registry.js';
+import { Messages } from '../lock.messages.js';
+import { lockRegistry } from '../locked/lock.registry.js';
 
 /**
  * How long `app.close()` lets the work already inside a lock finish before revoking what is still

@@ -1,15 +1,15 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
-import { DiscoveryService } from '@nestjs/core';
-import type { LockEngine } from '../engine/lock-engine.js';
-import { DEFAULT_STORE_NAME } from './lock-store.tokens.js';
-import { InvalidLockArgumentError } from '../errors.js';
-import { checkKnownFields } from '../engine/known-fields.js';
-import { describe } from '../engine/lock-options.js';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { LockEngine } from '../../engine/lock-engine.js';
+import { DEFAULT_STORE_NAME } from '../lock.constants.js';
+import { InvalidLockArgumentError } from '../../errors.js';
+import { checkKnownFields } from '../../engine/known-fields.js';
+import { describe } from '../../engine/lock-options.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
-import { LOCK_MODULE_IMPORTED } from './lock.constants.js';
+import { LOCK_MODULE_IMPORTED } from '../lock.constants.js';
 import { LockExplorer } from './lock.explorer.js';
-import { Messages } from './lock.messages.js';
-import { LockService } from './lock.service.js';
+import { Messages } from '../lock.messages.js';
+import { LockService } from '../lock.service.js';
 import { createLockStore, type LockStore } from './lock-store.js';
 import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
 
@@ -29,7 +29,11 @@ export function lockStoreProviders(name: string, options: Provider[], mapErrors?
     { provide: LOCK_MODULE_IMPORTED, useValue: true },
     { provide: getLockEngineToken(name), useFactory: (store: LockStore) => store.engine, inject: [storeToken] },
     { provide: getLockServiceToken(name), useFactory: (engine: LockEngine) => new LockService(engine), inject: [getLockEngineToken(name)] },
-    { provide: `${storeToken}:explorer`, useFactory: (discovery: DiscoveryService, store: LockStore) => new LockExplorer(discovery, store), inject: [DiscoveryService, storeToken] },
+    {
+      provide: `${storeToken}:explorer`,
+      useFactory: (discovery: DiscoveryService, scanner: MetadataScanner, store: LockStore) => new LockExplorer(discovery, scanner, store),
+      inject: [DiscoveryService, MetadataScanner, storeToken],
+    },
   ];
   return { providers, exports: [getLockServiceToken(name), getLockEngineToken(name)] };
 }

@@ -1,28 +1,17 @@
 import * as common from '@nestjs/common';
-import { LockBackendError, LockTimeoutError, StaleFenceError } from '../errors.js';
-import { loadOptional } from '../engine/load-optional.js';
-
-/** The stable codes lock errors carry outside HTTP (microservices, WebSocket, GraphQL). */
-export const LockErrorCode = {
-  /** The lock stayed busy for `waitMs` (HTTP: 409). */
-  busy: 'LOCK_BUSY',
-  /** The lock store could not be reached (HTTP: 503). */
-  unavailable: 'LOCK_STORE_UNAVAILABLE',
-  /** A fenced write was refused: a newer holder has written since (HTTP: 409). */
-  staleFence: 'LOCK_STALE_FENCE',
-} as const;
-
-export type LockErrorCode = (typeof LockErrorCode)[keyof typeof LockErrorCode];
+import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
+import { LockErrorCode } from './lock-error-codes.js';
+import { lostMessage } from './lock-http.exceptions.js';
 
 /** What a microservice or WebSocket client receives for a lock error, and a GraphQL error's `extensions`. */
 export interface LockErrorPayload {
   /** Always `'error'` (Nest's microservice error shape). */
   readonly status: 'error';
-  /** `'LOCK_BUSY'` or `'LOCK_STORE_UNAVAILABLE'`. */
+  /** `'LOCK_BUSY'`, `'LOCK_STORE_UNAVAILABLE'`, `'LOCK_STALE_FENCE'`, `'LOCK_LOST'` or `'LOCK_SHUTTING_DOWN'`. */
   readonly code: LockErrorCode;
   /** A message for people; the store's own message is never in it. */
   readonly message: string;
-  /** The busy lock's key. */
+  /** The busy or lost lock's key. */
   readonly key?: string;
   /** How long the holder's lease has left, when the store said. */
   readonly retryAfterMs?: number;
@@ -35,7 +24,18 @@ export interface LockErrorPayload {
 }
 
 /** The lock errors answered in each context's own terms. */
-export type MappedLockError = LockTimeoutError | LockBackendError | StaleFenceError;
+export type MappedLockError = LockTimeoutError | LockBackendError | StaleFenceError | LockLostError | LockShuttingDownError;
+
+/** A lock error the library answers (a busy lock, an unreachable store, a stale fence, a lost lock, a refusal while shutting down). */
+export function isMappedLockError(error: unknown): error is MappedLockError {
+  return (
+    error instanceof LockTimeoutError ||
+    error instanceof LockBackendError ||
+    error instanceof StaleFenceError ||
+    error instanceof LockLostError ||
+    error instanceof LockShuttingDownError
+  );
+}
 
 /** The payload of a lock error; the store's own message (which may name hosts) is kept out of it. */
 export function lockErrorPayload(error: MappedLockError): LockErrorPayload {
@@ -46,30 +46,18 @@ export function lockErrorPayload(error: MappedLockError): LockErrorPayload {
   if (error instanceof StaleFenceError) {
     return { status: 'error', code: LockErrorCode.staleFence, message: error.message, resource: error.resource, fence: error.fence, highest: error.highest };
   }
+  if (error instanceof LockLostError) return { status: 'error', code: LockErrorCode.lost, message: lostMessage(error.key), key: error.key };
+  if (error instanceof LockShuttingDownError) return { status: 'error', code: LockErrorCode.shuttingDown, message: 'This instance is shutting down' };
   return { status: 'error', code: LockErrorCode.unavailable, message: 'The lock store is unavailable' };
 }
 
-type ExceptionClass = new (error: object) => Error;
-
-/** `RpcException` of @nestjs/microservices, which an app with microservice handlers has installed. */
-export async function rpcException(payload: LockErrorPayload, cause: Error): Promise<Error> {
-  const { RpcException } = await loadOptional<{ RpcException: ExceptionClass }>('@nestjs/microservices', 'A @Locked() microservice handler');
-  return withCause(new RpcException({ ...payload }), cause);
-}
-
-/** `WsException` of @nestjs/websockets, which an app with gateways has installed. */
-export async function wsException(payload: LockErrorPayload, cause: Error): Promise<Error> {
-  const { WsException } = await loadOptional<{ WsException: ExceptionClass }>('@nestjs/websockets', 'A @Locked() WebSocket handler');
-  return withCause(new WsException({ ...payload }), cause);
-}
-
-/** Not logged by Nest's exception handlers (busy is an answer, not a fault), where the Nest version has it. */
+/** Not logged by Nest's exception handlers (a busy lock is an answer, not a fault), where the Nest version has it. */
 const Intrinsic = ((common as unknown as { IntrinsicException?: typeof Error }).IntrinsicException ?? Error) as typeof Error;
 
 /**
  * A lock error of a GraphQL resolver: graphql-js copies an error's `extensions` into the error it
- * reports, so clients read `errors[0].extensions.code` (`LOCK_BUSY`, `LOCK_STORE_UNAVAILABLE`, `LOCK_STALE_FENCE`)
- * without this package depending on `graphql`.
+ * reports, so clients read `errors[0].extensions.code` (`LOCK_BUSY`, `LOCK_STORE_UNAVAILABLE`,
+ * `LOCK_STALE_FENCE`, `LOCK_LOST`, `LOCK_SHUTTING_DOWN`) without this package depending on `graphql`.
  */
 export class LockGraphQLError extends Intrinsic {
   /** What GraphQL clients read as `errors[0].extensions`: `code`, `key`, `retryAfterMs`. */
@@ -81,9 +69,4 @@ export class LockGraphQLError extends Intrinsic {
     const { status: _status, message: _message, ...extensions } = payload;
     this.extensions = extensions;
   }
-}
-
-function withCause(exception: Error, cause: Error): Error {
-  Object.defineProperty(exception, 'cause', { value: cause, configurable: true, writable: true });
-  return exception;
 }

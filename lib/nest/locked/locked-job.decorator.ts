@@ -1,8 +1,8 @@
-import { InvalidLockArgumentError } from '../errors.js';
-import { checkKnownFields } from '../engine/known-fields.js';
-import { describe } from '../engine/lock-options.js';
+import { InvalidLockArgumentError } from '../../errors.js';
+import { checkKnownFields } from '../../engine/known-fields.js';
+import { describe } from '../../engine/lock-options.js';
 import type { LockKey, LockKeys } from './key-template.js';
-import { Messages } from './lock.messages.js';
+import { Messages } from '../lock.messages.js';
 import { Locked } from './locked.decorator.js';
 
 /** Options of `@LockedJob({ ... })`. */
