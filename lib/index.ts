@@ -7,7 +7,7 @@
 export * from './errors.js';
 export { isMultiLock, type Lock, type MultiLock, type LockOptions } from './engine/lock.js';
 export type { LockMode } from './engine/lock-mode.js';
-export type { LockEvent, LockEventType } from './engine/lock-events.js';
+export type { AcquireFailure, LockEvent, LockEventType } from './engine/lock-events.js';
 export type { LockInfo, LockHolder, LockWaiter, LockList, ListLocksOptions, ForceReleaseOptions } from './engine/lock-info.js';
 export { LockEngine, type LockEngineOptions } from './engine/lock-engine.js';
 export type { CloseOptions } from './engine/drain.js';

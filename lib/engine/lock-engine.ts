@@ -303,7 +303,7 @@ export class LockEngine {
   }
 
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {
-    if (this.closing !== undefined) this.refuseWhileClosing();
+    if (this.closing !== undefined) this.refuseWhileClosing(key);
     const storeKey = this.keyPrefix + key;
     this.assertSupported(key, options);
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
@@ -325,7 +325,12 @@ export class LockEngine {
     });
     let lease: Lease | undefined;
     const startedAt = monotonicNow();
-    lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
+    try {
+      lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
+    } catch (error) {
+      this.noteFailed(key, error);
+      throw error;
+    }
     if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
     return new LockHandle(lease, false, options.leaseMs);
   }
@@ -377,6 +382,9 @@ export class LockEngine {
     // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
     const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
     let lastBusy: AttemptResult | undefined;
+    /** When the first attempt that found the key taken got its answer: the key has been taken since, as far as this call saw. */
+    let firstBusyAt: number | undefined;
+    let lastBusyStartedAt = 0;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
@@ -386,7 +394,7 @@ export class LockEngine {
         attempt = claim.tryAcquire();
         result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
-        if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
+        if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy, lastBusyStartedAt - (firstBusyAt ?? Infinity)));
         throw toBackendError(this.backend.name, error, this.backend.address);
       }
       if (result.acquired) {
@@ -401,10 +409,12 @@ export class LockEngine {
         result = { acquired: false, holderTtlMs: 0 };
       }
       lastBusy = result;
+      firstBusyAt ??= monotonicNow();
+      lastBusyStartedAt = attemptStartedAt;
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
         if (this.eventSubject.observed) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
-        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey, attemptStartedAt - firstBusyAt));
       }
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
@@ -420,24 +430,39 @@ export class LockEngine {
   }
 
   /** close() was called: only a call chain that holds a lock may take one, and only while the drain lasts. */
-  private refuseWhileClosing(): void {
-    if (this.shutdown.signal.aborted || !holdsAnyLock()) throw new LockShuttingDownError(this.backend.name);
+  private refuseWhileClosing(key: string): void {
+    if (this.shutdown.signal.aborted || !holdsAnyLock()) {
+      const error = new LockShuttingDownError(this.backend.name);
+      this.noteFailed(key, error);
+      throw error;
+    }
+  }
+
+  /** An acquisition failed: `acquire-failed` when the store was unreachable or this instance is shutting down (a busy key has its `timeout`). */
+  private noteFailed(key: string, error: unknown): void {
+    if (!this.eventSubject.observed) return;
+    const reason = error instanceof LockShuttingDownError ? 'shutting-down' : error instanceof LockBackendError ? 'store-unavailable' : undefined;
+    if (reason) this.emit({ type: 'acquire-failed', key, backend: this.backend.name, store: this.name, reason, error: error as Error });
   }
 
   /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */
-  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined): Error {
+  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined, seenTakenMs: number): Error {
     const waitedMs = Math.round(monotonicNow() - startedAt);
     if (lastBusy && !lastBusy.acquired) {
       this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
-      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey, seenTakenMs));
     }
     return new LockBackendError(this.backend.name, atAddress(`the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`, this.backend.address));
   }
 
-  /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
-  private likelyFreeInMs(key: string, storeKey: string): number | undefined {
+  /**
+   * From this instance's recent holds of the key (RecentHolds), given how long the current hold is
+   * known to have lasted: the age of this instance's own oldest hold of the key, when it holds it,
+   * or how long this call found the key taken at every attempt (`seenTakenMs`), whichever is longer.
+   */
+  private likelyFreeInMs(key: string, storeKey: string, seenTakenMs: number): number | undefined {
     if (this.recentHolds.likelyFreeInMs(key) === undefined) return undefined;
-    let ageMs = 0;
+    let ageMs = Math.max(0, seenTakenMs);
     for (const lease of this.leases) if (lease.storeKey === storeKey) ageMs = Math.max(ageMs, lease.heldMs());
     return this.recentHolds.likelyFreeInMs(key, ageMs);
   }

@@ -55,6 +55,14 @@ export interface DistributedLockModuleOptions {
    */
   gracefulShutdownTimeoutMs?: number;
   /**
+   * On `app.close()`, before the store drains: the HTTP server (Express or Fastify) stops listening
+   * and closes its idle kept-alive connections, the requests it has received are answered with
+   * `Connection: close`, and shutdown waits for them (at most `gracefulShutdownTimeoutMs`). No
+   * request that reached this instance then meets the drain's refusals. One setting for the
+   * application: `true` on any store. Default `false` (see docs/shutdown.md).
+   */
+  stopAcceptingOnShutdown?: boolean;
+  /**
    * Register as a global module (default `true`). Read from the argument of `forRoot()` /
    * `forRootAsync()` only: an options factory's value comes too late to change it.
    */

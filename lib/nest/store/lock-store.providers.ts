@@ -11,6 +11,7 @@ import { LockExplorer } from './lock.explorer.js';
 import { Messages } from '../lock.messages.js';
 import { LockService } from '../lock.service.js';
 import { createLockStore, type LockStore } from './lock-store.js';
+import { stopAcceptingProvider } from '../shutdown/stop-accepting.provider.js';
 import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
 
 /** The store name `forRoot()` / `forRootAsync()` was given; checked at the call, since the providers' tokens derive from it. */
@@ -29,6 +30,7 @@ export function lockStoreProviders(name: string, options: Provider[], mapErrors?
     { provide: LOCK_MODULE_IMPORTED, useValue: true },
     { provide: getLockEngineToken(name), useFactory: (store: LockStore) => store.engine, inject: [storeToken] },
     { provide: getLockServiceToken(name), useFactory: (engine: LockEngine) => new LockService(engine), inject: [getLockEngineToken(name)] },
+    stopAcceptingProvider(name),
     {
       provide: `${storeToken}:explorer`,
       useFactory: (discovery: DiscoveryService, scanner: MetadataScanner, store: LockStore) => new LockExplorer(discovery, scanner, store),

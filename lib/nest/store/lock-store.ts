@@ -9,6 +9,7 @@ import type { DistributedLockModuleOptions } from './distributed-lock.options.js
 import { borrowedBackend } from './borrowed-backend.js';
 import { Messages } from '../lock.messages.js';
 import { lockRegistry } from '../locked/lock.registry.js';
+import { checkStopAccepting } from '../shutdown/stop-accepting.option.js';
 
 /**
  * How long `app.close()` lets the work already inside a lock finish before revoking what is still
@@ -46,7 +47,7 @@ export class LockStore implements BeforeApplicationShutdown {
 
 /** Every field of the module's options; the type keeps the list in step with the interface. */
 const MODULE_OPTION_NAMES = Object.keys({
-  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, maxWaitMs: true, mapErrors: true, isGlobal: true, gracefulShutdownTimeoutMs: true,
+  name: true, backend: true, instance: true, keyPrefix: true, leaseMs: true, waitMs: true, maxWaitMs: true, mapErrors: true, isGlobal: true, gracefulShutdownTimeoutMs: true, stopAcceptingOnShutdown: true,
 } satisfies Record<keyof DistributedLockModuleOptions, true>);
 
 /**
@@ -60,6 +61,7 @@ export async function createLockStore(name: string, options: DistributedLockModu
   checkKnownFields(options, MODULE_OPTION_NAMES, 'DistributedLockModule');
   const { backend: config, keyPrefix, leaseMs, waitMs, maxWaitMs, instance, mapErrors } = options;
   if (mapErrors !== undefined && typeof mapErrors !== 'boolean') throw new InvalidLockArgumentError(Messages.mapErrorsOption(describe(mapErrors)));
+  checkStopAccepting(options.stopAcceptingOnShutdown);
   if (options.name !== undefined && options.name !== name) throw new InvalidLockArgumentError(Messages.storeNameMismatch(name, describe(options.name)));
   const gracefulMs = options.gracefulShutdownTimeoutMs === undefined ? undefined : checkGracefulMs(options.gracefulShutdownTimeoutMs, 'DistributedLockModule: gracefulShutdownTimeoutMs');
   const backend = isLockBackend(config) ? borrowedBackend(config) : await createLockBackend(config);
