@@ -2,9 +2,10 @@
  * The driver internals the library reaches (docs/driver-internals.md), checked on the installed
  * drivers: a release that renames one fails here, instead of the feature that needs it going quiet.
  * Where a library function finds the internal, the check runs again on the same driver object
- * without it (what such a release would give), to show that it would fail. The drivers talk to a silent TCP server in this process: it
- * accepts connections and never answers. `DRIVERS_FROM=<dir>` checks the drivers installed under
- * <dir> (the same five packages, other versions) instead of this repository's.
+ * without it (what such a release would give), to show that it would fail. The drivers talk to a
+ * TCP server in this process that accepts connections and sends nothing unless a check writes.
+ * `DRIVERS_FROM=<dir>` checks the drivers installed under <dir> (the same five packages, other
+ * versions) instead of this repository's.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { once } from 'node:events';
@@ -156,9 +157,9 @@ describe(version('node-zookeeper-client'), () => {
     const parsed = new Promise<Buffer>((resolveParsed) => (parser.onSocketData = (data) => resolveParsed(data)));
     client.connect();
     const [server] = (await once(silent, 'connection')) as [Socket];
-    server.write('answer');
-    expect(String(await parsed)).toBe('answer');
-    expect(driverSocket(client)?.bytesRead).toBe(6);
+    server.write('!');
+    expect(String(await parsed)).toBe('!');
+    expect(driverSocket(client)?.bytesRead).toBe(1);
     client.close();
     expect(replyParser(without(client, 'connectionManager', 'onSocketData'))).toBeUndefined();
     expect(driverSocket(without(client, 'connectionManager', 'socket'))).toBeUndefined();
