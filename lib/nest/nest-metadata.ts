@@ -1,4 +1,5 @@
-import type { HandlerKind } from './errors/lock-error-answers.js';
+/** The execution contexts whose handlers get lock errors answered in their own terms (`ExecutionContext.getType()`). */
+export type HandlerKind = 'http' | 'rpc' | 'ws' | 'graphql';
 
 /**
  * @internal Nest's own metadata that this layer reads (never writes): which context a method

@@ -15,7 +15,8 @@ import {
   StaleFenceError,
   StaleFenceException,
 } from '../../lib/index.js';
-import { answerLockError, type HandlerKind } from '../../lib/nest/errors/lock-error-answers.js';
+import { answerLockError } from '../../lib/nest/errors/lock-error-answers.js';
+import type { HandlerKind } from '../../lib/nest/nest-metadata.js';
 
 const errors = {
   busy: new LockTimeoutError('order:1', 0, 2_500, 1_200),

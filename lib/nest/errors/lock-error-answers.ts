@@ -2,6 +2,7 @@ import { Logger, type ArgumentsHost } from '@nestjs/common';
 import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
 import { loadOptional } from '../../engine/load-optional.js';
 import { Messages } from '../lock.messages.js';
+import type { HandlerKind } from '../nest-metadata.js';
 import { isMappedLockError, LockGraphQLError, lockErrorPayload, type LockErrorPayload, type MappedLockError } from './lock-context-errors.js';
 import {
   LockBusyException,
@@ -12,8 +13,6 @@ import {
 } from './lock-http.exceptions.js';
 import { StaleFenceException } from './stale-fence.exception.js';
 
-/** The execution contexts whose handlers get lock errors answered in their own terms (`ExecutionContext.getType()`). */
-export type HandlerKind = 'http' | 'rpc' | 'ws' | 'graphql';
 
 type ExceptionClass = new (error: object) => Error;
 /** Nest's own last-resort filter of a context: `BaseRpcExceptionFilter`, `BaseWsExceptionFilter`. */

@@ -1,8 +1,8 @@
 import { Catch, Injectable, Optional, type ArgumentsHost, type OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, BaseExceptionFilter } from '@nestjs/core';
 import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
-import { caughtTypesOf } from '../nest-metadata.js';
-import { answerLockError, baseFilterOf, preloadContextException, type HandlerKind } from './lock-error-answers.js';
+import { caughtTypesOf, type HandlerKind } from '../nest-metadata.js';
+import { answerLockError, baseFilterOf, preloadContextException } from './lock-error-answers.js';
 import { LockBusyException, LockLostException, LockShuttingDownException, LockStoreUnavailableException, type LockAnswerHeaders } from './lock-http.exceptions.js';
 import { StaleFenceException } from './stale-fence.exception.js';
 

@@ -1,5 +1,5 @@
 import type { LockOptions } from '../../engine/lock.js';
-import type { HandlerKind } from '../errors/lock-error-answers.js';
+import type { HandlerKind } from '../nest-metadata.js';
 import { decoratedParams, handlerKindOf } from '../nest-metadata.js';
 import { bindLockKey, type KeyResolver, type ParsedKeys } from './key-template.js';
 import type { CheckedLockedOptions } from './locked.options.js';

@@ -11,7 +11,7 @@ import { LockExplorer } from './lock.explorer.js';
 import { Messages } from '../lock.messages.js';
 import { LockService } from '../lock.service.js';
 import { createLockStore, type LockStore } from './lock-store.js';
-import { stopAcceptingProvider } from '../shutdown/stop-accepting.provider.js';
+import { stopAcceptingProvider } from './stop-accepting.provider.js';
 import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
 
 /** The store name `forRoot()` / `forRootAsync()` was given; checked at the call, since the providers' tokens derive from it. */

@@ -9,7 +9,7 @@ import type { DistributedLockModuleOptions } from './distributed-lock.options.js
 import { borrowedBackend } from './borrowed-backend.js';
 import { Messages } from '../lock.messages.js';
 import { lockRegistry } from '../locked/lock.registry.js';
-import { checkStopAccepting } from '../shutdown/stop-accepting.option.js';
+import { checkStopAccepting } from './stop-accepting.option.js';
 
 /**
  * How long `app.close()` lets the work already inside a lock finish before revoking what is still

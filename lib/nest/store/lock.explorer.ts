@@ -4,6 +4,7 @@ import { InvalidLockArgumentError } from '../../errors.js';
 import { preloadContextException } from '../errors/lock-error-answers.js';
 import { LockErrorsFilter } from '../errors/lock-errors.filter.js';
 import { Messages } from '../lock.messages.js';
+import type { HandlerKind } from '../nest-metadata.js';
 import { lockRegistry } from '../locked/lock.registry.js';
 import { prepareLockedMethod } from '../locked/locked-method.js';
 import { LockStore } from './lock-store.js';
@@ -36,7 +37,7 @@ export class LockExplorer implements OnModuleInit {
     const twin = wrappers.find((wrapper) => wrapper.instance instanceof LockStore && wrapper.instance !== this.store && wrapper.instance.name === this.store.name);
     if (twin && home?.isGlobal && twin.host?.isGlobal) throw new InvalidLockArgumentError(Messages.duplicateStore(this.store.name));
     const { name, engine } = this.store;
-    const kinds = new Set<string>();
+    const kinds = new Set<HandlerKind>();
     for (const wrapper of wrappers) {
       const host = wrapper.host;
       const visible = home !== undefined && host !== undefined && (host === home || host.imports.has(home));
@@ -48,12 +49,12 @@ export class LockExplorer implements OnModuleInit {
       if (!this.store.mapErrors && wrapper.instance instanceof LockErrorsFilter) wrapper.instance.mapsErrors = false;
     }
     // So that the first busy answer of a microservice or gateway handler does not wait for an import.
-    await Promise.all([...kinds].map((kind) => preloadContextException(kind as 'rpc' | 'ws')));
+    await Promise.all([...kinds].map(preloadContextException));
   }
 
   /** Plans every `@Locked()` method of `type` (its own and inherited ones); returns the contexts they handle. */
-  private checkLockedMethods(type: Function): string[] {
-    const kinds: string[] = [];
+  private checkLockedMethods(type: Function): HandlerKind[] {
+    const kinds: HandlerKind[] = [];
     const prototype = type.prototype as object | undefined;
     if (!prototype) return kinds;
     for (const method of this.scanner.getAllMethodNames(prototype)) {

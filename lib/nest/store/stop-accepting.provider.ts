@@ -1,8 +1,8 @@
 import type { Provider } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { DistributedLockModuleOptions } from '../store/distributed-lock.options.js';
-import { getLockModuleOptionsToken, getLockStoreToken } from '../store/lock-store.tokens.js';
-import { StopAcceptingOnShutdown } from './stop-accepting.js';
+import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
+import { getLockModuleOptionsToken, getLockStoreToken } from './lock-store.tokens.js';
+import { StopAcceptingOnShutdown } from '../shutdown/stop-accepting.js';
 
 /**
  * @internal The stop-accepting step of one store's module, when its options ask for it
