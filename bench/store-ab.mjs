@@ -1,4 +1,4 @@
-// Two builds of this library side by side on PostgreSQL and MariaDB (bench/ab.mjs does Redis): each
+// Two builds of this library side by side on PostgreSQL, MariaDB and etcd (bench/ab.mjs does Redis): each
 // round runs each build in fresh processes, in alternating order, on one local server per store:
 //   throughput: acquire+release on fresh keys, `--callers` loops in one process (the lock path's cost);
 //   contended: 3 processes, one loop each, on ONE key for `--seconds` (hand-offs, fairness, the longest
@@ -6,10 +6,11 @@
 // Prints the medians and the median of per-round paired ratios (B ÷ A). A build is an esm entry point
 // inside this repository (so that it finds the drivers in node_modules), e.g. a copy of dist/:
 //   cp -r dist node_modules/.ab-before && (change, npm run build)
-//   node bench/sql-ab.mjs --a node_modules/.ab-before/esm/index.js --b dist/esm/index.js [--store mysql] [--rounds 5]
+//   node bench/store-ab.mjs --a node_modules/.ab-before/esm/index.js --b dist/esm/index.js [--store mysql] [--rounds 5]
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startEtcd } from './lib/etcd-server.mjs';
 import { startMariadb } from './lib/mariadb-server.mjs';
 import { startPostgres } from './lib/postgres-server.mjs';
 import { runSlot, startSlot } from './lib/spawn-slot.mjs';
@@ -29,7 +30,7 @@ const { values } = parseArgs({
 if (!values.a) throw new Error('--a <esm index.js of the build to compare against> is required');
 const builds = { A: resolve(values.a), B: resolve(values.b) };
 const seconds = Number(values.seconds);
-const servers = { postgres: async () => ({ ...(await startPostgres()), url: undefined }), mysql: startMariadb };
+const servers = { postgres: async () => ({ ...(await startPostgres()), url: undefined }), mysql: startMariadb, etcd: startEtcd };
 
 /** The longest a process went without the lock while the others held it, in ms. */
 function longestShutOut(holds, processes) {
@@ -44,7 +45,7 @@ function longestShutOut(holds, processes) {
 }
 
 async function contended(spec) {
-  const key = `bench:sql-contended:${randomBytes(4).toString('hex')}`;
+  const key = `bench:store-contended:${randomBytes(4).toString('hex')}`;
   const slots = [0, 1, 2].map((p) => startSlot({ ...spec, workload: 'contended', seconds, workers: 1, workerBase: p, key, sync: true }));
   await Promise.all(slots.map((slot) => slot.line('READY')));
   for (const slot of slots) slot.child.stdin.write('go\n');
