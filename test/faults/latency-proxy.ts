@@ -10,6 +10,8 @@ class DelayedLane {
     private readonly to: Socket,
     private readonly delayMs: number,
     private readonly blocked: () => boolean,
+    /** Called after each chunk is written on. */
+    private readonly delivered: () => void = () => undefined,
   ) {}
 
   push(chunk: Buffer): void {
@@ -28,6 +30,7 @@ class DelayedLane {
         return;
       }
       this.to.write(this.queue.shift()!.chunk);
+      this.delivered();
     }
   }
 
@@ -46,13 +49,16 @@ interface Link {
 /**
  * A TCP proxy between one client and a store that adds `delayMs` each way (a store on another
  * machine), and can cut the client off silently: `partition()` holds every byte both ways (nothing
- * in flight is delivered), `heal()` delivers what was held, in order. Or loudly: `refuse()` resets
+ * in flight is delivered), `heal()` delivers what was held, in order; `holdReplies()` lets requests
+ * reach the store and holds its answers, until `heal()`. Or loudly: `refuse()` resets
  * every connection and every new one (nothing held is delivered later), until `admit()`.
  */
 export class LatencyProxy {
   private readonly links = new Set<Link>();
   private partitioned = false;
+  private repliesHeld = false;
   private refusing = false;
+  private readonly deliveryWaiters: (() => void)[] = [];
 
   private constructor(
     private readonly listener: Server,
@@ -81,8 +87,26 @@ export class LatencyProxy {
     this.partitioned = true;
   }
 
+  /**
+   * Resolves once the next request from the client has reached the store: its bytes were passed
+   * on, and no more came for `quietMs` (a driver may write one request in several pieces).
+   */
+  async nextDelivery(quietMs = 10): Promise<void> {
+    await new Promise<void>((resolve) => this.deliveryWaiters.push(resolve));
+    for (;;) {
+      const more = new Promise<boolean>((resolve) => this.deliveryWaiters.push(() => resolve(true)));
+      const quiet = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), quietMs));
+      if (!(await Promise.race([more, quiet]))) return;
+    }
+  }
+
+  holdReplies(): void {
+    this.repliesHeld = true;
+  }
+
   heal(): void {
     this.partitioned = false;
+    this.repliesHeld = false;
     for (const link of this.links) for (const lane of link.lanes) lane.drain();
   }
 
@@ -103,9 +127,10 @@ export class LatencyProxy {
   private accept(client: Socket, targetPort: number): void {
     if (this.refusing) return void client.resetAndDestroy();
     const server = createConnection({ host: '127.0.0.1', port: targetPort, noDelay: true });
-    const blocked = () => this.partitioned;
-    const toServer = new DelayedLane(server, this.delayMs, blocked);
-    const toClient = new DelayedLane(client, this.delayMs, blocked);
+    const toServer = new DelayedLane(server, this.delayMs, () => this.partitioned, () => {
+      for (const resolve of this.deliveryWaiters.splice(0)) resolve();
+    });
+    const toClient = new DelayedLane(client, this.delayMs, () => this.partitioned || this.repliesHeld);
     const link: Link = { client, server, lanes: [toServer, toClient] };
     this.links.add(link);
     client.on('data', (chunk: Buffer) => toServer.push(chunk));

@@ -3,7 +3,7 @@ import { breakMysqlPool, MYSQL_ERROR, mysqlErrorNumber, type MysqlPromisePool, t
 import { endOrBreak } from './connection-end.js';
 import { expiryIndexName, quoteTableName, type TableName } from './sql-names.js';
 import { named, type NamedStatement } from './named-params.js';
-import { NOW_US } from './mysql-clock.js';
+import { CLOCK_STEP_US, NOW_US } from './mysql-clock.js';
 import { FREE_IN_TURN, LINE_COLUMNS, LINE_READ_BACK, MysqlWaitingLine, type LineReadBack } from './mysql-waiting-line.js';
 
 /** The lease table, as the backend creates it on first use (documented in docs/backends/sql.md). */
@@ -155,7 +155,7 @@ export class MysqlDialect implements SqlDialect {
 
   async take(row: LeaseRow, leaseMs: number, place: WaitPlace): Promise<TakeResult> {
     const { take, readBack, line } = this.acquiring;
-    const params = { key: row.keyHash, display: row.displayKey, owner: row.owner, leaseUs: leaseMs * 1000 };
+    const params = { key: row.keyHash, display: row.displayKey, owner: row.owner, leaseUs: leaseMs * 1000 + CLOCK_STEP_US };
     await this.change(take.sql, take.values(params));
     const [rows] = await this.pool.execute(readBack.sql, readBack.values(params));
     const current = (rows as TakeReadBack[])[0];
@@ -172,7 +172,7 @@ export class MysqlDialect implements SqlDialect {
   }
 
   async renew(keyHash: string, owner: string, leaseMs: number): Promise<boolean> {
-    if ((await this.change(this.renewSql, [leaseMs * 1000, keyHash, owner])).affectedRows > 0) return true;
+    if ((await this.change(this.renewSql, [leaseMs * 1000 + CLOCK_STEP_US, keyHash, owner])).affectedRows > 0) return true;
     // 0 rows can also mean "matched but unchanged" when the pool counts changed rows, not found rows.
     const [rows] = await this.pool.execute(this.stillHeldSql, [keyHash, owner]);
     return (rows as unknown[]).length > 0;

@@ -44,8 +44,7 @@ export class SqlClaim implements LockClaim {
     if (!result.taken) return { acquired: false, holderTtlMs: result.holderTtlMs };
     this.held = true;
     this.stopListening();
-    // The row's lease started at the database's now, which came after this attempt started.
-    return { acquired: true, fence: result.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.backend.driftFactor) };
+    return { acquired: true, fence: result.fence, validityMs: this.validityFor(this.request.leaseMs) };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -64,9 +63,14 @@ export class SqlClaim implements LockClaim {
     this.woken = false;
   }
 
+  /** The row's lease starts at the database's now, which comes after the request is sent. */
+  validityFor(leaseMs: number): number {
+    return validityAfterDrift(leaseMs, this.backend.driftFactor);
+  }
+
   async renew(leaseMs: number): Promise<number | false> {
     if (!this.held) return false;
-    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? validityAfterDrift(leaseMs, this.backend.driftFactor) : false;
+    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? this.validityFor(leaseMs) : false;
   }
 
   async release(holdMs?: number): Promise<boolean> {
