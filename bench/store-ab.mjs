@@ -30,7 +30,11 @@ const { values } = parseArgs({
 if (!values.a) throw new Error('--a <esm index.js of the build to compare against> is required');
 const builds = { A: resolve(values.a), B: resolve(values.b) };
 const seconds = Number(values.seconds);
-const servers = { postgres: async () => ({ ...(await startPostgres()), url: undefined }), mysql: startMariadb, etcd: startEtcd };
+const servers = {
+  postgres: async () => ({ ...(await startPostgres()), url: undefined }),
+  mysql: startMariadb,
+  etcd: startEtcd,
+};
 
 /** The longest a process went without the lock while the others held it, in ms. */
 function longestShutOut(holds, processes) {
@@ -46,7 +50,9 @@ function longestShutOut(holds, processes) {
 
 async function contended(spec) {
   const key = `bench:store-contended:${randomBytes(4).toString('hex')}`;
-  const slots = [0, 1, 2].map((p) => startSlot({ ...spec, workload: 'contended', seconds, workers: 1, workerBase: p, key, sync: true }));
+  const slots = [0, 1, 2].map((p) =>
+    startSlot({ ...spec, workload: 'contended', seconds, workers: 1, workerBase: p, key, sync: true }),
+  );
   await Promise.all(slots.map((slot) => slot.line('READY')));
   for (const slot of slots) slot.child.stdin.write('go\n');
   const results = await Promise.all(slots.map((slot) => slot.result));
@@ -67,15 +73,27 @@ for (const store of values.store.split(',')) {
         // The slots' child processes load the build named here (package-under-test.mjs).
         process.env.NDL_BENCH_DIST = builds[name];
         const spec = { contender: `ours-${store}`, url };
-        const { opsPerSec } = await runSlot({ ...spec, workload: 'throughput', callers: Number(values.callers), seconds });
+        const { opsPerSec } = await runSlot({
+          ...spec,
+          workload: 'throughput',
+          callers: Number(values.callers),
+          seconds,
+        });
         results[name].push({ opsPerSec, ...(await contended(spec)) });
       }
     }
     const column = (name, field) => results[name].map((result) => result[field]);
     console.log(`\n${store}: ${values.rounds} rounds of ${seconds} s, fresh processes per run`);
-    for (const [field, label] of [['opsPerSec', `acquire+release/s, fresh keys, ${values.callers} caller(s)`], ['acqPerSec', 'contended acquisitions/s (3 processes, one key)'], ['fairness', 'contended fairness (fewest / most holds of a process)'], ['shutOutMs', 'contended: longest a process went without the lock, ms']]) {
+    for (const [field, label] of [
+      ['opsPerSec', `acquire+release/s, fresh keys, ${values.callers} caller(s)`],
+      ['acqPerSec', 'contended acquisitions/s (3 processes, one key)'],
+      ['fairness', 'contended fairness (fewest / most holds of a process)'],
+      ['shutOutMs', 'contended: longest a process went without the lock, ms'],
+    ]) {
       const [a, b] = [column('A', field), column('B', field)];
-      console.log(`${label}: A ${median(a).toFixed(2)}, B ${median(b).toFixed(2)}, B ÷ A ${pairedRatio(b, a).toFixed(2)}x (B rounds: ${b.map((v) => v.toFixed(1)).join(', ')})`);
+      console.log(
+        `${label}: A ${median(a).toFixed(2)}, B ${median(b).toFixed(2)}, B ÷ A ${pairedRatio(b, a).toFixed(2)}x (B rounds: ${b.map((v) => v.toFixed(1)).join(', ')})`,
+      );
     }
   } finally {
     await server.stop();

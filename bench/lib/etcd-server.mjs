@@ -12,11 +12,32 @@ export async function startEtcd() {
   const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-etcd-'));
   const [client, peer] = [await freePort(), await freePort()];
   const [clientUrl, peerUrl] = [`http://127.0.0.1:${client}`, `http://127.0.0.1:${peer}`];
-  const child = spawn('/usr/bin/etcd', [
-    '--name', 'bench', '--data-dir', join(dir, 'data'), '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
-    '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `bench=${peerUrl}`,
-    '--initial-cluster-state', 'new', '--logger', 'zap', '--log-outputs', join(dir, 'etcd.log'),
-  ], { stdio: 'ignore' });
+  const child = spawn(
+    '/usr/bin/etcd',
+    [
+      '--name',
+      'bench',
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-client-urls',
+      clientUrl,
+      '--advertise-client-urls',
+      clientUrl,
+      '--listen-peer-urls',
+      peerUrl,
+      '--initial-advertise-peer-urls',
+      peerUrl,
+      '--initial-cluster',
+      `bench=${peerUrl}`,
+      '--initial-cluster-state',
+      'new',
+      '--logger',
+      'zap',
+      '--log-outputs',
+      join(dir, 'etcd.log'),
+    ],
+    { stdio: 'ignore' },
+  );
   const stop = () => {
     child.kill('SIGTERM');
     return new Promise((resolve) => {
@@ -29,7 +50,10 @@ export async function startEtcd() {
     });
   };
   for (let i = 0; ; i++) {
-    const healthy = await fetch(`${clientUrl}/health`).then((response) => response.ok, () => false);
+    const healthy = await fetch(`${clientUrl}/health`).then(
+      (response) => response.ok,
+      () => false,
+    );
     if (healthy) break;
     if (i > 400) {
       await stop();

@@ -17,14 +17,34 @@ export async function startMariadb() {
   mkdirSync(tmp);
   if (asRoot) for (const path of [dir, tmp]) chownSync(path, owner.uid, owner.gid);
   const base = ['--no-defaults', `--datadir=${dir}`, `--tmpdir=${tmp}`];
-  execFileSync('/usr/bin/mariadb-install-db', [...base, '--auth-root-authentication-method=normal', '--skip-test-db'], { ...owner, stdio: 'ignore' });
+  execFileSync('/usr/bin/mariadb-install-db', [...base, '--auth-root-authentication-method=normal', '--skip-test-db'], {
+    ...owner,
+    stdio: 'ignore',
+  });
   const port = await freePort();
   const socket = join(dir, 'mysqld.sock');
-  const child = spawn('/usr/sbin/mariadbd', [
-    ...base, `--socket=${socket}`, `--pid-file=${join(dir, 'mysqld.pid')}`, `--port=${port}`, '--bind-address=127.0.0.1', '--skip-name-resolve',
-    '--skip-log-bin', '--innodb-flush-log-at-trx-commit=2', '--innodb-buffer-pool-size=32M', '--innodb-log-file-size=16M', '--max-connections=300', '--performance-schema=OFF',
-  ], { ...owner, stdio: 'ignore' });
-  const sql = (statements) => execFileSync('/usr/bin/mariadb', ['--no-defaults', `--socket=${socket}`, '--user=root', '-e', statements], { stdio: 'ignore' });
+  const child = spawn(
+    '/usr/sbin/mariadbd',
+    [
+      ...base,
+      `--socket=${socket}`,
+      `--pid-file=${join(dir, 'mysqld.pid')}`,
+      `--port=${port}`,
+      '--bind-address=127.0.0.1',
+      '--skip-name-resolve',
+      '--skip-log-bin',
+      '--innodb-flush-log-at-trx-commit=2',
+      '--innodb-buffer-pool-size=32M',
+      '--innodb-log-file-size=16M',
+      '--max-connections=300',
+      '--performance-schema=OFF',
+    ],
+    { ...owner, stdio: 'ignore' },
+  );
+  const sql = (statements) =>
+    execFileSync('/usr/bin/mariadb', ['--no-defaults', `--socket=${socket}`, '--user=root', '-e', statements], {
+      stdio: 'ignore',
+    });
   const stop = () => {
     child.kill('SIGTERM');
     return new Promise((resolve) => {
@@ -40,13 +60,17 @@ export async function startMariadb() {
     try {
       sql('SELECT 1');
       break;
-    } catch {}
+    } catch {
+      // not up yet
+    }
     if (i > 400) {
       await stop();
       throw new Error('mariadbd did not start');
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  sql("CREATE DATABASE locks; CREATE USER 'ndl'@'127.0.0.1' IDENTIFIED BY 'ndl'; GRANT ALL ON locks.* TO 'ndl'@'127.0.0.1';");
+  sql(
+    "CREATE DATABASE locks; CREATE USER 'ndl'@'127.0.0.1' IDENTIFIED BY 'ndl'; GRANT ALL ON locks.* TO 'ndl'@'127.0.0.1';",
+  );
   return { url: `mysql://ndl:ndl@127.0.0.1:${port}/locks`, port, stop };
 }

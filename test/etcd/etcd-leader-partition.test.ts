@@ -43,7 +43,15 @@ run('etcd: a holder attached to the leader when it loses the quorum', () => {
   }, 30_000);
 
   async function engine(urls: readonly string[], keyPrefix: string): Promise<LockEngine> {
-    const created = new LockEngine(await createLockBackend({ type: 'etcd', urls: [...urls], leaseTtlMs: LEASE_TTL_MS, requestTimeoutMs: REQUEST_TIMEOUT_MS }), { keyPrefix });
+    const created = new LockEngine(
+      await createLockBackend({
+        type: 'etcd',
+        urls: [...urls],
+        leaseTtlMs: LEASE_TTL_MS,
+        requestTimeoutMs: REQUEST_TIMEOUT_MS,
+      }),
+      { keyPrefix },
+    );
     closers.push(() => created.close());
     return created;
   }
@@ -53,7 +61,8 @@ run('etcd: a holder attached to the leader when it loses the quorum', () => {
     const others = cluster.members.filter((member) => member !== old);
     for (;;) {
       const statuses = await Promise.all(others.map((member) => member.status().catch(() => undefined)));
-      if (statuses.some((status) => status && status.leader !== '0' && status.leader !== oldId)) return performance.now();
+      if (statuses.some((status) => status && status.leader !== '0' && status.leader !== oldId))
+        return performance.now();
       await delay(50);
     }
   }
@@ -67,8 +76,14 @@ run('etcd: a holder attached to the leader when it loses the quorum', () => {
     const toOthers = await Promise.all(others.map((member) => LatencyProxy.start(member.clientPort, 0)));
     closers.push(() => toLeader.close(), ...toOthers.map((proxy) => () => proxy.close()));
     const keyPrefix = `leader-cut:${randomUUID().slice(0, 8)}:`;
-    const holder = await engine([toLeader, ...toOthers].map((proxy) => `http://127.0.0.1:${proxy.port}`), keyPrefix);
-    const next = await engine(others.map((member) => member.url), keyPrefix);
+    const holder = await engine(
+      [toLeader, ...toOthers].map((proxy) => `http://127.0.0.1:${proxy.port}`),
+      keyPrefix,
+    );
+    const next = await engine(
+      others.map((member) => member.url),
+      keyPrefix,
+    );
     const lock: Lock = await holder.acquire('k');
     const leaderId = (await leader.status()).member;
 
@@ -77,7 +92,10 @@ run('etcd: a holder attached to the leader when it loses the quorum', () => {
     const cutAt = performance.now();
     try {
       const elected = newLeaderSeen(leader, leaderId);
-      const released = lock.release().then(() => 'released', (error: Error) => error.name);
+      const released = lock.release().then(
+        () => 'released',
+        (error: Error) => error.name,
+      );
       const reachable = delay(ATTACHED_MS).then(() => {
         for (const proxy of toOthers) proxy.admit();
         return performance.now();

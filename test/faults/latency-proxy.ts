@@ -24,7 +24,7 @@ class DelayedLane {
     clearTimeout(this.timer);
     this.timer = undefined;
     while (!this.blocked() && this.queue.length > 0) {
-      const waitMs = this.queue[0]!.due - performance.now();
+      const waitMs = this.queue[0].due - performance.now();
       if (waitMs > 0) {
         this.timer = setTimeout(() => this.drain(), waitMs);
         return;
@@ -68,13 +68,13 @@ export class LatencyProxy {
 
   static async start(targetPort: number, delayMs: number): Promise<LatencyProxy> {
     const port = await freePort();
-    let proxy: LatencyProxy | undefined;
-    const listener = createServer({ noDelay: true }, (client) => proxy!.accept(client, targetPort));
+    const listener = createServer({ noDelay: true });
+    const proxy = new LatencyProxy(listener, port, delayMs);
+    listener.on('connection', (client) => proxy.accept(client, targetPort));
     await new Promise<void>((resolve, reject) => {
       listener.once('error', reject);
       listener.listen(port, '127.0.0.1', resolve);
     });
-    proxy = new LatencyProxy(listener, port, delayMs);
     return proxy;
   }
 
@@ -127,9 +127,14 @@ export class LatencyProxy {
   private accept(client: Socket, targetPort: number): void {
     if (this.refusing) return void client.resetAndDestroy();
     const server = createConnection({ host: '127.0.0.1', port: targetPort, noDelay: true });
-    const toServer = new DelayedLane(server, this.delayMs, () => this.partitioned, () => {
-      for (const resolve of this.deliveryWaiters.splice(0)) resolve();
-    });
+    const toServer = new DelayedLane(
+      server,
+      this.delayMs,
+      () => this.partitioned,
+      () => {
+        for (const resolve of this.deliveryWaiters.splice(0)) resolve();
+      },
+    );
     const toClient = new DelayedLane(client, this.delayMs, () => this.partitioned || this.repliesHeld);
     const link: Link = { client, server, lanes: [toServer, toClient] };
     this.links.add(link);

@@ -39,7 +39,9 @@ async function take() {
     case 'renewal': {
       const lock = await engine.acquire(key);
       await new Promise((resolve) => {
-        const subscription = engine.events.subscribe((event) => event.type === 'extended' && (subscription.unsubscribe(), resolve()));
+        const subscription = engine.events.subscribe(
+          (event) => event.type === 'extended' && (subscription.unsubscribe(), resolve()),
+        );
       });
       return lock;
     }

@@ -58,45 +58,59 @@ export function describeLostSignal(name: string, start: () => Promise<LostSignal
       dist?.remove();
     }, 30_000);
 
-    it.each(CASES)('%i ms each way; the lease last set by: %s', async (delayMs, path) => {
-      const [holderProxies, otherProxies] = await Promise.all([0, 1].map(() => Promise.all(store.ports.map((port) => LatencyProxy.start(port, delayMs)))));
-      const proxies = [...holderProxies!, ...otherProxies!];
-      const address = (each: readonly LatencyProxy[]) => each.map((proxy) => proxy.address);
-      const other = new LockEngine(await createLockBackend(store.config(address(otherProxies!))), { leaseMs: LEASE_MS });
-      const key = `lost-signal:${randomUUID().slice(0, 8)}`;
-      const holder = startWorker<{ lostAt: number; reason: string; waitedMs?: number }>(HOLDER, { dist: dist.url, backend: store.config(address(holderProxies!)), key, leaseMs: LEASE_MS, path });
-      try {
-        // The other client's connections are up before the clock starts, as a running app's are.
-        await other.acquire(`${key}:warm`).then((lock) => lock.release());
-        expect((await holder.nextLine()).event).toBe('ready');
-        if (path === 'shortening extend') {
-          // The extend (to LEASE_MS from 4 x LEASE_MS) reaches the store, its answer never comes back, and nothing after it gets through.
-          for (const proxy of holderProxies!) proxy.holdReplies();
-          const delivered = Promise.all(holderProxies!.map((proxy) => proxy.nextDelivery()));
-          holder.child.stdin!.end('go\n');
-          await delivered;
-          for (const proxy of holderProxies!) proxy.partition();
-        } else {
-          for (const proxy of holderProxies!) proxy.partition();
-          holder.child.stdin!.end('go\n');
+    it.each(CASES)(
+      '%i ms each way; the lease last set by: %s',
+      async (delayMs, path) => {
+        const [holderProxies, otherProxies] = await Promise.all(
+          [0, 1].map(() => Promise.all(store.ports.map((port) => LatencyProxy.start(port, delayMs)))),
+        );
+        const proxies = [...holderProxies, ...otherProxies];
+        const address = (each: readonly LatencyProxy[]) => each.map((proxy) => proxy.address);
+        const other = new LockEngine(await createLockBackend(store.config(address(otherProxies))), {
+          leaseMs: LEASE_MS,
+        });
+        const key = `lost-signal:${randomUUID().slice(0, 8)}`;
+        const holder = startWorker<{ lostAt: number; reason: string; waitedMs?: number }>(HOLDER, {
+          dist: dist.url,
+          backend: store.config(address(holderProxies)),
+          key,
+          leaseMs: LEASE_MS,
+          path,
+        });
+        try {
+          // The other client's connections are up before the clock starts, as a running app's are.
+          await other.acquire(`${key}:warm`).then((lock) => lock.release());
+          expect((await holder.nextLine()).event).toBe('ready');
+          if (path === 'shortening extend') {
+            // The extend (to LEASE_MS from 4 x LEASE_MS) reaches the store, its answer never comes back, and nothing after it gets through.
+            for (const proxy of holderProxies) proxy.holdReplies();
+            const delivered = Promise.all(holderProxies.map((proxy) => proxy.nextDelivery()));
+            holder.child.stdin!.end('go\n');
+            await delivered;
+            for (const proxy of holderProxies) proxy.partition();
+          } else {
+            for (const proxy of holderProxies) proxy.partition();
+            holder.child.stdin!.end('go\n');
+          }
+          const cutAt = now();
+          const taken = other.acquire(key, { waitMs: 10 * LEASE_MS }).then((lock): [number, Lock] => [now(), lock]);
+          const { lostAt, reason, waitedMs } = await holder.nextLine();
+          const [takenAt, lock] = await taken;
+          await lock.release();
+          const marginMs = takenAt - lostAt!;
+          margins.push(`${delayMs} ms, ${path}: ${marginMs.toFixed(1)}`);
+          expect(reason).toBe('LockLostError');
+          if (path === 'retried attempt') expect(waitedMs).toBeGreaterThanOrEqual(200);
+          // The shortened lease reached the store: the key was free long before the holder's first lease (4 x LEASE_MS) would have ended.
+          if (path === 'shortening extend') expect(takenAt - cutAt).toBeLessThan(2 * LEASE_MS);
+          expect(marginMs).toBeGreaterThanOrEqual(ALLOWANCE_MS);
+        } finally {
+          holder.child.kill('SIGKILL');
+          await other.close();
+          await Promise.all(proxies.map((proxy) => proxy.close()));
         }
-        const cutAt = now();
-        const taken = other.acquire(key, { waitMs: 10 * LEASE_MS }).then((lock): [number, Lock] => [now(), lock]);
-        const { lostAt, reason, waitedMs } = await holder.nextLine();
-        const [takenAt, lock] = await taken;
-        await lock.release();
-        const marginMs = takenAt - lostAt!;
-        margins.push(`${delayMs} ms, ${path}: ${marginMs.toFixed(1)}`);
-        expect(reason).toBe('LockLostError');
-        if (path === 'retried attempt') expect(waitedMs).toBeGreaterThanOrEqual(200);
-        // The shortened lease reached the store: the key was free long before the holder's first lease (4 x LEASE_MS) would have ended.
-        if (path === 'shortening extend') expect(takenAt - cutAt).toBeLessThan(2 * LEASE_MS);
-        expect(marginMs).toBeGreaterThanOrEqual(ALLOWANCE_MS);
-      } finally {
-        holder.child.kill('SIGKILL');
-        await other.close();
-        await Promise.all(proxies.map((proxy) => proxy.close()));
-      }
-    }, 30_000);
+      },
+      30_000,
+    );
   });
 }

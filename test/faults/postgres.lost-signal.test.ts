@@ -3,5 +3,9 @@ import { describeLostSignal } from './lost-signal-suite.js';
 
 describeLostSignal('postgres', async () => {
   const server = await PostgresServer.start();
-  return { ports: [server.port], config: ([address]) => ({ type: 'postgres', url: `postgres://postgres@${address}/postgres` }), stop: () => server.destroy() };
+  return {
+    ports: [server.port],
+    config: ([address]) => ({ type: 'postgres', url: `postgres://postgres@${address}/postgres` }),
+    stop: () => server.destroy(),
+  };
 });

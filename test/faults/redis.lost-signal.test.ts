@@ -3,5 +3,9 @@ import { describeLostSignal } from './lost-signal-suite.js';
 
 describeLostSignal('redis', async () => {
   const server = await RedisServer.start();
-  return { ports: [server.port], config: ([address]) => ({ type: 'redis', url: `redis://${address}` }), stop: () => server.stop() };
+  return {
+    ports: [server.port],
+    config: ([address]) => ({ type: 'redis', url: `redis://${address}` }),
+    stop: () => server.stop(),
+  };
 });

@@ -31,7 +31,9 @@ async function instance(options: { sessionSql?: string; url?: string; table?: st
   const pool = mysql.createPool({ uri: options.url ?? server.uri, connectionLimit: 4 });
   if (options.sessionSql) pool.on('connection', (connection) => void connection.query(options.sessionSql!));
   pools.push(pool);
-  return new LockEngine(await createLockBackend({ type: 'mysql', client: pool, table: options.table }), { leaseMs: LEASE_MS });
+  return new LockEngine(await createLockBackend({ type: 'mysql', client: pool, table: options.table }), {
+    leaseMs: LEASE_MS,
+  });
 }
 
 /** Takes `key` over and over (a few ms held, the next acquisition at once) until `stop`; resolves how many times. */
@@ -51,31 +53,35 @@ describe('mysql waiters take turns', () => {
   it.each([
     ['MySQL', undefined],
     ["MariaDB's SIMULTANEOUS_ASSIGNMENT", SIMULTANEOUS],
-  ])('a waiter gets the lock in its turn while two clients take it in a tight loop (%s assignment order)', async (_order, sessionSql) => {
-    const engines = await Promise.all([instance({ sessionSql }), instance({ sessionSql }), instance({ sessionSql })]);
-    const key = `order:${randomUUID().slice(0, 8)}`;
-    const stop = new AbortController();
-    try {
-      const loops = engines.slice(0, 2).map((engine) => hammer(engine, key, stop.signal));
-      await delay(300);
-      const waits: number[] = [];
-      for (let i = 0; i < 5; i++) {
-        const startedAt = performance.now();
-        const lock = await engines[2]!.acquire(key, { waitMs: 10_000 });
-        waits.push(performance.now() - startedAt);
-        await lock.release();
-        await delay(50);
+  ])(
+    'a waiter gets the lock in its turn while two clients take it in a tight loop (%s assignment order)',
+    async (_order, sessionSql) => {
+      const engines = await Promise.all([instance({ sessionSql }), instance({ sessionSql }), instance({ sessionSql })]);
+      const key = `order:${randomUUID().slice(0, 8)}`;
+      const stop = new AbortController();
+      try {
+        const loops = engines.slice(0, 2).map((engine) => hammer(engine, key, stop.signal));
+        await delay(300);
+        const waits: number[] = [];
+        for (let i = 0; i < 5; i++) {
+          const startedAt = performance.now();
+          const lock = await engines[2].acquire(key, { waitMs: 10_000 });
+          waits.push(performance.now() - startedAt);
+          await lock.release();
+          await delay(50);
+        }
+        stop.abort();
+        const taken = await Promise.all(loops);
+        // Each loop kept getting the lock too: the waiter competed with both throughout, and they with each other.
+        expect(Math.min(...taken)).toBeGreaterThan(5);
+        expect(Math.max(...waits)).toBeLessThan(TURN_BOUND_MS);
+      } finally {
+        stop.abort();
+        await Promise.all(engines.map((engine) => engine.close()));
       }
-      stop.abort();
-      const taken = await Promise.all(loops);
-      // Each loop kept getting the lock too: the waiter competed with both throughout, and they with each other.
-      expect(Math.min(...taken)).toBeGreaterThan(5);
-      expect(Math.max(...waits)).toBeLessThan(TURN_BOUND_MS);
-    } finally {
-      stop.abort();
-      await Promise.all(engines.map((engine) => engine.close()));
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   it('a waiter that gives up leaves its place: the key is free for the next client at once', async () => {
     const [holder, quitter, next] = await Promise.all([instance(), instance(), instance()]);
@@ -112,7 +118,11 @@ describe('mysql waiters take turns', () => {
       const next = await waiter;
       expect(next.fence!).toBeGreaterThan(lock.fence!);
       await next.release();
-      expect(await server.sql(`SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'locks' AND table_name = '${table}' AND column_name = 'next_owner'`)).toBe('0');
+      expect(
+        await server.sql(
+          `SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = 'locks' AND table_name = '${table}' AND column_name = 'next_owner'`,
+        ),
+      ).toBe('0');
     } finally {
       await Promise.all([a.close(), b.close()]);
     }

@@ -17,10 +17,10 @@ class HandAnsweredBackend implements LockBackend {
 
   claim(request: ClaimRequest): LockClaim {
     return {
-      tryAcquire: async () => ({ acquired: true, fence: 1, validityMs: validityOf(request.leaseMs) }),
-      waitForChange: async () => undefined,
+      tryAcquire: () => Promise.resolve({ acquired: true, fence: 1, validityMs: validityOf(request.leaseMs) }),
+      waitForChange: () => Promise.resolve(),
       renew: (leaseMs) => new Promise((resolve) => this.renewals.push({ leaseMs, answer: resolve })),
-      release: async () => true,
+      release: () => Promise.resolve(true),
       validityFor: validityOf,
     };
   }
@@ -50,11 +50,11 @@ describe('renewals that change the lease (fake timers)', () => {
     const extended = lock.extend(1_000);
     await jest.advanceTimersByTimeAsync(0);
     expect(backend.renewals).toHaveLength(1);
-    backend.renewals[0]!.answer(validityOf(3_000));
+    backend.renewals[0].answer(validityOf(3_000));
     await jest.advanceTimersByTimeAsync(0);
     expect(backend.renewals.map((renewal) => renewal.leaseMs)).toEqual([3_000, 1_000]);
     const sentAt = performance.now();
-    backend.renewals[1]!.answer(validityOf(1_000));
+    backend.renewals[1].answer(validityOf(1_000));
     await extended;
     expect(lock.expiresAt - Date.now()).toBeLessThanOrEqual(validityOf(1_000) - (performance.now() - sentAt) + 1);
   });

@@ -16,7 +16,11 @@ export const NEXT_IN_LINE_MS = 500;
 export const PATIENCE_MS = 100;
 
 /** The lease table's columns for the line: who is next for the key, since when it waits (database clock, µs), until when its place holds. */
-export const LINE_COLUMNS = ['next_owner VARCHAR(255) NULL', 'next_since_us BIGINT UNSIGNED NULL', 'next_until DATETIME(3) NULL'] as const;
+export const LINE_COLUMNS = [
+  'next_owner VARCHAR(255) NULL',
+  'next_since_us BIGINT UNSIGNED NULL',
+  'next_until DATETIME(3) NULL',
+] as const;
 
 /** Whether the row is free for the taker `:owner`: unowned or expired, and no other waiter is next in line that has waited PATIENCE_MS. */
 export const FREE_IN_TURN = `owner <=> :owner OR ((owner IS NULL OR expires_at <= UTC_TIMESTAMP(3)) AND

@@ -2,7 +2,7 @@
 export interface NamedStatement<Name extends string> {
   readonly sql: string;
   /** The values of the placeholders, in their order in `sql`. */
-  values(params: Readonly<Record<Name, unknown>>): unknown[];
+  readonly values: (params: Readonly<Record<Name, unknown>>) => unknown[];
 }
 
 /**
