@@ -12,6 +12,7 @@ import {
   type CanActivate,
   type ExceptionFilter,
   type INestApplication,
+  type INestMicroservice,
   type LoggerService,
   type ModuleMetadata,
 } from '@nestjs/common';
@@ -341,18 +342,30 @@ class OrderConsumer {
 }
 
 describe('lock errors thrown in a service method called by a TCP microservice handler', () => {
-  it('answer LOCK_BUSY and LOCK_STALE_FENCE, without an error log', async () => {
+  /** A hybrid application (an HTTP app with a microservice connected), or a microservice application alone. */
+  async function startService(kind: 'hybrid' | 'microservice', port: number, log: ErrorLog): Promise<INestApplication | INestMicroservice> {
+    const moduleRef = await Test.createTestingModule({ imports: stores(), controllers: [OrderConsumer], providers: [OrderService] }).compile();
+    const options = { transport: Transport.TCP, options: { host: '127.0.0.1', port } } as const;
+    if (kind === 'microservice') {
+      const service = moduleRef.createNestMicroservice(options);
+      service.useLogger(log);
+      await service.listen();
+      return service;
+    }
+    const app = moduleRef.createNestApplication({ logger: log });
+    app.connectMicroservice(options, { inheritAppConfig: true });
+    await app.startAllMicroservices();
+    return app.init();
+  }
+
+  it.each(['hybrid', 'microservice'] as const)('answer LOCK_BUSY and LOCK_STALE_FENCE, without an error log (%s application)', async (kind) => {
     const log = new ErrorLog();
     const port = await freePort();
-    const moduleRef = await Test.createTestingModule({ imports: stores(), controllers: [OrderConsumer], providers: [OrderService] }).compile();
-    const app = moduleRef.createNestApplication({ logger: log });
-    app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }, { inheritAppConfig: true });
-    await app.startAllMicroservices();
-    await app.init();
+    const app = await startService(kind, port, log);
     const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
     try {
       await client.connect();
-      const lock = await hold(app, 'order:M1');
+      const lock = await app.get(LockService).acquire('order:M1', { waitMs: 0 });
       try {
         const busy = await lastValueFrom(client.send('order.place', 'M1')).catch((error: unknown) => error);
         expect(busy).toMatchObject({ status: 'error', code: 'LOCK_BUSY', key: 'order:M1' });
