@@ -16,7 +16,7 @@ import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, holdsAnyLock, markedBefore, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -84,8 +84,6 @@ export class LockEngine {
   /** Aborted when the drain ends: held locks are revoked, every wait stops. */
   private readonly shutdown = new AbortController();
   private drain: Drain | undefined;
-  /** When close() was called (monotonic ms). */
-  private closedAt = Infinity;
   /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish, close() waits for them. */
   private waiting = 0;
   /** Set while close() waits for `waiting` to reach 0. */
@@ -328,10 +326,8 @@ export class LockEngine {
    * With `gracefulMs` it drains first: for up to that long, the work already under way finishes:
    * the locks held are kept (renewed, signals quiet), and calls already waiting for a busy lock
    * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockShuttingDownError)
-   * unless its call chain holds a lock (inside `withLock`,
-   * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
-   * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
-   * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
+   * unless its call chain holds a lock (inside `withLock`, `run`, a `@Locked` method): work inside a
+   * lock may take more locks, re-entrant or new, as it needs them. The drain ends when no lock is held and no call waits any more, or
    * when `gracefulMs` has passed; then every wait stops with that error. A second call waits for
    * the same close; its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
    *
@@ -356,7 +352,7 @@ export class LockEngine {
 
   /** Re-entrant when the call chain holds the key; else a claim in the store, granted by `grant`. Bad arguments throw at once. */
   private acquireResolved(key: string, options: ResolvedLockOptions, refusal: string | undefined): Promise<LockHandle> {
-    if (this.closing !== undefined) this.refuseWhileClosing();
+    if (this.closing !== undefined) this.refuseWhileClosing(key);
     if (refusal !== undefined) throw new InvalidLockArgumentError(`Lock "${key}": ${refusal}`);
     const storeKey = this.keyPrefix + key;
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
@@ -401,7 +397,7 @@ export class LockEngine {
         attempt = claim.tryAcquire();
         result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
-        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, undefined);
+        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, undefined, -Infinity);
       }
       lease =
         result.acquired && startedAt + result.validityMs > monotonicNow()
@@ -413,18 +409,22 @@ export class LockEngine {
         // The caller has stopped waiting; once the store answers, whatever the attempt took is given back.
         const giveBack = () => claim.release();
         this.calls.track(error.attempt.then(giveBack, giveBack)).catch(() => undefined);
+        this.noteFailed(key, error.callerError);
         throw error.callerError;
       }
       const givenBack = this.calls.track(claim.release()).catch(() => undefined);
       // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
       if (error instanceof LockTimeoutError) await givenBack;
+      this.noteFailed(key, error);
       throw error;
     }
     if (this.shutdown.signal.aborted) {
       this.doneWaiting();
       // Granted while closing, after close() took the list of held leases: give it back before the clients close.
       this.calls.track(lease.revoke(shutdownLoss(key))).catch(() => undefined);
-      throw new LockShuttingDownError(this.backend.name);
+      const error = new LockShuttingDownError(this.backend.name);
+      this.noteFailed(key, error);
+      throw error;
     }
     this.leases.add(lease);
     filed = lease;
@@ -446,6 +446,9 @@ export class LockEngine {
     const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
     let attemptStartedAt = startedAt;
     let lastBusy: AttemptResult | undefined;
+    /** When the first attempt that found the key taken got its answer: the key has been taken since, as far as this call saw. */
+    let firstBusyAt: number | undefined;
+    let lastBusyStartedAt = 0;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       if (result.acquired) {
@@ -455,10 +458,12 @@ export class LockEngine {
         result = { acquired: false, holderTtlMs: 0 };
       }
       lastBusy = result;
+      firstBusyAt ??= monotonicNow();
+      lastBusyStartedAt = attemptStartedAt;
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
         if (this.hub.wants('timeout')) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
-        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey, attemptStartedAt - firstBusyAt));
       }
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
@@ -474,16 +479,16 @@ export class LockEngine {
         attempt = claim.tryAcquire();
         result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
-        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, lastBusy);
+        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, lastBusy, lastBusyStartedAt - firstBusyAt);
       }
     }
     if (this.shutdown.signal.aborted) throw new LockShuttingDownError(this.backend.name);
     throw options.signal?.reason;
   }
 
-  /** What an attempt that failed (`error`) or went unanswered (OVERDUE) throws. */
-  private attemptFailed(error: unknown, attempt: Promise<AttemptResult> | undefined, key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined): unknown {
-    if (error === OVERDUE) return new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
+  /** What an attempt that failed (`error`) or went unanswered (OVERDUE) throws; `seenTakenMs`: as for `unanswered`. */
+  private attemptFailed(error: unknown, attempt: Promise<AttemptResult> | undefined, key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined, seenTakenMs: number): unknown {
+    if (error === OVERDUE) return new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy, seenTakenMs));
     return toBackendError(this.backend.name, error, this.backend.address);
   }
 
@@ -494,25 +499,40 @@ export class LockEngine {
     );
   }
 
-  /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
-  private refuseWhileClosing(): void {
-    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockShuttingDownError(this.backend.name);
+  /** close() was called: only a call chain that holds a lock may take one, and only while the drain lasts. */
+  private refuseWhileClosing(key: string): void {
+    if (this.shutdown.signal.aborted || !holdsAnyLock()) {
+      const error = new LockShuttingDownError(this.backend.name);
+      this.noteFailed(key, error);
+      throw error;
+    }
+  }
+
+  /** An acquisition failed: `acquire-failed` when the store was unreachable or this instance is shutting down (a busy key has its `timeout`). */
+  private noteFailed(key: string, error: unknown): void {
+    if (!this.hub.wants('acquire-failed')) return;
+    const reason = error instanceof LockShuttingDownError ? 'shutting-down' : error instanceof LockBackendError ? 'store-unavailable' : undefined;
+    if (reason) this.emit({ type: 'acquire-failed', key, backend: this.backend.name, store: this.name, reason, error: error as Error });
   }
 
   /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */
-  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined): Error {
+  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined, seenTakenMs: number): Error {
     const waitedMs = Math.round(monotonicNow() - startedAt);
     if (lastBusy && !lastBusy.acquired) {
       this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
-      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey, seenTakenMs));
     }
     return new LockBackendError(this.backend.name, atAddress(`the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`, this.backend.address));
   }
 
-  /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
-  private likelyFreeInMs(key: string, storeKey: string): number | undefined {
+  /**
+   * From this instance's recent holds of the key (RecentHolds), given how long the current hold is
+   * known to have lasted: the age of this instance's own oldest hold of the key, when it holds it,
+   * or how long this call found the key taken at every attempt (`seenTakenMs`), whichever is longer.
+   */
+  private likelyFreeInMs(key: string, storeKey: string, seenTakenMs: number): number | undefined {
     if (this.recentHolds.likelyFreeInMs(key) === undefined) return undefined;
-    let ageMs = 0;
+    let ageMs = Math.max(0, seenTakenMs);
     for (const lease of this.leases) if (lease.storeKey === storeKey) ageMs = Math.max(ageMs, lease.heldMs());
     return this.recentHolds.likelyFreeInMs(key, ageMs);
   }
@@ -574,7 +594,6 @@ export class LockEngine {
    * and the locks freed; acquisitions under way finish or give up before the clients close.
    */
   private async closeOnce(gracefulMs: number): Promise<void> {
-    this.closedAt = performance.now();
     this.draining.abort();
     if (gracefulMs > 0) {
       this.drain = new Drain(() => this.leases.size === 0 && this.waiting === 0, gracefulMs);
