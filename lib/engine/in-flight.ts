@@ -16,18 +16,6 @@ export class InFlight {
     return promise;
   }
 
-  /**
-   * Counts a call from here to the matching `leave()`, for an async function that awaits the call
-   * itself (`leave()` in its `finally`): no promise reaction per call.
-   */
-  enter(): void {
-    this.count++;
-  }
-
-  leave(): void {
-    this.settle();
-  }
-
   /** Resolves once nothing is in flight (at once when nothing is); never rejects. */
   settled(): Promise<void> {
     if (this.count === 0) return Promise.resolve();

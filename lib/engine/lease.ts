@@ -27,7 +27,7 @@ export interface LeaseOwner {
   readonly scheduler: WakeScheduler;
   /** Bounds a release by RELEASE_TIMEOUT_MS. */
   readonly deadlines: AnswerDeadlines;
-  /** Store calls nobody awaits (a lost lock's release, a renewal, an unanswered release): closing lets them settle first. */
+  /** Releases nobody awaits (a lost lock's, an unanswered one): closing lets them settle first. */
   readonly calls: InFlight;
 }
 
@@ -269,8 +269,6 @@ export class Lease implements Wakeable, Slotted {
     const shortened = this.claim.validityFor?.(leaseMs);
     if (shortened !== undefined && startedAt + shortened < this.localDeadline) this.setValidity(startedAt, shortened);
     let validityMs: number | false;
-    // Counted, not tracked (no promise more): closing lets a renewal in flight settle first.
-    this.owner.calls.enter();
     try {
       this.renewing = true;
       // While it is in flight, only the lapse deadline can wake this lease.
@@ -282,7 +280,6 @@ export class Lease implements Wakeable, Slotted {
       if (explicit) throw backendError;
       return;
     } finally {
-      this.owner.calls.leave();
       this.renewing = false;
       if (this.state === 'held') this.reschedule();
     }

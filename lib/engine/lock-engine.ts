@@ -90,8 +90,8 @@ export class LockEngine {
   private noneWaiting: (() => void) | undefined;
   /**
    * The store calls this engine made that their callers no longer await: claims given back, releases
-   * and renewals still unanswered, the releases of lost locks. close() lets them settle before the
-   * store's clients close (the calls awaited are counted by `waiting` and the held leases).
+   * still unanswered, the releases of lost locks. close() lets them settle before the store's clients
+   * close (the calls awaited are counted by `waiting` and the held leases; renewals, by the store's own count).
    */
   private readonly calls = new InFlight();
   private closing: Promise<void> | undefined;

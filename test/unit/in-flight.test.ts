@@ -22,15 +22,6 @@ describe('InFlight: what closing waits for', () => {
     expect(await hasSettled(second)).toBe(true);
   });
 
-  it('counts a call from enter() to leave() like a tracked one', async () => {
-    const inFlight = new InFlight();
-    inFlight.enter();
-    const settled = inFlight.settled();
-    expect(await hasSettled(settled)).toBe(false);
-    inFlight.leave();
-    expect(await hasSettled(settled)).toBe(true);
-  });
-
   it('returns the promise it tracks, unchanged', async () => {
     const command = Promise.resolve(42);
     expect(new InFlight().track(command)).toBe(command);

@@ -20,6 +20,8 @@ export interface RedisClaimContext {
   readonly client: RedisClient;
   readonly listener: ReleaseListener;
   readonly heartbeat: QueueHeartbeat;
+  /** Counts a command the engine does not wait for (renewals), so that closing the backend can let it settle first. */
+  readonly track: <T>(command: Promise<T>) => Promise<T>;
   /** How long a key's fence counter outlives its last lease (the `idleKeyTtlMs` option). */
   readonly idleKeyTtlMs: number;
   /** Replicas that must acknowledge acquisitions and renewals (the `replicas` option), if any. */
@@ -161,17 +163,17 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   async renew(leaseMs: number): Promise<number | false> {
-    const { client } = this.context;
+    const { client, track } = this.context;
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.context.idleKeyTtlMs;
     const startedAt = monotonicNow();
     let extended: boolean;
     if (this.reader) {
-      extended = await this.renewed(this.request.owner, renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+      extended = await this.renewed(this.request.owner, track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
     } else {
       const turn = this.turn;
       const owner = turn?.storeOwner ?? this.request.owner;
-      const extend = () => this.renewed(owner, renewLock(client, this.keys, owner, leaseMs, fenceIdleMs));
+      const extend = () => this.renewed(owner, track(renewLock(client, this.keys, owner, leaseMs, fenceIdleMs)));
       extended = await (turn ? turn.renew(leaseMs, extend) : extend());
     }
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
@@ -227,7 +229,7 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   private renewed(owner: string, extended: Promise<boolean>): Promise<boolean> {
     const { replicas } = this.context;
-    return replicas ? renewedOnReplicas(replicas, this.heldEntry(owner), extended) : extended;
+    return replicas ? this.context.track(renewedOnReplicas(replicas, this.heldEntry(owner), extended)) : extended;
   }
 
   /** Where the store keeps this claim's hold: the lock key's value, or its owner's entry among the readers. */

@@ -35,7 +35,7 @@ export class RedisBackend implements LockBackend {
   private readonly listener: ReleaseListener;
   private readonly heartbeat: QueueHeartbeat;
   private readonly claims: RedisClaimContext;
-  /** Commands it sends on its own (queue heartbeats); the engine counts the calls it makes (claims), and settles them before it closes this. */
+  /** Commands the engine does not wait for (queue heartbeats, renewals); the engine settles its acquisitions and releases before it closes this. */
   private readonly inFlight = new InFlight();
   private closing: Promise<void> | undefined;
   /** Stops replacing a created client's stuck connection (none for a client of yours). */
@@ -54,9 +54,10 @@ export class RedisBackend implements LockBackend {
     this.address = redisAddress(client);
     this.listener = new ReleaseListener(client);
     this.inspection = new RedisInspection(client);
-    this.heartbeat = new QueueHeartbeat(client, (command) => this.inFlight.track(command));
+    const track = <T>(command: Promise<T>) => this.inFlight.track(command);
+    this.heartbeat = new QueueHeartbeat(client, track);
     this.stopWatch = ownsClient ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () => this.listener.reconnect()) : () => undefined;
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
+    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
   }
 
   claim(request: ClaimRequest): LockClaim {

@@ -29,6 +29,8 @@ export class RedisSemaphoreClaim implements LockClaim {
 
   private readonly client: RedisClient;
   private readonly listener: ReleaseListener;
+  /** Counts a renewal, which the engine does not wait for (see RedisClaimContext.track). */
+  private readonly track: <T>(command: Promise<T>) => Promise<T>;
   private readonly idleKeyTtlMs: number;
   private readonly driftFactor: number;
   private readonly replicas: ReplicaAcknowledger | undefined;
@@ -37,7 +39,7 @@ export class RedisSemaphoreClaim implements LockClaim {
     context: RedisClaimContext,
     private readonly request: ClaimRequest,
   ) {
-    ({ client: this.client, listener: this.listener, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas, driftFactor: this.driftFactor } = context);
+    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas, driftFactor: this.driftFactor } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -89,8 +91,8 @@ export class RedisSemaphoreClaim implements LockClaim {
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
     const startedAt = monotonicNow();
-    const renewed = renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs);
-    const extended = await (this.replicas ? renewedOnReplicas(this.replicas, this.heldEntry, renewed) : renewed);
+    const renewed = this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
+    const extended = await (this.replicas ? this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewed)) : renewed);
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? validityAfterDrift(leaseMs, this.driftFactor) : false;
   }
