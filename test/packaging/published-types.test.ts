@@ -13,7 +13,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BUILDS = ['dist/esm', 'dist/cjs'];
 
 /** Engine members the Nest layer calls that users must not see (tagged `@internal`, removed by `stripInternal`). */
-const INTERNAL_NAMES = ['acquireScoped', 'runHolding', 'noteSkipped', 'SELF_WAIT_NOTICE_MS'];
+const INTERNAL_NAMES = ['acquireScoped', 'checkOptions', 'CheckedLockOptions', 'LockEventHub', 'noteSkipped', 'SELF_WAIT_NOTICE_MS'];
 
 const STORE_CONTRACT = ['LockBackend', 'LockClaim', 'ClaimRequest', 'AttemptResult', 'Acquired', 'Busy', 'BackendCapabilities', 'LockInspection', 'StoredHolder', 'StoredWaiter', 'StoredLockState', 'ListRequest', 'ListPage'];
 const NEST_INTERNALS = [
