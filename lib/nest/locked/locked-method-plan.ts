@@ -1,3 +1,5 @@
+import type { CheckedLockOptions } from '../../engine/checked-lock-options.js';
+import type { LockEngine } from '../../engine/lock-engine.js';
 import type { LockOptions } from '../../engine/lock.js';
 import type { HandlerKind } from '../nest-metadata.js';
 import { decoratedParams, handlerKindOf } from '../nest-metadata.js';
@@ -10,8 +12,8 @@ export interface LockedMethodPlan {
   /** The context Nest calls it in as a handler; undefined for any other method. */
   readonly kind: HandlerKind | undefined;
   readonly resolveKey: KeyResolver;
-  /** The options of one call: one shared object unless a label is resolved from the call's arguments. */
-  readonly optionsFor: (self: unknown, args: readonly unknown[]) => LockOptions;
+  /** The options of one call in `engine`'s store, checked once per engine: one shared object unless a label is resolved from the call's arguments. */
+  readonly optionsFor: (engine: LockEngine, self: unknown, args: readonly unknown[]) => CheckedLockOptions;
 }
 
 /** What {@link planLockedMethod} reads. */
@@ -41,9 +43,16 @@ export function planLockedMethod({ target, declaringClass, name, where, options,
   const resolveKey = bindLockKey(parsedKey, where, (placeholder, template) => locateRequestPart(placeholder, kind, params, where, template));
   const { leaseMs, waitMs, mode, fair, permits, minHoldMs, maxHoldMs } = options;
   const base: LockOptions = { leaseMs, waitMs, mode, fair, permits, minHoldMs, maxHoldMs };
-  if (parsedLabel === undefined) return { kind, resolveKey, optionsFor: () => base };
+  // An application has one engine per store, a process sometimes several applications.
+  const checked = new WeakMap<LockEngine, CheckedLockOptions>();
+  const checkedFor = (engine: LockEngine): CheckedLockOptions => {
+    let options = checked.get(engine);
+    if (!options) checked.set(engine, (options = engine.checkOptions(base)));
+    return options;
+  };
+  if (parsedLabel === undefined) return { kind, resolveKey, optionsFor: checkedFor };
   const labelOf = labelResolver(parsedLabel, where, (placeholder, template) => locateRequestPart(placeholder, kind, params, where, template), options.label);
-  return { kind, resolveKey, optionsFor: (self, args) => ({ ...base, label: labelOf(self, args) }) };
+  return { kind, resolveKey, optionsFor: (engine, self, args) => checkedFor(engine).withLabel(labelOf(self, args)) };
 }
 
 /** A label resolver that never throws: a template naming something missing yields the template text. */

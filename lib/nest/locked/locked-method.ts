@@ -52,7 +52,7 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
     let lock: ScopedLock;
     try {
       key = resolveKey(self, args);
-      lock = await engine.acquireScoped(key, optionsFor(self, args));
+      lock = await engine.acquireScoped(key, optionsFor(engine, self, args));
     } catch (error) {
       if (skipWhenBusy && error instanceof LockTimeoutError) return skipped(engine, key!, where);
       throw await answer(error);
