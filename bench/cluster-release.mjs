@@ -10,7 +10,8 @@
 // count steers (a process whose turn ended stands back when others heard the release).
 // Reported per round: releases/s, and per 1,000 releases the CPU time (INFO cpu, user + sys) of the
 // owner and of the other nodes, the bytes the other nodes read (/proc/PID/io rchar: clients and the
-// cluster bus), and the release messages the cluster bus brought them (CLUSTER INFO).
+// cluster bus), and the release messages the cluster bus brought them (CLUSTER INFO) per release
+// message the owner sent (a release publishes only when somebody waits for the key).
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -61,6 +62,7 @@ function nodeCounters(node) {
     cpuMs: (field(cpu, 'used_cpu_user') + field(cpu, 'used_cpu_sys')) * 1_000,
     readBytes: field(readFileSync(`/proc/${node.pid}/io`, 'utf8'), 'rchar'),
     busMessages: ['publish', 'publishshard'].reduce((sum, type) => sum + field(bus, `cluster_stats_messages_${type}_received`), 0),
+    sentMessages: ['publish', 'spublish'].reduce((sum, command) => sum + Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(node.cli('INFO', 'commandstats'))?.[1] ?? 0), 0),
   };
 }
 
@@ -121,8 +123,9 @@ async function measure(nodes, pair, keys) {
   const elapsedS = (performance.now() - startedAt) / 1_000;
   await relayedSoFar(nodes[0], nodes.slice(1));
   const after = nodes.map(nodeCounters);
-  // Less the marker that relayedSoFar sent each of the other nodes.
-  const delta = (i, name) => after[i][name] - before[i][name] - (name === 'busMessages' && i > 0 ? 1 : 0);
+  // Less the marker that relayedSoFar sent each of the other nodes (and the owner published).
+  const delta = (i, name) => after[i][name] - before[i][name] - ((name === 'busMessages' && i > 0) || (name === 'sentMessages' && i === 0) ? 1 : 0);
+  const releaseMessages = delta(0, 'sentMessages');
   const others = nodes.slice(1).map((_, j) => j + 1);
   const perK = (value) => (value / releases) * 1_000;
   return {
@@ -131,7 +134,8 @@ async function measure(nodes, pair, keys) {
     'owner CPU ms per 1k releases': perK(delta(0, 'cpuMs')),
     'other nodes: CPU ms per 1k releases (each, mean)': perK(others.reduce((sum, i) => sum + delta(i, 'cpuMs'), 0) / others.length),
     'other nodes: bytes read per release (each, mean)': others.reduce((sum, i) => sum + delta(i, 'readBytes'), 0) / others.length / releases,
-    'other nodes: release messages relayed per release (each, mean)': others.reduce((sum, i) => sum + delta(i, 'busMessages'), 0) / others.length / releases,
+    'release messages sent per release': releaseMessages / releases,
+    'other nodes: messages relayed per release message (each, mean)': others.reduce((sum, i) => sum + delta(i, 'busMessages'), 0) / others.length / releaseMessages,
   };
 }
 

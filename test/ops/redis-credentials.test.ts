@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { LockBackendError, type BackendOptions } from '../../lib/index.js';
 import { RedisMasters } from '../harness/redis-masters.js';
+import { BusySpy } from '../support/observed-backend.js';
 import { expectHandOff, expectLoginRefused, useClosedEngines } from './login-checks.js';
 
 // Password-protected servers: the default user's password (requirepass) and an ACL user.
@@ -51,12 +52,21 @@ describe('redis backend with credentials', () => {
   it('logs in with the password in the URL (requirepass)', () => expectWorking({ type: 'redis', url: withCredentials(url(), `:${PASSWORD}`) }));
   it('logs in as an ACL user (redis://user:password@host)', () => expectWorking({ type: 'redis', url: withCredentials(url(), `${USER}:${USER_PASSWORD}`) }));
 
-  it('an ACL user without pub/sub channels (Redis 7 default: no `&*`) fails at release with LockBackendError naming publish', async () => {
-    const engine = await engineFor({ type: 'redis', url: withCredentials(url(), 'nochannels:pw') });
-    const lock = await engine.acquire(`k:${Math.random()}`);
+  it('an ACL user without pub/sub channels (Redis 7 default: no `&*`) fails with LockBackendError naming publish at a release somebody waits for', async () => {
+    const spy = new BusySpy();
+    const options: BackendOptions = { type: 'redis', url: withCredentials(url(), 'nochannels:pw') };
+    const [holder, waiter] = [await engineFor(options), await engineFor(options, (backend) => spy.wrap(backend))];
+    const key = `k:${Math.random()}`;
+    const lonely = await holder.acquire(`${key}:alone`);
+    // Nobody waits: the release publishes nothing, so nothing fails yet.
+    await expect(lonely.release()).resolves.toBeUndefined();
+    const lock = await holder.acquire(key);
+    const waiting = waiter.acquire(key, { waitMs: 1_000 }).catch((caught: unknown) => caught);
+    await spy.whenBusy(1);
     const error = await lock.release().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(LockBackendError);
     expect((error as Error).message).toMatch(/can't publish to the channel/);
+    await waiting;
   });
   it('uses a client of yours with its own credentials as it is', async () => {
     const client = new Redis(url(), { username: USER, password: USER_PASSWORD });

@@ -220,7 +220,7 @@ describe('packed package', () => {
       const handlers = partOf(outcome(), 'handlers');
       expect(handlers.free).toEqual({ status: 200, body: { id: '7', warehouse: 'north', tenant: 't1', key: 'order:7:north:t1' } });
       // The app's own global filter receives the @Locked route's LockBusyException (Retry-After from the request before, which held the key).
-      expect(handlers.busyByKey).toEqual({ status: 423, body: { caught: 'LockBusyException', retryAfter: 1 } });
+      expect(handlers.busyByKey).toEqual({ status: 423, retryAfter: '1', body: { caught: 'LockBusyException', retryAfter: 1 } });
       expect(handlers.missingHeader).toBe(500);
       expect(handlers.byRequest).toMatchObject({ status: 200, body: { key: 'req:9', id: '9' } });
       expect(handlers.busyByHand).toMatchObject({ status: 423, retryAfter: '1', body: { caught: 'LockBusyException', retryAfter: 1 } });
