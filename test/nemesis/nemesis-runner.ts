@@ -6,13 +6,12 @@ import type { BackendOptions } from '../../lib/index.js';
 import { checkHistory, type CheckReport, type HistoryEvent } from './checker.mjs';
 import { FaultProxy, type ProxyMode } from './fault-proxy.js';
 import { dropPort, undropPort } from './iptables.js';
+import { WAIT_GRACE_MS, SLOW_CLOCK_RATE } from './row-checks.js';
+import { findLibfaketime } from './row-plan.js';
 import { seededRandom } from './seeded-random.js';
+import { measureClockRate } from './store-clock.js';
 
 const WORKER = fileURLToPath(new URL('./nemesis-worker.mjs', import.meta.url));
-/** libfaketime (Debian package faketime), preloaded into the slow-clock client. */
-export const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1';
-/** The rate of the slow client's clock under `slow clock`: 0.5 % slow. */
-export const SLOW_CLOCK_RATE = 0.995;
 
 /**
  * The faults. Holder faults hit the first client to reach the fault's checkpoint once it is armed:
@@ -20,8 +19,11 @@ export const SLOW_CLOCK_RATE = 0.995;
  * keep it working (it holds on, then writes) until the heal; `partition tcp` drops its packets to
  * and from its proxies with iptables (root only), so that its kernel retransmits with back-off; `pause after acquire` and `pause
  * before write` SIGSTOP it there; `block loop` makes it block its event loop before writing;
- * `restart store` kills the store and starts it again; `slow clock` runs client 0 under
- * libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `store clock fast`
+ * `restart store` kills the store and starts it again; `failover` kills the lock key's master as
+ * soon as a client got the lock there and waits for a replica's promotion (Redis Sentinel,
+ * Cluster), then brings the old master back as a replica; `partition shard` cuts the holder off
+ * from the lock key's master only (Redis Cluster: the other shards still answer it); `slow clock`
+ * runs client 0 under libfaketime at {@link SLOW_CLOCK_RATE} and partitions it while it holds; `store clock fast`
  * partitions a holder as `partition` does, on a store whose servers run a fast clock (started so:
  * store-clock.ts); `isolate leader` cuts
  * the leader of a cluster off from its peers and its clients, `isolate member` the member the
@@ -31,7 +33,7 @@ export const SLOW_CLOCK_RATE = 0.995;
  * independent masters: Redlock) cuts each client off from all but a majority of the masters, each
  * client's majority a different one, as Jepsen's majorities-ring nemesis does.
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'slow clock' | 'store clock fast' | 'isolate leader' | 'isolate member' | 'isolate leader from peers' | 'majorities ring';
+export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'partition shard' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'failover' | 'slow clock' | 'store clock fast' | 'isolate leader' | 'isolate member' | 'isolate leader from peers' | 'majorities ring';
 
 export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
 
@@ -63,10 +65,16 @@ export interface NemesisStore {
   readonly isolationMs?: number;
   /** The rate of the store's servers' clocks (1: real time; see store-clock.ts). */
   readonly storeClockRate?: number;
-  /** How long the store takes to replace an isolated leader (Redis Sentinel, Cluster: detection and promotion), beyond its loss time. */
-  readonly failoverMs?: number;
-  /** The clients keep getting the lock while a member is isolated: the ride-through check is asserted in every run, not held back. */
-  readonly ridesThrough?: boolean;
+  /** The server's clock now, in ms (to measure its rate under `store clock fast`). */
+  serverClockMs?(): Promise<number>;
+  /** Clusters whose clients are given every member: the longest a member's isolation may leave the lock without a holder, and why. */
+  readonly unavailableBound?: { readonly ms: number; readonly why: string };
+  /** Added by every proxy, each way (a store on another machine). */
+  readonly latencyMs?: number;
+  /** Replicated Redis: SIGKILLs the master of `storeKey`; `promoted` resolves when a replica serves in its place, `rejoin` brings the killed node back as a replica, in sync. */
+  killLeader?(storeKey: string): Promise<{ member: string; promoted(): Promise<void>; rejoin(): Promise<void> }>;
+  /** Redis Cluster: the index in `endpoints` of the master that serves `storeKey`. */
+  leaderEndpoint?(storeKey: string): Promise<number>;
 }
 
 export interface NemesisOptions {
@@ -93,6 +101,10 @@ export interface NemesisRun {
   readonly file: string;
   readonly report: CheckReport;
   readonly seconds: number;
+  /** `slow clock`: the slow client's clocks against the runner's, over the run. */
+  readonly clientClockRate?: number;
+  /** `store clock fast`: the store's server clock against the runner's, before the run. */
+  readonly storeClockRate?: number;
 }
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
@@ -118,20 +130,24 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   const runId = `${store.name}-${fault.replace(/\s+/g, '-')}-${options.seed}`;
   const events: HistoryEvent[] = [];
   const record = (event: Omit<HistoryEvent, 'time'> & { time?: number }) => events.push({ ...event, time: event.time ?? now() } as HistoryEvent);
-  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port, e) => FaultProxy.start(port, undefined, store.proxyFrom?.[e])))));
+  // The row means something only if the server's clock does run fast.
+  const storeClockRate = store.storeClockRate !== undefined ? await measureClockRate(store) : undefined;
+  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port, e) => FaultProxy.start(port, { localAddress: store.proxyFrom?.[e], latencyMs: store.latencyMs })))));
   const children: ChildProcess[] = [];
   let armed: { point: string; only?: number; act: (index: number) => Promise<Record<string, unknown>> } | undefined;
   let hit: ((index: number) => void) | undefined;
 
   const prefix = `nemesis:${runId}:${Date.now()}:`;
+  const storeKey = `${prefix}nemesis`;
+  const clockReadings = new Map<number, (message: Record<string, unknown>) => void>();
   const exits = proxies.map((own, index) => {
     const slow = fault === 'slow clock' && index === 0;
     const config = {
       dist: options.dist, backend: store.clientConfig(own.map((proxy) => proxy.port)), key: 'nemesis', keyPrefix: prefix,
-      leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, resourceUrl: options.resourceUrl, resourcePrefix: prefix,
+      leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, waitBoundMs: 2 * store.lossMs + WAIT_GRACE_MS, resourceUrl: options.resourceUrl, resourcePrefix: prefix,
       holdMs: [0, 30], seed: Math.floor(random() * 2 ** 32), stamp: !slow, index, sql: store.sqlResource,
     };
-    const env = slow ? { ...process.env, LD_PRELOAD: LIBFAKETIME, FAKETIME: `+0 x${SLOW_CLOCK_RATE}` } : process.env;
+    const env = slow ? { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: `+0 x${SLOW_CLOCK_RATE}` } : process.env;
     const child = fork(WORKER, [JSON.stringify(config)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'], env });
     children.push(child);
     let stderr = '';
@@ -143,6 +159,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           const entry = message.entry as Partial<HistoryEvent>;
           return void record({ ...entry, process: entry.process ?? index, time: entry.time ?? now() } as HistoryEvent);
         }
+        if (message.event === 'clock') return void clockReadings.get(message.id as number)?.(message);
         if (message.op === 'checkpoint') void checkpoint(child, index, message);
       });
       child.once('exit', (code) => reject(new Error(`nemesis client exited before ready (${code}): ${stderr}`)));
@@ -184,6 +201,22 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     return target;
   };
 
+  /** Client `index`'s monotonic clock against ours: of three readings, the one with the shortest round trip, timed at its midpoint. */
+  let nextReading = 0;
+  const readClock = async (index: number) => {
+    let best: { client: number; real: number; roundTrip: number } | undefined;
+    for (let i = 0; i < 3; i++) {
+      const id = nextReading++;
+      const before = now();
+      const reply = await within(new Promise<Record<string, unknown>>((resolve) => (clockReadings.set(id, resolve), children[index]!.send({ cmd: 'clock', id }))), 5_000, undefined);
+      clockReadings.delete(id);
+      const after = now();
+      if (!reply) throw new Error(`client ${index} did not answer a clock reading within 5 s`);
+      if (!best || after - before < best.roundTrip) best = { client: Number(reply.monotonic), real: (before + after) / 2, roundTrip: after - before };
+    }
+    return best!;
+  };
+
   /** The endpoint whose proxies carried the most bytes over the next 500 ms. */
   const busiestEndpoint = async (): Promise<number> => {
     const traffic = () => store.endpoints.map((_, e) => proxies.reduce((sum, own) => sum + own[e]!.bytes, 0));
@@ -194,9 +227,12 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   };
 
   let failure: unknown;
+  let clientClockRate: number | undefined;
   try {
     await Promise.all(exits.map((e) => e.ready));
+    const slowClockFrom = fault === 'slow clock' ? await readClock(0) : undefined;
     for (const child of children) child.send({ cmd: 'go' });
+    let rejoin: (() => Promise<void>) | undefined;
     for (let round = 0; round < options.rounds; round++) {
       await sleep(300 + random() * 700);
       const faultMs = options.faultMs ?? Math.round(store.lossMs * (1.2 + random() * 0.5));
@@ -231,6 +267,36 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           healedAt = now();
           break;
         }
+        case 'partition shard': {
+          // Only the holder's proxy to the lock key's master: the other shards (and their masters' slot maps) still answer it.
+          if (!store.leaderEndpoint) throw new Error(`${store.name} has no shards`);
+          const shard = await store.leaderEndpoint(storeKey);
+          target = await strike('after-acquire', async (index) => {
+            proxies[index]![shard]!.setMode('partitioned');
+            record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode: 'partitioned', endpoint: store.endpoints[shard] });
+            return { holdMs: faultMs };
+          });
+          await sleep(faultMs);
+          proxies[target]![shard]!.setMode('open');
+          record({ process: 'nemesis', type: 'event', f: 'heal', target });
+          healedAt = now();
+          break;
+        }
+        case 'failover': {
+          // Killed right after a grant there: the lock may not have reached a replica yet (asynchronous replication).
+          if (!store.killLeader) throw new Error(`${store.name} has no replicas to fail over to`);
+          let killed: Awaited<ReturnType<NonNullable<NemesisStore['killLeader']>>> | undefined;
+          await strike('after-acquire', async (index) => {
+            killed = await store.killLeader!(storeKey);
+            record({ process: 'nemesis', type: 'event', f: 'kill-master', member: killed.member, holder: index });
+            return {};
+          });
+          await killed!.promoted();
+          record({ process: 'nemesis', type: 'event', f: 'promoted' });
+          healedAt = now();
+          rejoin = killed!.rejoin;
+          break;
+        }
         case 'pause after acquire':
         case 'pause before write': {
           target = await strike(fault === 'pause after acquire' ? 'after-acquire' : 'before-write', async (index) => {
@@ -256,7 +322,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           const isolationMs = options.faultMs ?? store.isolationMs ?? faultMs;
           let heal = () => undefined as void;
           await strike('after-acquire', async (index) => {
-            const isolated = await store.isolateMember!('leader', { storeKey: `${prefix}nemesis`, peersOnly: true });
+            const isolated = await store.isolateMember!('leader', { storeKey, peersOnly: true });
             heal = isolated.heal;
             record({ process: 'nemesis', type: 'event', f: 'partition', member: isolated.member, mode: 'from peers', holder: index });
             return { holdMs: isolationMs };
@@ -270,7 +336,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
         case 'isolate leader':
         case 'isolate member': {
           if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
-          const { member, heal } = await store.isolateMember(fault === 'isolate leader' ? 'leader' : await busiestEndpoint(), { storeKey: `${prefix}nemesis`, peersOnly: false });
+          const { member, heal } = await store.isolateMember(fault === 'isolate leader' ? 'leader' : await busiestEndpoint(), { storeKey, peersOnly: false });
           record({ process: 'nemesis', type: 'event', f: 'partition', member });
           await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
           heal();
@@ -298,6 +364,13 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
         }
       }
       await until(() => acquisitionsSince(healedAt) >= ACQUISITIONS_AFTER_HEAL && (target === undefined || acquisitionsSince(healedAt, target) > 0), options.recoveryLimitMs ?? 20_000);
+      // The next round starts from a whole deployment again.
+      await rejoin?.();
+      rejoin = undefined;
+    }
+    if (slowClockFrom) {
+      const to = await readClock(0);
+      clientClockRate = (to.client - slowClockFrom.client) / (to.real - slowClockFrom.real);
     }
   } catch (error) {
     failure = error;
@@ -311,11 +384,18 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, failoverMs: store.failoverMs ?? 0, storeClockRate: store.storeClockRate ?? 1, clients, faultMs: options.faultMs ?? null }, events };
+  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, latencyMs: store.latencyMs ?? 0, storeClockRate: store.storeClockRate ?? 1, clients, faultMs: options.faultMs ?? null }, events };
   const outDir = options.outDir ?? '.test-results/nemesis';
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);
   writeFileSync(file, JSON.stringify(history));
   if (failure) throw new Error(`${String((failure as Error).message ?? failure)} (history: ${file}; clients' stderr: ${exits.map((e) => e.stderr()).join(' | ')})`, { cause: failure });
-  return { store: store.name, fault, seed: options.seed, file, report: checkHistory(history), seconds: Math.round((now() - startedAt) / 100) / 10 };
+  return { store: store.name, fault, seed: options.seed, file, report: checkHistory(history), seconds: Math.round((now() - startedAt) / 100) / 10, clientClockRate, storeClockRate };
+}
+
+/** libfaketime's path; throws if it is not installed (row-plan.ts skips the rows that need it). */
+function libfaketime(): string {
+  const path = findLibfaketime();
+  if (!path) throw new Error('libfaketime is not installed (Debian package faketime)');
+  return path;
 }

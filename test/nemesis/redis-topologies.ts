@@ -8,10 +8,6 @@ import { isolatePorts, PROXY_ADDRESS } from './port-isolation.js';
 /** A lease as on the single node; a member stays isolated long enough for a failover (Sentinel: down after 1.5 s; Cluster: node timeout 2 s). */
 const LEASE_MS = 1_000;
 const ISOLATION_MS = 6_000;
-/** Down-after 1.5 s (test/harness/redis-sentinel.ts), then the Sentinels' election and the promotion. */
-const SENTINEL_FAILOVER_MS = 2_500;
-/** Node timeout 2 s, then the replica's election (about 2 x the node timeout at worst) and the promotion. */
-const CLUSTER_FAILOVER_MS = 4_000;
 
 // The proxies connect to the data nodes from PROXY_ADDRESS (127.0.0.2), so that port rules can cut a
 // node off from its peers and not from its clients: protected mode, which accepts only 127.0.0.1
@@ -40,7 +36,7 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
   const endpoints = [...sentinelPorts, ...group.nodes.keys()];
   for (const node of group.nodes.values()) node.cli('CONFIG', 'SET', 'protected-mode', 'no');
   return {
-    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: SENTINEL_FAILOVER_MS,
+    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS,
     proxyFrom: endpoints.map((_, e) => (e < sentinelPorts.length ? undefined : PROXY_ADDRESS)),
     clientConfig: (ports) => ({
       type: 'redis', topology: 'sentinel', name: SENTINEL_MASTER_NAME, replicas, failoverDetector: SENTINEL_FAILOVER_DETECTOR,
@@ -50,6 +46,11 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
     async isolateMember(_which, { peersOnly }) {
       const port = await group.masterPort();
       return { member: `master ${port}`, heal: isolatePorts([port], { peersOnly }) };
+    },
+    async killLeader() {
+      const { master } = await group.roles();
+      await master.kill();
+      return { member: `master ${master.port}`, promoted: async () => void (await group.awaitPromotion(master.port)), rejoin: () => group.rejoin(master.port) };
     },
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => group.stop(),
@@ -65,19 +66,30 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
   const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
   const endpoints = cluster.ports;
   for (const port of endpoints) await cluster.cli(port, 'CONFIG', 'SET', 'protected-mode', 'no');
+  /** The slot of `storeKey`'s lock and its nodes now (every node runs between rounds: the first answers). */
+  const slotOf = async (storeKey: string) => {
+    const asked = endpoints[0]!;
+    const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
+    return { slot, ...(await cluster.slotNodes(slot, asked)) };
+  };
   return {
-    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: CLUSTER_FAILOVER_MS, proxyFrom: endpoints.map(() => PROXY_ADDRESS),
+    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, proxyFrom: endpoints.map(() => PROXY_ADDRESS),
     clientConfig: (ports) => ({
       type: 'redis', topology: 'cluster', replicas,
       startupNodes: ports.map((port) => ({ host: '127.0.0.1', port })),
       natMap: natMap(endpoints, ports),
     }) as unknown as BackendOptions,
     async isolateMember(_which, { storeKey, peersOnly }) {
-      const asked = endpoints[0]!;
-      const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
-      const { master } = await cluster.slotNodes(slot, asked);
+      const { slot, master } = await slotOf(storeKey);
       return { member: `master ${master} (slot ${slot})`, heal: isolatePorts([master, master + 10_000], { peersOnly, pid: cluster.node(master).pid }) };
     },
+    async killLeader(storeKey) {
+      const { slot, master, replicas } = await slotOf(storeKey);
+      const observer = endpoints.find((port) => port !== master && !replicas.includes(port))!;
+      await cluster.node(master).kill();
+      return { member: `master ${master} (slot ${slot})`, promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)), rejoin: () => cluster.rejoin(master) };
+    },
+    leaderEndpoint: async (storeKey) => endpoints.indexOf((await slotOf(storeKey)).master),
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => cluster.stop(),
   };

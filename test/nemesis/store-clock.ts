@@ -1,5 +1,6 @@
-import { LIBFAKETIME } from './nemesis-runner.js';
+import type { NemesisStore } from './nemesis-runner.js';
 import type { StartedStore } from './nemesis-stores.js';
+import { findLibfaketime } from './row-plan.js';
 
 /** Under `store clock fast` the store's servers run this much faster than real time (libfaketime): their leases end early. */
 export const STORE_CLOCK_RATE = 1.01;
@@ -12,7 +13,9 @@ export const STORE_CLOCK_RATE = 1.01;
  */
 export async function withFastClock(name: string, start: () => Promise<StartedStore>): Promise<StartedStore> {
   const saved = { LD_PRELOAD: process.env.LD_PRELOAD, FAKETIME: process.env.FAKETIME };
-  process.env.LD_PRELOAD = LIBFAKETIME;
+  const libfaketime = findLibfaketime();
+  if (!libfaketime) throw new Error('libfaketime is not installed (Debian package faketime)');
+  process.env.LD_PRELOAD = libfaketime;
   process.env.FAKETIME = `+0 x${STORE_CLOCK_RATE}`;
   let store: StartedStore;
   try {
@@ -27,7 +30,8 @@ export async function withFastClock(name: string, start: () => Promise<StartedSt
 }
 
 /** How fast the store's server clock runs against this process's, measured over `overMs` (each reading timed at its round trip's midpoint). */
-export async function measureClockRate(store: StartedStore, overMs = 2_000): Promise<number> {
+export async function measureClockRate(store: Pick<NemesisStore, 'name' | 'serverClockMs'>, overMs = 2_000): Promise<number> {
+  if (!store.serverClockMs) throw new Error(`${store.name}: no server clock to read`);
   // Of a few readings, the one with the shortest round trip: a reading that waited on a loaded machine would skew the rate
   // by its wait over `overMs` (10 ms over 2 s: half the 1 % asked).
   const read = async () => {
