@@ -137,6 +137,9 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   let armed: { point: string; only?: number; act: (index: number) => Promise<Record<string, unknown>> } | undefined;
   let hit: ((index: number) => void) | undefined;
 
+  /** Set once the run stops its clients: an exit before is a crash. */
+  let stopping = false;
+  const crashed: string[] = [];
   const prefix = `nemesis:${runId}:${Date.now()}:`;
   const storeKey = `${prefix}nemesis`;
   const clockReadings = new Map<number, (message: Record<string, unknown>) => void>();
@@ -167,6 +170,8 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     const exited = new Promise<void>((resolve) =>
       child.once('exit', (code, signal) => {
         record({ process: index, type: 'event', f: 'exit', code, signal });
+        // A client that dies mid-run would end its holds early and hide what it did: the run fails.
+        if (!stopping) crashed.push(`client ${index} exited (${code ?? signal}) before the run ended: ${stderr.slice(-3_000)}`);
         resolve();
       }),
     );
@@ -294,7 +299,12 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
           await killed!.promoted();
           record({ process: 'nemesis', type: 'event', f: 'promoted' });
           healedAt = now();
-          rejoin = killed!.rejoin;
+          // Brought back at once, as a supervisor would: with `replicas`, the promoted master may have no other replica to acknowledge.
+          const rejoined = killed!.rejoin().then(() => undefined, (error: unknown) => error);
+          rejoin = async () => {
+            const error = await rejoined;
+            if (error) throw error;
+          };
           break;
         }
         case 'pause after acquire':
@@ -375,6 +385,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   } catch (error) {
     failure = error;
   } finally {
+    stopping = true;
     for (const child of children) {
       child.kill('SIGCONT');
       if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
@@ -389,6 +400,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);
   writeFileSync(file, JSON.stringify(history));
+  failure ??= crashed.length > 0 ? new Error(crashed.join('; ')) : undefined;
   if (failure) throw new Error(`${String((failure as Error).message ?? failure)} (history: ${file}; clients' stderr: ${exits.map((e) => e.stderr()).join(' | ')})`, { cause: failure });
   return { store: store.name, fault, seed: options.seed, file, report: checkHistory(history), seconds: Math.round((now() - startedAt) / 100) / 10, clientClockRate, storeClockRate };
 }

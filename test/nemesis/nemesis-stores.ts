@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { EtcdCluster } from '../harness/etcd-cluster.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
@@ -11,7 +9,7 @@ import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harnes
 import type { NemesisStore } from './nemesis-runner.js';
 import { isolatePorts } from './port-isolation.js';
 import { clusterStore, sentinelStore } from './redis-topologies.js';
-import { withFastClock } from './store-clock.js';
+import { sqlServerClock, withFastClock } from './store-clock.js';
 
 /** A store's servers, started; `stop` ends them and deletes their data. */
 export interface StartedStore extends NemesisStore {
@@ -25,8 +23,6 @@ async function withLatency(name: string, latencyMs: number, start: () => Promise
 
 /** etcd's default election timeout (1 s), which a follower waits out randomised up to twice before it stands. */
 const ETCD_ELECTION_MS = 2 * 1_000;
-
-const execFileAsync = promisify(execFile);
 
 /** The stores the nemesis runs, by name: each starts its own servers. */
 export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
@@ -43,23 +39,25 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   /** PostgreSQL 15; a restart is a fast shutdown and start on the same data. */
   async postgres() {
     const server = await PostgresServer.start();
+    const clock = sqlServerClock('postgres', server.connectionString);
     return {
       name: 'postgres', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'postgres', url: server.connectionString },
       clientConfig: ([port]) => ({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` }),
       restart: () => server.restart(),
-      stop: () => server.destroy(),
-      serverClockMs: async () => Number((await execFileAsync('psql', [server.connectionString, '-Atc', 'SELECT extract(epoch FROM clock_timestamp()) * 1000'])).stdout),
+      stop: async () => (await clock.close(), await server.destroy()),
+      serverClockMs: clock.read,
     };
   },
   /** MariaDB; a restart is a clean shutdown and start on the same data. */
   async mysql() {
     const server = await MariadbServer.start();
+    const clock = sqlServerClock('mysql', server.uri);
     return {
       name: 'mysql', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'mysql', url: server.uri },
       clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
       restart: () => server.restart(),
-      stop: () => server.destroy(),
-      serverClockMs: async () => Number(await server.sql('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000')),
+      stop: async () => (await clock.close(), await server.destroy()),
+      serverClockMs: clock.read,
     };
   },
   /** Redlock over 5 masters without persistence (no fences: the clients write the canary only); a restart restarts one master, which comes back empty. */

@@ -1,3 +1,5 @@
+import mysql from 'mysql2/promise';
+import pg from 'pg';
 import type { NemesisStore } from './nemesis-runner.js';
 import type { StartedStore } from './nemesis-stores.js';
 import { findLibfaketime } from './row-plan.js';
@@ -48,4 +50,27 @@ export async function measureClockRate(store: Pick<NemesisStore, 'name' | 'serve
   await new Promise((resolve) => setTimeout(resolve, overMs));
   const second = await read();
   return (second.server - first.server) / (second.real - first.real);
+}
+
+/**
+ * A SQL server's clock in ms, read over one connection kept open (a new client per reading spends
+ * tens of ms starting and connecting before the server reads its clock: a skew of 0.5 % over 2 s).
+ */
+export function sqlServerClock(dialect: 'postgres' | 'mysql', url: string): { read(): Promise<number>; close(): Promise<void> } {
+  let connection: Promise<{ now(): Promise<number>; end(): Promise<void> }> | undefined;
+  const open = async () => {
+    if (dialect === 'postgres') {
+      const client = new pg.Client({ connectionString: url });
+      client.on('error', () => undefined);
+      await client.connect();
+      return { now: async () => Number((await client.query('SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms')).rows[0].ms), end: () => client.end() };
+    }
+    const client = await mysql.createConnection(url);
+    client.on('error', () => undefined);
+    return { now: async () => Number(((await client.query('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms')) as [{ ms: string }[], unknown])[0][0]!.ms), end: () => client.end() };
+  };
+  return {
+    read: async () => (await (connection ??= open())).now(),
+    close: async () => void (await (await connection)?.end()),
+  };
 }
