@@ -50,7 +50,12 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
     async killLeader() {
       const { master } = await group.roles();
       await master.kill();
-      return { member: `master ${master.port}`, promoted: async () => void (await group.awaitPromotion(master.port)), rejoin: () => group.rejoin(master.port) };
+      const rejoin = async () => {
+        await group.rejoin(master.port);
+        // Started anew with the default config: let the proxies in again (see above), or the clients cannot reach it once it is promoted.
+        master.cli('CONFIG', 'SET', 'protected-mode', 'no');
+      };
+      return { member: `master ${master.port}`, promoted: async () => void (await group.awaitPromotion(master.port)), rejoin };
     },
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => group.stop(),
@@ -87,7 +92,11 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
       const { slot, master, replicas } = await slotOf(storeKey);
       const observer = endpoints.find((port) => port !== master && !replicas.includes(port))!;
       await cluster.node(master).kill();
-      return { member: `master ${master} (slot ${slot})`, promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)), rejoin: () => cluster.rejoin(master) };
+      const rejoin = async () => {
+        await cluster.rejoin(master);
+        await cluster.cli(master, 'CONFIG', 'SET', 'protected-mode', 'no');
+      };
+      return { member: `master ${master} (slot ${slot})`, promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)), rejoin };
     },
     leaderEndpoint: async (storeKey) => endpoints.indexOf((await slotOf(storeKey)).master),
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
