@@ -1,13 +1,23 @@
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type { BackendOptions, RedisReplicasOptions } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { RedisSentinelGroup, SENTINEL_MASTER_NAME } from '../harness/redis-sentinel.js';
+import { waitUntil } from '../harness/server-process.js';
 import type { StartedStore } from './nemesis-stores.js';
 import { isolatePorts, PROXY_ADDRESS } from './port-isolation.js';
 
 /** A lease as on the single node; a member stays isolated long enough for a failover (Sentinel: down after 1.5 s; Cluster: node timeout 2 s). */
 const LEASE_MS = 1_000;
 const ISOLATION_MS = 6_000;
+/**
+ * The Sentinels' failover-timeout (test/harness/redis-sentinel.ts): they fail a master name over
+ * again only twice this long after the last failover began (a kill sooner waited 20-60 s).
+ */
+const SENTINEL_FAILOVER_TIMEOUT_MS = 10_000;
+const run = promisify(execFile);
 
 // The proxies connect to the data nodes from PROXY_ADDRESS (127.0.0.2), so that port rules can cut a
 // node off from its peers and not from its clients: protected mode, which accepts only 127.0.0.1
@@ -33,6 +43,7 @@ const SENTINEL_FAILOVER_DETECTOR = process.env.NEMESIS_SENTINEL_FAILOVER_DETECTO
 export async function sentinelStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
   const group = await RedisSentinelGroup.start(2);
   const sentinelPorts = group.sentinelAddresses.map(({ port }) => port);
+  let lastKillAt = -Infinity;
   const endpoints = [...sentinelPorts, ...group.nodes.keys()];
   for (const node of group.nodes.values()) node.cli('CONFIG', 'SET', 'protected-mode', 'no');
   return {
@@ -48,7 +59,14 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
       return { member: `master ${port}`, heal: isolatePorts([port], { peersOnly }) };
     },
     async killLeader() {
+      await sleep(Math.max(0, lastKillAt + 2 * SENTINEL_FAILOVER_TIMEOUT_MS + 1_000 - performance.now()));
+      // Each Sentinel names the same master, which answers as one: the last failover's reconfiguration is over.
+      await waitUntil('the Sentinels to agree on a master', async () => {
+        const named = await Promise.all(sentinelPorts.map(async (port) => (await run('redis-cli', ['-p', String(port), 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER_NAME])).stdout.split('\n')[1]));
+        return named.every((port) => port === named[0]) && group.nodes.get(Number(named[0]))?.cli('ROLE').startsWith('master') === true;
+      }, 60_000, 100);
       const { master } = await group.roles();
+      lastKillAt = performance.now();
       await master.kill();
       const rejoin = async () => {
         await group.rejoin(master.port);
