@@ -16,9 +16,11 @@ export class LockTimeoutError extends DistributedLockError {
     /** Milliseconds until the current holder's lease lapses, when the store told us (renewals keep it full while the holder works). */
     readonly retryAfterMs?: number,
     /**
-     * This instance's guess of how long until the key frees: the median of its last 5 holds of the
-     * key, less the current hold's age when this instance is the holder. Undefined when this
-     * instance has not held the key recently. HTTP `Retry-After` is this, in whole seconds, at least 1.
+     * This instance's estimate of how long until the key frees, in ms: the median of its last 5 holds
+     * of the key, less how long the current hold is known to have lasted (this instance's own hold of
+     * it, or how long this call found the key taken at every attempt), and never less than that
+     * time. Undefined when this instance has not held the key recently. HTTP `Retry-After` is this,
+     * in whole seconds, rounded up, at least 1 (docs/errors.md).
      */
     readonly likelyFreeInMs?: number,
   ) {

@@ -12,7 +12,6 @@ import { PricingController } from './pricing/pricing.controller.js';
 import { JobsController } from './restock/jobs.controller.js';
 import { RestockJob } from './restock/restock.job.js';
 import { SAMPLE_CONFIG } from './sample-config.token.js';
-import { StopAcceptingOnShutdown } from './stop-accepting.js';
 import { WarehouseConsumer } from './warehouse/warehouse.consumer.js';
 
 @Module({})
@@ -27,8 +26,9 @@ export class AppModule implements OnApplicationShutdown {
     return {
       module: AppModule,
       imports: [
-        // Request locks (sales, deliveries, stocktakes).
-        DistributedLockModule.forRoot({ backend: config.backend, keyPrefix: 'sample:lock:' }),
+        // Request locks (sales, deliveries, stocktakes). On shutdown the HTTP server stops accepting and
+        // answers the requests it has received before the locks drain (one setting for the app).
+        DistributedLockModule.forRoot({ backend: config.backend, keyPrefix: 'sample:lock:', stopAcceptingOnShutdown: config.stopAccepting !== false }),
         // A second store for the few locks that must never be wrong (prices): etcd or PostgreSQL in production.
         DistributedLockModule.forRoot({ name: 'critical', backend: config.backend, keyPrefix: 'sample:critical:' }),
         // The restock job runs on a schedule in every instance; @LockedJob lets one run each tick.
@@ -39,7 +39,6 @@ export class AppModule implements OnApplicationShutdown {
         InventoryService,
         RestockJob,
         StockWatcher,
-        StopAcceptingOnShutdown,
         { provide: SAMPLE_CONFIG, useValue: config },
         { provide: STOCK_STORE, useFactory: () => fencedStore('sample:stock:') },
         { provide: PRICE_STORE, useFactory: () => fencedStore('sample:price:') },

@@ -9,11 +9,13 @@ import { buyUntil } from './deploy/purchases.js';
 /**
  * A rolling deploy under load: the flash sale on `--instances` sample-app processes sharing one
  * Redis, buyers spread over them as a load balancer would, while each instance in turn is sent
- * SIGTERM (graceful shutdown: the lock store drains) and started again. Reports 5xx answers,
- * oversold items and lost updates, and exits 1 if any is not 0.
+ * SIGTERM (graceful shutdown: the HTTP server stops accepting, then the lock store drains) and
+ * started again. Reports 5xx answers (by their `code`), oversold items and lost updates, and exits 1
+ * if any is not 0. `--without-stop-accepting` leaves out the module's stopAcceptingOnShutdown, to show
+ * what a deploy meets without it.
  *
  *   npm run test:deploy
- *   options: --instances 3 --concurrency 24 --work-ms 5 --settle-seconds 4 --redis redis://host:port --json
+ *   options: --instances 3 --concurrency 24 --work-ms 5 --settle-seconds 4 --redis redis://host:port --without-stop-accepting --json
  */
 const { values: args } = parseArgs({
   options: {
@@ -22,6 +24,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '24' },
     'work-ms': { type: 'string', default: '5' },
     'settle-seconds': { type: 'string', default: '4' },
+    'without-stop-accepting': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
   strict: true,
@@ -33,7 +36,7 @@ const STOCKS = { 'deploy-early': 300, 'deploy-late': 3_000, 'deploy-open': 1_000
 async function main(): Promise<void> {
   const throwaway = args.redis ? undefined : await startThrowawayRedis();
   const redisUrl = args.redis ?? throwaway!.url;
-  const env = { LOCK_BACKEND: 'redis', REDIS_URL: redisUrl, WORK_MS: args['work-ms']! };
+  const env = { LOCK_BACKEND: 'redis', REDIS_URL: redisUrl, WORK_MS: args['work-ms']!, STOP_ACCEPTING: args['without-stop-accepting'] ? '0' : '1' };
   const instances = await Promise.all(Array.from({ length: Number(args.instances) }, async () => new Instance(await freePort(), env)));
   const settleMs = Number(args['settle-seconds']) * 1000;
   const startedAt = performance.now();
@@ -67,7 +70,8 @@ async function main(): Promise<void> {
     const oversold = rows.reduce((sum, row) => sum + row.oversold, 0);
     const lostUpdates = rows.reduce((sum, row) => sum + Math.max(0, row.lostUpdates), 0);
     const stops = instances.flatMap((instance) => instance.stops);
-    const report = { instances: instances.length, seconds: Math.round((performance.now() - startedAt) / 1000), concurrency: Number(args.concurrency), ...tally, serverErrors, serverErrorsByStatus: tally.serverErrors, oversold, lostUpdates, rows, stops };
+    const stopAccepting = !args['without-stop-accepting'];
+    const report = { instances: instances.length, stopAccepting, seconds: Math.round((performance.now() - startedAt) / 1000), concurrency: Number(args.concurrency), ...tally, serverErrors, serverErrorsByStatus: tally.serverErrors, oversold, lostUpdates, rows, stops };
     if (args.json) console.log(JSON.stringify(report));
     else printReport(report);
     // Nest's shutdown hooks end by sending the signal again to the process: exiting by SIGTERM is its normal end.
@@ -83,13 +87,15 @@ async function main(): Promise<void> {
   }
 }
 
-function printReport(report: { instances: number; seconds: number; concurrency: number; sold: number; soldOut: number; busy: number; notConnected: number; serverErrors: number; serverErrorsByStatus: Record<number, number>; oversold: number; lostUpdates: number; rows: { sku: string; initial: number; sold: number; remaining: number; lostUpdates: number; unacknowledged: number }[]; stops: { code: number | null; signal: string | null; tookMs: number }[]; errorSamples: string[] }): void {
-  console.log(`\nRolling deploy: ${report.instances} instances on one Redis, ${report.concurrency} buyers, each instance sent SIGTERM and restarted in turn (${report.seconds} s)\n`);
+function printReport(report: { instances: number; stopAccepting: boolean; seconds: number; concurrency: number; sold: number; soldOut: number; busy: number; notConnected: number; serverErrors: number; serverErrorsByStatus: Record<number, number>; serverErrorsByCode: Record<string, number>; oversold: number; lostUpdates: number; rows: { sku: string; initial: number; sold: number; remaining: number; lostUpdates: number; unacknowledged: number }[]; stops: { code: number | null; signal: string | null; tookMs: number }[]; errorSamples: string[] }): void {
+  const step = report.stopAccepting ? 'stopAcceptingOnShutdown' : 'without stopAcceptingOnShutdown';
+  console.log(`\nRolling deploy: ${report.instances} instances on one Redis (${step}), ${report.concurrency} buyers, each instance sent SIGTERM and restarted in turn (${report.seconds} s)\n`);
   console.log(`purchases answered: ${report.sold + report.soldOut + report.busy + report.serverErrors} (sold ${report.sold}, sold out ${report.soldOut}, 409 busy ${report.busy}, 5xx ${report.serverErrors})`);
   console.log(`connections refused while an instance was down (sent to another instance): ${report.notConnected}`);
   for (const row of report.rows) console.log(`  ${row.sku}: stock ${row.initial}, sold ${row.sold}, remaining ${row.remaining}, lost updates ${row.lostUpdates}, sales without an answer ${row.unacknowledged}`);
   console.log(`shutdowns: ${report.stops.map((stop) => `${stop.signal ?? `exit ${stop.code}`} after ${stop.tookMs} ms`).join(', ')}`);
-  console.log(`\n5xx answers: ${report.serverErrors}  oversold: ${report.oversold}  lost updates: ${report.lostUpdates}`);
+  const codes = Object.entries(report.serverErrorsByCode).map(([code, count]) => `${code} ${count}`).join(', ');
+  console.log(`\n5xx answers: ${report.serverErrors}${codes ? ` (${codes})` : ''}  oversold: ${report.oversold}  lost updates: ${report.lostUpdates}`);
   for (const sample of report.errorSamples) console.log(`  e.g. ${sample}`);
 }
 

@@ -162,6 +162,11 @@ async function contender() {
       const module = RedlockModule.forRoot({ nodes: [new IoredisAdapter(new Redis(REDIS_URL))], defaultTtl: LEASE_MS, retryAttempts: 50, retryDelay: 200 });
       return { imports: [module], decorators: [...route, Redlock({ key: (id) => `item:${id}` })] };
     }
+    case 'ours-unlocked': {
+      // This library's module imported (as an app that locks elsewhere has it), the route itself locking nothing.
+      const { DistributedLockModule } = await import(pathToFileURL(LIB).href);
+      return { imports: [DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } })], decorators: route };
+    }
     case 'ours-service':
     case 'ours-service-nomap': {
       // The same engine without @Locked: the handler takes the lock itself (LockService.withLock), no interceptor, no method wrapper.

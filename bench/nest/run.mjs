@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
 
 const USAGE = `node bench/nest/run.mjs [options]
-  --contenders a,b,...  default ours,murlock,anchan828,universal,hand,none; also ours-service (this
+  --contenders a,b,...  default ours,murlock,anchan828,universal,hand,ours-unlocked,none (ours-unlocked: the route takes
+                        no lock in an app that imports this library's module); also ours-service (this
                         library's LockService.withLock called in the handler: the engine without the Nest layer)
                         and noop (no lock, an interceptor returning next.handle(): Nest's interceptor pipeline),
                         noop-als (the same with an AsyncLocalStorage in use), noop2 (two such interceptors),
@@ -35,6 +36,7 @@ const NAMES = {
   universal: 'nestjs-redlock-universal',
   hand: 'hand-written interceptor',
   none: 'no lock',
+  'ours-unlocked': 'no lock, in an app that imports our module',
   'ours-service': 'ours, LockService.withLock in the handler (no @Locked)',
   noop: 'no lock, an interceptor that does nothing',
   noop2: 'no lock, two interceptors that do nothing',
@@ -43,8 +45,8 @@ const NAMES = {
   'noop-als': 'no lock, an interceptor that does nothing, an AsyncLocalStorage in use',
 };
 /** Contenders that run this build (dist/) another way. */
-const OURS_VARIANTS = ['ours-nomap', 'ours-service', 'ours-service-nomap'];
-const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'none'];
+const OURS_VARIANTS = ['ours-nomap', 'ours-service', 'ours-service-nomap', 'ours-unlocked'];
+const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'ours-unlocked', 'none'];
 
 function parseArgs(argv) {
   const options = { contenders: [...DEFAULT_CONTENDERS], workloads: ['distinct', 'hot'], rounds: 3, duration: 6, warmup: 1, connections: 32, procs: 3, builds: { ours: join(root, 'dist') }, json: undefined };
@@ -263,6 +265,14 @@ function report(results, options) {
       lines.push(`| ${NAMES[row.contender] ?? `ours (${row.contender})`} | ${fmt(row.rps)} | ${paired(row, 'rps')} | ${paired(row, 'cpuUsPerRequest')} | ${fmt(row.p50, 1)} | ${fmt(row.p99, 1)} | ${fmt(row.cpu)} | ${fmt(row.heap, 1)} | ${fmt(row.commands, 1)} | ${row.failed} | ${oversold}${fmt(row.noise * 100, 1)} % |`);
     }
     lines.push('', `median round-to-round noise (max-min over median req/s): ${fmt(median(rows.map((r) => r.noise)) * 100, 1)} %`, '');
+    // What importing the module costs a route that takes no lock: the same route with and without it, paired by round.
+    const [unlocked, none] = ['ours-unlocked', 'none'].map((name) => rows.find((row) => row.contender === name));
+    if (unlocked && none) {
+      const byRound = (field) => unlocked.runs.flatMap((run) => { const other = none.runs.find((r) => r.round === run.round); return other ? [run[field] / other[field]] : []; });
+      const rps = byRound('rps');
+      const cpu = byRound('cpuUsPerRequest');
+      lines.push(`${NAMES['ours-unlocked']} ÷ ${NAMES.none} (paired by round): req/s ${fmt(median(rps), 2)}x (${fmt(Math.min(...rps), 2)}-${fmt(Math.max(...rps), 2)}), app CPU per request ${fmt(median(cpu), 2)}x (${fmt(Math.min(...cpu), 2)}-${fmt(Math.max(...cpu), 2)})`, '');
+    }
   }
   return lines.join('\n');
 }

@@ -14,11 +14,11 @@ function fact(name, value) {
 function holdersTable(holders) {
   if (!holders.length) return el('p', { text: 'Nobody holds it now.' });
   const now = performance.now();
-  const head = el('tr', {}, ...['Instance', 'Label', 'Fence', 'Age', 'Lease left'].map((name) => el('th', { scope: 'col', text: name })));
+  const head = el('tr', {}, ...['Instance', 'Label', 'Fence', 'Age', 'Lease left'].map((name) => el('th', { scope: 'col', className: name === 'Fence' ? 'c-fence' : undefined, text: name })));
   const rows = holders.map((holder) => el('tr', {},
     el('td', { text: (holder.permit ? 'permit · ' : '') + (holder.instance || 'unknown instance') }),
     el('td', { text: holder.label || '' }),
-    el('td', { className: 'num', text: holder.fence === undefined ? '–' : String(holder.fence) }),
+    el('td', { className: 'num c-fence', text: holder.fence === undefined ? '–' : String(holder.fence) }),
     timedCell({ className: 'num' }, 'age', holder.acquiredAt, detailTimed),
     timedCell({ className: 'num' }, 'lease', Number.isFinite(holder.expiresInMs) ? now + holder.expiresInMs : undefined, detailTimed)));
   return el('table', { className: 'wrap-table' }, el('thead', {}, head), el('tbody', {}, ...rows));

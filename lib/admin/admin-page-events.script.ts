@@ -24,12 +24,14 @@ function eventDetail(event) {
 }
 
 const BAD = new Set(['lost', 'timeout', 'extend-failed', 'release-failed', 'force-released', 'self-wait']);
+/** A refusal while this instance shuts down is a deploy, not a fault. */
+const isBad = (event) => BAD.has(event.type) || (event.type === 'acquire-failed' && event.reason !== 'shutting-down');
 
 function eventItem(event) {
   return el('li', { 'data-type': event.type },
     el('div', { className: 'ev-head' },
       el('span', { className: 'num', text: new Date(event.at - state.skew).toLocaleTimeString() }),
-      el('span', { className: 'ev-type' + (BAD.has(event.type) ? ' bad' : ''), text: event.type }),
+      el('span', { className: 'ev-type' + (isBad(event) ? ' bad' : ''), text: event.type }),
       keyLink(event.key)),
     el('div', { className: 'ev-detail', text: eventDetail(event) }));
 }

@@ -1,7 +1,9 @@
 /**
  * The admin page's style. Long values (keys, labels) never widen the page: table cells are of
  * fixed layout and cut them with an ellipsis (the whole value in the title and the detail view);
- * under 760 px the table turns into one card per lock.
+ * under 760 px the table turns into one card per lock. A holder's fence (16 digits on Redis, etcd's
+ * and SQL's can be as long) goes under its instance and label when the three do not fit on one line,
+ * rather than squeezing the label to nothing.
  */
 export const PAGE_STYLE = `
 :root { font: 14px/1.4 system-ui, sans-serif; color: #1d2330; background: #f6f7f9; }
@@ -25,16 +27,16 @@ th small { text-transform: none; }
 th button { all: unset; cursor: pointer; text-decoration: underline dotted; }
 th button:focus-visible { outline: 2px solid #2b63d9; }
 th[aria-sort=ascending] button::after { content: ' ▲'; } th[aria-sort=descending] button::after { content: ' ▼'; }
-.c-mode { width: 6.5rem; } .c-age { width: 5.5rem; } .c-lease { width: 5.5rem; } .c-wait { width: 5.2rem; } .c-act { width: 6rem; } .c-key { width: 28%; }
+.c-mode { width: 6.5rem; } .c-age { width: 5.5rem; } .c-lease { width: 5.5rem; } .c-wait { width: 5.2rem; } .c-act { width: 6rem; } .c-key { width: 22%; }
 .key-link { all: unset; cursor: pointer; font-family: ui-monospace, monospace; color: #1b4fb8; text-decoration: underline; }
 .key-link:focus-visible { outline: 2px solid #2b63d9; }
 .trunc { display: block; max-width: 100%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 td.num, .num { font-variant-numeric: tabular-nums; }
 .low { color: #b03121; font-weight: 600; }
 ul.holders { list-style: none; margin: 0; padding: 0; }
-ul.holders li { display: flex; gap: .4rem; min-width: 0; }
+ul.holders li { display: flex; flex-wrap: wrap; gap: 0 .4rem; min-width: 0; }
 ul.holders .inst { flex: 0 1 auto; min-width: 4ch; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
-ul.holders .label { flex: 1 1 0; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: #4a5263; }
+ul.holders .label { flex: 1 1 12ch; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; color: #4a5263; }
 .fence { flex: none; font-family: ui-monospace, monospace; color: #4a5263; }
 .tag { flex: none; font-size: .75rem; border: 1px solid #8a93a6; border-radius: 3px; padding: 0 .25rem; }
 button { font: inherit; border: 1px solid #8a93a6; color: #1d2330; background: #fff; border-radius: 4px; padding: .2rem .6rem; cursor: pointer; }
@@ -60,6 +62,7 @@ dialog::backdrop { background: #1d233080; }
 dl { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .2rem 1rem; margin: .8rem 0; }
 dt { color: #4a5263; } dd { margin: 0; overflow-wrap: anywhere; }
 .wrap-table td, .wrap-table th { overflow-wrap: anywhere; }
+.wrap-table .c-fence { width: 12rem; overflow-wrap: normal; }
 #release-reason { width: 100%; display: block; margin: .3rem 0; }
 .actions { display: flex; gap: .6rem; justify-content: flex-end; }
 .sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }

@@ -1,12 +1,18 @@
 import { monotonicNow } from './clock.js';
 import { SlotSet, type Slotted } from './slot-set.js';
 
-/** How often the shared timer looks for overdue store calls: a call is given up at most this late. */
+/** How often, at most, the shared timer looks for overdue store calls while some are in flight. */
 export const DEADLINE_TICK_MS = 25;
 
 /**
+ * How long before its bound a call is given up: what the caller needs, once the timer ran, to
+ * settle its own answer (give an attempt back, build the error), so that the answer comes by the bound.
+ */
+export const ANSWER_MARGIN_MS = 10;
+
+/**
  * A `waitMs` ends at most this long after it was due when the store's answer is still on its way
- * (a wait is never cut while the answer is merely slow by less than this).
+ * (a wait is never cut while the answer is merely slow by less than this, less `ANSWER_MARGIN_MS`).
  */
 export const WAIT_GRACE_MS = 100;
 
@@ -53,22 +59,26 @@ const takeResolvers = (resolve: (value: never) => void, reject: (reason: unknown
 };
 
 /**
- * @internal Bounds store calls by their callers' deadlines with one coarse timer per engine, armed
- * only while calls are in flight: no timer per call on the fast path, where the answer comes in
- * microseconds. The store call itself is not cancelled; its caller just stops waiting for it.
+ * @internal Bounds store calls by their callers' bounds with one timer per engine, armed only while
+ * calls are in flight: no timer per call on the fast path, where the answer comes in microseconds.
+ * The timer runs every `DEADLINE_TICK_MS`, or sooner when a call is due before that, so that a call
+ * is given up `ANSWER_MARGIN_MS` before its bound, never after it. The store call itself is not
+ * cancelled; its caller just stops waiting for it.
  */
 export class AnswerDeadlines {
   private readonly pending = new SlotSet<Watched<unknown>>();
   private timer: NodeJS.Timeout | undefined;
+  /** When the armed timer is due (monotonic ms). */
+  private timerDueAt = Infinity;
 
-  /** Settles as `call` does, or rejects with {@link OVERDUE} when it has not settled by `deadline` (monotonic ms). */
-  within<T>(call: Promise<T>, deadline: number): Promise<T> {
-    const watched = new Watched<T>(deadline, this.pending);
+  /** Settles as `call` does, or rejects with {@link OVERDUE} when it has not settled `ANSWER_MARGIN_MS` before `bound` (monotonic ms). */
+  within<T>(call: Promise<T>, bound: number): Promise<T> {
+    const watched = new Watched<T>(bound - ANSWER_MARGIN_MS, this.pending);
     made = watched as Watched<unknown>;
     const answer = new Promise<T>(takeResolvers);
     made = undefined;
     this.pending.add(watched as Watched<unknown>);
-    this.timer ??= setTimeout(this.tick, DEADLINE_TICK_MS);
+    if (this.timer === undefined || watched.deadline < this.timerDueAt) this.arm(watched.deadline, monotonicNow());
     call.then(watched.answered, watched.failed);
     return answer;
   }
@@ -78,16 +88,30 @@ export class AnswerDeadlines {
     if (this.pending.size > 0) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.timerDueAt = Infinity;
+  }
+
+  /** Arms the timer for the next look: in a tick, or at `earliest` if that comes first. */
+  private arm(earliest: number, now: number): void {
+    clearTimeout(this.timer);
+    const delay = Math.max(0, Math.min(DEADLINE_TICK_MS, earliest - now));
+    this.timerDueAt = now + delay;
+    this.timer = setTimeout(this.tick, delay);
   }
 
   private readonly tick = (): void => {
     this.timer = undefined;
+    this.timerDueAt = Infinity;
     const now = monotonicNow();
+    let earliest = Infinity;
     for (const watched of this.pending.toArray()) {
-      if (watched.deadline > now) continue;
+      if (watched.deadline > now) {
+        earliest = Math.min(earliest, watched.deadline);
+        continue;
+      }
       this.pending.delete(watched);
       watched.reject(OVERDUE);
     }
-    if (this.pending.size > 0) this.timer = setTimeout(this.tick, DEADLINE_TICK_MS);
+    if (this.pending.size > 0) this.arm(earliest, now);
   };
 }

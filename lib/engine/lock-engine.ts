@@ -14,7 +14,7 @@ import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
 import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, holdsAnyLock, markedBefore, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -83,7 +83,6 @@ export class LockEngine {
   private readonly shutdown = new AbortController();
   private drain: Drain | undefined;
   /** When close() was called (monotonic ms). */
-  private closedAt = Infinity;
   /** Acquisitions on their way (waiting for a busy lock, or granted and not filed yet): the drain lets them finish. */
   private waiting = 0;
   /** Acquisitions on their way to the store, and the clean-ups of failed ones: close() waits for them. */
@@ -280,10 +279,8 @@ export class LockEngine {
    * With `gracefulMs` it drains first: for up to that long, the work already under way finishes:
    * the locks held are kept (renewed, signals quiet), and calls already waiting for a busy lock
    * go on waiting (within their `waitMs`). A new acquisition is refused at once (LockShuttingDownError)
-   * unless its call chain holds a lock (inside `withLock`,
-   * `run`, a `@Locked` method or handler call) or is a Nest handler call that began before: work
-   * inside a lock may take more locks, re-entrant or new, as it needs them, and a request already
-   * being answered gets its lock. The drain ends when no lock is held and no call waits any more, or
+   * unless its call chain holds a lock (inside `withLock`, `run`, a `@Locked` method): work inside a
+   * lock may take more locks, re-entrant or new, as it needs them. The drain ends when no lock is held and no call waits any more, or
    * when `gracefulMs` has passed; then every wait stops with that error. A second call waits for
    * the same close; its `gracefulMs`, if shorter, ends the drain sooner (`close()` with none: at once).
    *
@@ -306,7 +303,7 @@ export class LockEngine {
   }
 
   private async acquireResolved(key: string, options: ResolvedLockOptions): Promise<LockHandle> {
-    if (this.closing !== undefined) this.refuseWhileClosing();
+    if (this.closing !== undefined) this.refuseWhileClosing(key);
     const storeKey = this.keyPrefix + key;
     this.assertSupported(key, options);
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
@@ -328,7 +325,12 @@ export class LockEngine {
     });
     let lease: Lease | undefined;
     const startedAt = monotonicNow();
-    lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
+    try {
+      lease = await this.track(this.grant(key, storeKey, claim, options, startedAt));
+    } catch (error) {
+      this.noteFailed(key, error);
+      throw error;
+    }
     if (this.eventSubject.observed) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
     return new LockHandle(lease, false, options.leaseMs);
   }
@@ -380,6 +382,9 @@ export class LockEngine {
     // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
     const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
     let lastBusy: AttemptResult | undefined;
+    /** When the first attempt that found the key taken got its answer: the key has been taken since, as far as this call saw. */
+    let firstBusyAt: number | undefined;
+    let lastBusyStartedAt = 0;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       const attemptStartedAt = monotonicNow();
@@ -389,7 +394,7 @@ export class LockEngine {
         attempt = claim.tryAcquire();
         result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
-        if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy));
+        if (error === OVERDUE) throw new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy, lastBusyStartedAt - (firstBusyAt ?? Infinity)));
         throw toBackendError(this.backend.name, error, this.backend.address);
       }
       if (result.acquired) {
@@ -404,10 +409,12 @@ export class LockEngine {
         result = { acquired: false, holderTtlMs: 0 };
       }
       lastBusy = result;
+      firstBusyAt ??= monotonicNow();
+      lastBusyStartedAt = attemptStartedAt;
       const remaining = deadline - monotonicNow();
       if (remaining <= 0) {
         if (this.eventSubject.observed) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
-        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey, attemptStartedAt - firstBusyAt));
       }
       if (stop.aborted) break;
       // The holder's remaining lease bounds the wait, in case its release notification never comes.
@@ -422,25 +429,40 @@ export class LockEngine {
     throw options.signal?.reason;
   }
 
-  /** close() was called: only a call chain that holds a lock, or a handler call that began before, may take one, and only while the drain lasts. */
-  private refuseWhileClosing(): void {
-    if (this.shutdown.signal.aborted || !(holdsAnyLock() || markedBefore(this.closedAt))) throw new LockShuttingDownError(this.backend.name);
+  /** close() was called: only a call chain that holds a lock may take one, and only while the drain lasts. */
+  private refuseWhileClosing(key: string): void {
+    if (this.shutdown.signal.aborted || !holdsAnyLock()) {
+      const error = new LockShuttingDownError(this.backend.name);
+      this.noteFailed(key, error);
+      throw error;
+    }
+  }
+
+  /** An acquisition failed: `acquire-failed` when the store was unreachable or this instance is shutting down (a busy key has its `timeout`). */
+  private noteFailed(key: string, error: unknown): void {
+    if (!this.eventSubject.observed) return;
+    const reason = error instanceof LockShuttingDownError ? 'shutting-down' : error instanceof LockBackendError ? 'store-unavailable' : undefined;
+    if (reason) this.emit({ type: 'acquire-failed', key, backend: this.backend.name, store: this.name, reason, error: error as Error });
   }
 
   /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */
-  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined): Error {
+  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined, seenTakenMs: number): Error {
     const waitedMs = Math.round(monotonicNow() - startedAt);
     if (lastBusy && !lastBusy.acquired) {
       this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
-      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey));
+      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey, seenTakenMs));
     }
     return new LockBackendError(this.backend.name, atAddress(`the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`, this.backend.address));
   }
 
-  /** From this instance's recent holds of the key, less the age of its own oldest hold of it now (if it holds it). */
-  private likelyFreeInMs(key: string, storeKey: string): number | undefined {
+  /**
+   * From this instance's recent holds of the key (RecentHolds), given how long the current hold is
+   * known to have lasted: the age of this instance's own oldest hold of the key, when it holds it,
+   * or how long this call found the key taken at every attempt (`seenTakenMs`), whichever is longer.
+   */
+  private likelyFreeInMs(key: string, storeKey: string, seenTakenMs: number): number | undefined {
     if (this.recentHolds.likelyFreeInMs(key) === undefined) return undefined;
-    let ageMs = 0;
+    let ageMs = Math.max(0, seenTakenMs);
     for (const lease of this.leases) if (lease.storeKey === storeKey) ageMs = Math.max(ageMs, lease.heldMs());
     return this.recentHolds.likelyFreeInMs(key, ageMs);
   }
@@ -509,7 +531,6 @@ export class LockEngine {
    * and the locks freed; acquisitions under way finish or give up before the clients close.
    */
   private async closeOnce(gracefulMs: number): Promise<void> {
-    this.closedAt = performance.now();
     this.draining.abort();
     if (gracefulMs > 0) {
       this.drain = new Drain(() => this.leases.size === 0 && this.waiting === 0, gracefulMs);

@@ -9,6 +9,9 @@ interface EventBase {
   readonly store: string;
 }
 
+/** Why an acquisition failed, when the key was not simply busy (see the `acquire-failed` event). */
+export type AcquireFailure = 'store-unavailable' | 'shutting-down';
+
 /** Everything the engine reports, for logs and metrics. Subscribe through `LockService.events`. */
 export type LockEvent =
   | (EventBase & { readonly type: 'acquired'; readonly fence: number | undefined; readonly mode: LockMode; readonly waitedMs: number })
@@ -23,6 +26,13 @@ export type LockEvent =
    */
   | (EventBase & { readonly type: 'release-failed'; readonly fence: number | undefined; readonly error: Error })
   | (EventBase & { readonly type: 'timeout'; readonly waitedMs: number })
+  /**
+   * An acquisition failed for a reason other than a busy key (that is `timeout`): `reason`
+   * `'store-unavailable'` when the store did not answer or refused (`error`: LockBackendError), or
+   * `'shutting-down'` when this instance refused it because it is shutting down (`error`:
+   * LockShuttingDownError: a deploy, not an outage; the store may be fine).
+   */
+  | (EventBase & { readonly type: 'acquire-failed'; readonly reason: AcquireFailure; readonly error: Error })
   /**
    * A `@Locked({ onBusy: 'skip' })` / `@LockedJob()` call did not run its method because another
    * holder had the key (for a job: another instance ran, or is running, this tick). `method` is

@@ -52,17 +52,20 @@ export class RecentHolds {
   }
 
   /**
-   * How long until `key` likely frees: the median of its last holds, less `currentAgeMs` (how long
-   * the current hold has lasted, when this instance holds it), at least 0. Undefined when this
-   * instance has not held the key recently: nothing is known.
+   * How long until `key` likely frees, given that its current hold has lasted at least `heldForMs`
+   * (0 when nothing is known of it): the median of this instance's last holds of the key, less
+   * `heldForMs`, but never less than `heldForMs` itself. A hold that has outlasted the typical one is
+   * not typical: as likely as not it runs as long again, and an estimate shorter than it has
+   * already lasted is known to be wrong. Undefined when this instance has not held the key
+   * recently: nothing is known, and nothing is guessed.
    */
-  likelyFreeInMs(key: string, currentAgeMs = 0): number | undefined {
+  likelyFreeInMs(key: string, heldForMs = 0): number | undefined {
     const holds = this.current.get(key) ?? this.previous.get(key);
     if (holds === undefined) return undefined;
     const sorted = typeof holds === 'number' ? [holds] : [...holds].sort((a, b) => a - b);
     const middle = sorted.length >> 1;
     const median = sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-    return Math.max(0, Math.round(median - currentAgeMs));
+    return Math.round(Math.max(median - heldForMs, heldForMs, 0));
   }
 
   /** Keys remembered now (for tests of the bound). */

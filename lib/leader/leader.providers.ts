@@ -1,7 +1,7 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
-import { getLockEngineToken } from '../nest/lock-store.tokens.js';
+import { getLockEngineToken } from '../nest/store/lock-store.tokens.js';
 import { LeaderService } from './leader.service.js';
 import { getLeaderServiceToken } from './leader.tokens.js';
 import { LeadershipExplorer } from './leadership.explorer.js';

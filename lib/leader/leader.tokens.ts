@@ -1,5 +1,5 @@
 import { Inject } from '@nestjs/common';
-import { isDefaultStore } from '../nest/lock-store.tokens.js';
+import { isDefaultStore } from '../nest/store/lock-store.tokens.js';
 import { LeaderService } from './leader.service.js';
 
 /** Injection token of the `LeaderService` of the store `name`: the `LeaderService` class itself for the default (unnamed) store. */

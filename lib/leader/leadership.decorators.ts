@@ -1,8 +1,8 @@
 import { describe } from '../engine/lock-options.js';
-import { DEFAULT_STORE_NAME } from '../nest/lock-store.tokens.js';
+import { DEFAULT_STORE_NAME } from '../nest/lock.constants.js';
 import { InvalidLockArgumentError } from '../errors.js';
-import { copyMetadata } from '../nest/copy-metadata.js';
-import { lockRegistry } from '../nest/lock.registry.js';
+import { copyMetadata } from '../nest/locked/copy-metadata.js';
+import { lockRegistry } from '../nest/locked/lock.registry.js';
 import { LeaderMessages } from './leader.messages.js';
 import { leaderRegistry } from './leader.service.js';
 

@@ -21,13 +21,17 @@ export const LOCK_TRACE_ATTRIBUTES = {
   waitedMs: 'lock.waited_ms',
   heldMs: 'lock.held_ms',
   error: 'lock.error',
+  /** Why an acquisition failed (`acquire-failed`): `store-unavailable` or `shutting-down`. */
+  failure: 'lock.failure',
 } as const;
 
 /**
  * Reports lock events to OpenTelemetry: each event (`lock.acquired`, `lock.released`,
- * `lock.extended`, `lock.extend-failed`, `lock.lost`, `lock.timeout`) becomes a span event on the
- * caller's active span when there is one, or else a short span of its own, with the key and fence
- * as attributes. Losses, failed renewals and timeouts set the span's status to ERROR.
+ * `lock.extended`, `lock.extend-failed`, `lock.lost`, `lock.timeout`, `lock.acquire-failed`, ...)
+ * becomes a span event on the caller's active span when there is one, or else a short span of its
+ * own, with the key and fence as attributes. Losses, failed renewals, timeouts and acquisitions the
+ * store did not answer (`lock.failure` = `store-unavailable`) set the span's status to ERROR; a
+ * refusal because this instance is shutting down (`lock.failure` = `shutting-down`) does not.
  * `@opentelemetry/api` is an optional peer, imported on the first call.
  */
 export async function subscribeLockTracing(events: LockEventSource<LockEvent>, options: LockTracingOptions = {}): Promise<MetricsSubscription> {
@@ -37,7 +41,8 @@ export async function subscribeLockTracing(events: LockEventSource<LockEvent>, o
     try {
       const name = `lock.${event.type}`;
       const attributes = lockEventAttributes(event);
-      const failed = event.type === 'lost' || event.type === 'extend-failed' || event.type === 'release-failed' || event.type === 'timeout';
+      const failed =
+        event.type === 'lost' || event.type === 'extend-failed' || event.type === 'release-failed' || event.type === 'timeout' || (event.type === 'acquire-failed' && event.reason === 'store-unavailable');
       const active = api.trace.getActiveSpan();
       if (active?.isRecording()) {
         active.addEvent(name, attributes);
@@ -60,5 +65,6 @@ export function lockEventAttributes(event: LockEvent): Record<string, string | n
   if ('waitedMs' in event) attributes[LOCK_TRACE_ATTRIBUTES.waitedMs] = event.waitedMs;
   if ('heldMs' in event) attributes[LOCK_TRACE_ATTRIBUTES.heldMs] = event.heldMs;
   if ('error' in event) attributes[LOCK_TRACE_ATTRIBUTES.error] = event.error.message;
+  if (event.type === 'acquire-failed') attributes[LOCK_TRACE_ATTRIBUTES.failure] = event.reason;
   return attributes;
 }

@@ -25,6 +25,9 @@ const DEFAULT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 
  * Feeds lock events to prom-client metrics in `registry`:
  * counters `<prefix>acquired_total{backend,mode,store}`, `<prefix>timeouts_total{backend,store}`,
  * `<prefix>lost_total{backend,store}`, `<prefix>extend_failures_total{backend,store}`,
+ * `<prefix>acquire_failures_total{backend,reason,store}` (acquisitions that failed but not because
+ * the key was busy: `reason="store-unavailable"` when the store did not answer, `"shutting-down"`
+ * when this instance refused them while it shuts down: a deploy, not an outage),
  * `<prefix>skipped_total{backend,store}` (`onBusy: 'skip'` / `@LockedJob()` calls that did not run), and histograms
  * `<prefix>wait_seconds{backend,outcome=acquired|timeout,store}` and
  * `<prefix>hold_seconds{backend,outcome=released|lost,store}` (`store`: the module's `name`, `'default'`
@@ -56,6 +59,7 @@ export async function subscribeLockMetrics(
   const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend', 'store']);
   const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend', 'store']);
   const releaseFailures = counter('release_failures_total', 'Releases the store did not answer (the key stays taken until its lease lapses)', ['backend', 'store']);
+  const acquireFailures = counter('acquire_failures_total', 'Acquisitions that failed other than by a busy key: store-unavailable (an outage) or shutting-down (this instance is closing)', ['backend', 'reason', 'store']);
   const skipped = counter('skipped_total', "Calls with onBusy 'skip' (scheduled jobs) that did not run because another holder had the key", ['backend', 'store']);
   const wait = histogram('wait_seconds', 'Time spent waiting for a lock');
   const hold = histogram('hold_seconds', 'Time a lock was held');
@@ -81,6 +85,9 @@ export async function subscribeLockMetrics(
           break;
         case 'release-failed':
           releaseFailures.inc({ backend, store });
+          break;
+        case 'acquire-failed':
+          acquireFailures.inc({ backend, reason: event.reason, store });
           break;
         case 'skipped':
           skipped.inc({ backend, store });

@@ -1,9 +1,9 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { leaderProviders } from '../leader/leader.providers.js';
-import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/distributed-lock.options.js';
-import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/lock-store.providers.js';
-import { getLockModuleOptionsToken } from '../nest/lock-store.tokens.js';
+import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/store/distributed-lock.options.js';
+import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/store/lock-store.providers.js';
+import { getLockModuleOptionsToken } from '../nest/store/lock-store.tokens.js';
 import { LockErrorsModule } from './lock-errors.module.js';
 
 /**
@@ -18,7 +18,8 @@ import { LockErrorsModule } from './lock-errors.module.js';
  * ```
  * Global unless `isGlobal: false`. Options are validated at bootstrap (InvalidLockArgumentError).
  * Lock errors thrown anywhere in a request answer as on `@Locked()` handlers (409, 503...; see
- * docs/errors.md) unless `mapErrors: false`.
+ * docs/errors.md) unless `mapErrors: false`: one exception filter for the application, which runs
+ * only when a call throws.
  * On shutdown it stops renewals, releases the locks still held and closes the clients it created.
  */
 @Module({})
@@ -37,14 +38,14 @@ export class DistributedLockModule {
   }
 }
 
-/** One store's dynamic module: the lock layer's providers and leader election's, side by side, and (unless `mapErrors: false`) the lock error mapping. */
+/** One store's dynamic module: the lock layer's providers and leader election's, side by side, and the application's lock errors filter. */
 function storeModule(name: string, isGlobal: boolean | undefined, mapErrors: unknown, options: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
   const locks = lockStoreProviders(name, options, mapErrors === false ? false : undefined);
   const leaders = leaderProviders(name);
   return {
     module: DistributedLockModule,
     global: isGlobal !== false,
-    imports: [DiscoveryModule, ...(mapErrors === false ? [] : [LockErrorsModule]), ...imports],
+    imports: [DiscoveryModule, LockErrorsModule, ...imports],
     providers: [...locks.providers, ...leaders.providers],
     exports: [...locks.exports, ...leaders.exports],
   };

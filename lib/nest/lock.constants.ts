@@ -13,3 +13,6 @@ export const LOCKED_METADATA = 'distributed-lock:locked';
 
 /** @internal Provided once per application by `DistributedLockModule`: `LockedInterceptor` looks for it at bootstrap. */
 export const LOCK_MODULE_IMPORTED = 'DISTRIBUTED_LOCK_MODULE_IMPORTED';
+
+/** The name of the store that `forRoot()` / `forRootAsync()` register when given no `name`. */
+export const DEFAULT_STORE_NAME = 'default';

@@ -1,3 +1,5 @@
+const HANDLER_NAMES: Record<string, string> = { http: 'an HTTP route handler', rpc: 'a microservice handler', ws: 'a WebSocket gateway handler', graphql: 'a GraphQL resolver' };
+
 /** Every error and log text of the Nest layer, in one place. */
 export const Messages = {
   moduleOptionsNotObject: (got: string) => `DistributedLockModule options must be an object with a "backend", got ${got}`,
@@ -40,19 +42,21 @@ export const Messages = {
     `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, which is ${got} in this call`,
   templateNotScalar: (where: string, template: string, name: string, got: string) =>
     `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, which is ${got}; only strings, numbers, bigints and booleans can be part of a key`,
-  templateNoHandlerCall: (where: string, template: string, name: string) =>
-    `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, a part of a handler call, but ${where} is not the handler Nest is calling (only the handler sees its request or message; name the key by the method's arguments, e.g. {0})`,
-  templateNoPart: (where: string, template: string, name: string, parts: readonly string[]) =>
-    `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, but this handler call has ${parts.map((part) => `{${part}.x}`).join(', ')} (HTTP: params, query, body, headers; microservice and WebSocket messages: data; GraphQL: args)`,
-  ranUnguarded: (where: string, template: string) =>
-    `@Locked() on ${where} was called directly, not by Nest as a handler: its key ${template} names parts of a request or message, which a direct call does not have, so it ran WITHOUT the lock (as interceptors, guards and pipes do not run on a direct call). Nest's own calls lock it. Logged once per method`,
+  templatePartNotInContext: (where: string, template: string, name: string, kind: string | undefined) =>
+    kind === undefined
+      ? `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, a part of a request or message, but ${where} is not a handler Nest calls (a route, a message or GraphQL handler); name the key by the method's arguments, e.g. {0}`
+      : `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, which ${HANDLER_NAMES[kind] ?? `a ${kind} handler`} does not have (HTTP routes: params, query, body, headers; microservice and WebSocket messages: data; GraphQL: args)`,
+  templatePartNotCarried: (where: string, template: string, name: string, toAdd: string) =>
+    `@Locked() on ${where}: key template ${JSON.stringify(template)} names {${name}}, which no parameter of ${where} carries: add ${toAdd}`,
   streamFromMethod: (where: string) =>
     `@Locked() on ${where} (not a handler Nest called) returned an Observable or stream: its lock was released when the method returned, before the stream ran. Return a promise, or put @Locked() on the handler that returns the stream. Logged once per method`,
   keyFunctionResult: (where: string, got: string) =>
     `@Locked() on ${where}: the key function must return a non-empty string, got ${got}`,
 
+  lostAnswered: (message: string) => `${message}; the request it guarded was refused (answered as a conflict, code LOCK_LOST)`,
+
   moduleNotImported: () =>
-    `This application has @Locked() or @LockedJob() methods (or registers LockedInterceptor) but does not import DistributedLockModule: add DistributedLockModule.forRoot({ backend: ... }) (or forRootAsync) to the imports of the application module (in a test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`,
+    `This application has @Locked() or @LockedJob() methods but does not import DistributedLockModule: add DistributedLockModule.forRoot({ backend: ... }) (or forRootAsync) to the imports of the application module (in a test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`,
   noModule: (where: string, store: string) =>
     store === 'default'
       ? `@Locked() on ${where}: no DistributedLockModule is running. Import DistributedLockModule.forRoot(...) (or forRootAsync) in the application module (in a unit test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`

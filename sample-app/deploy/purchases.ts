@@ -8,6 +8,8 @@ export interface Tally {
   busy: number;
   /** 5xx answers, by status. */
   serverErrors: Record<number, number>;
+  /** 5xx answers, by the `code` of their body (`LOCK_SHUTTING_DOWN`, `LOCK_STORE_UNAVAILABLE`, ...; `none` without one). */
+  serverErrorsByCode: Record<string, number>;
   /** Other answers (4xx but 409), by status. */
   other: Record<number, number>;
   /** Connections refused or reset before any answer (the instance was down): sent again to another instance. */
@@ -42,7 +44,7 @@ function post(url: string): Promise<Answer> {
  * whose connection was refused goes to the next instance.
  */
 export async function buyUntil(urls: readonly string[], skus: readonly string[], concurrency: number, until: Promise<void>): Promise<Tally> {
-  const tally: Tally = { sold: 0, soldOut: 0, busy: 0, serverErrors: {}, other: {}, notConnected: 0, soldBySku: Object.fromEntries(skus.map((sku) => [sku, 0])), errorSamples: [] };
+  const tally: Tally = { sold: 0, soldOut: 0, busy: 0, serverErrors: {}, serverErrorsByCode: {}, other: {}, notConnected: 0, soldBySku: Object.fromEntries(skus.map((sku) => [sku, 0])), errorSamples: [] };
   let done = false;
   void until.then(() => (done = true));
   let next = 0;
@@ -62,10 +64,22 @@ export async function buyUntil(urls: readonly string[], skus: readonly string[],
       } else if (answer.status === 409) tally.busy++;
       else if (answer.status >= 500 || answer.status === 0) {
         tally.serverErrors[answer.status] = (tally.serverErrors[answer.status] ?? 0) + 1;
+        const code = codeOf(answer.body);
+        tally.serverErrorsByCode[code] = (tally.serverErrorsByCode[code] ?? 0) + 1;
         if (tally.errorSamples.length < 5) tally.errorSamples.push(`${answer.status} ${answer.body.slice(0, 200)}`);
       } else tally.other[answer.status] = (tally.other[answer.status] ?? 0) + 1;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, buyer));
   return tally;
+}
+
+/** The `code` of a JSON error body, or `none`. */
+function codeOf(body: string): string {
+  try {
+    const { code } = JSON.parse(body) as { code?: unknown };
+    return typeof code === 'string' ? code : 'none';
+  } catch {
+    return 'none';
+  }
 }

@@ -41,6 +41,7 @@ describe('DistributedLockAdminModule options', () => {
     const refused = await request(baseUrl(app)).post('/locks/api/release').send({ key: 'k', reason: 'r' }).expect(403);
     expect(refused.body.message).toContain('register DistributedLockAdminModule with guards');
     expect(lock.signal.aborted).toBe(false);
+    await lock.release();
     await app.close();
   });
 

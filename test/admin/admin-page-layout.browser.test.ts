@@ -1,13 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
-import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { DistributedLockAdminModule, DistributedLockModule, getLockServiceToken, LockEngine, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
 import { baseUrl, PLATFORMS, startHttpApp } from '../nest/http-platform.js';
 import { collectConsoleErrors, launchChromium, overflows, seriousA11yViolations, startSubPathProxy } from './browser-kit.js';
 
-/** `ADMIN_SCREENSHOTS=1` writes the screenshots of docs/operations.md. */
-const SCREENSHOTS = process.env.ADMIN_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : undefined;
 const LONG_KEY = `tenant:${'a1b2c3d4e5'.repeat(499)}:z`.slice(0, 5_000);
 const LONG_LABEL = 'x'.repeat(96);
 const allow = { canActivate: () => true };
@@ -100,8 +97,6 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
       expect(await keyLink.getAttribute('title')).toBe(LONG_KEY);
       expect(await page.evaluate(rowIsCut, LONG_KEY)).toEqual({ key: true, label: true });
       expect(await longRow().locator('td.c-holders li').getAttribute('title')).toContain(LONG_LABEL);
-      if (SCREENSHOTS && width === 390) await page.screenshot({ path: `${SCREENSHOTS}admin-narrow.png` });
-      if (SCREENSHOTS && width === 1280) await page.screenshot({ path: `${SCREENSHOTS}admin-page.png` });
       // The whole key is one click away, in the detail view, which does not widen the page either.
       await longRow().locator('.key-link').click();
       await page.locator('#detail[open] #detail-holders tbody tr').waitFor();
@@ -142,12 +137,6 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
     await page.locator('#detail[open] #detail-holders tbody tr').nth(1).waitFor();
     expect(await seriousA11yViolations(page)).toEqual([]);
     await page.click('#detail-close');
-    if (SCREENSHOTS) {
-      await page.locator('#locks tbody tr[data-key="reports:nightly"] .key-link').click();
-      await page.locator('#detail[open] #detail-events li').waitFor();
-      await page.locator('#detail').screenshot({ path: `${SCREENSHOTS}admin-detail.png` });
-      await page.click('#detail-close');
-    }
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await seriousA11yViolations(page)).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, type Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import {
   DistributedLockModule,
@@ -41,14 +41,28 @@ export class TemplatedJobs {
     return 'ran';
   }
 
+  @Locked({ key: ['k', 'sku:{1}'], waitMs: 0 })
+  async byKeyList(_first: unknown, _second?: unknown): Promise<string> {
+    return 'ran';
+  }
+}
+
+/** A provider whose locked method names a request part, which a provider method never has: its application fails at bootstrap. */
+@Injectable()
+class RequestTemplatedJobs {
   @Locked('route:{params.sku}')
   async byRequestPart(): Promise<string> {
     return 'ran';
   }
+}
 
-  @Locked({ key: ['k', 'sku:{1}'], waitMs: 0 })
-  async byKeyList(_first: unknown, _second?: unknown): Promise<string> {
-    return 'ran';
+/** Initialises an application of `providers` on the memory store, and closes it. */
+async function initWith(providers: Provider[]): Promise<void> {
+  const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })], providers }).compile();
+  try {
+    await moduleRef.init();
+  } finally {
+    await moduleRef.close();
   }
 }
 
@@ -125,9 +139,10 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(M, 'postgres: no connection', () => bootstrap({ backend: { type: 'postgres' } }), /needs url .* or client/),
   c(M, 'postgres: SQL in the table name', () => bootstrap({ backend: { type: 'postgres', url: 'postgres://x@127.0.0.1:1/x', table: 'locks"; DROP TABLE users; --' } }), /table must be an identifier/),
   c(M, 'mysql: backtick in the table name', () => bootstrap({ backend: { type: 'mysql', url: 'mysql://x@127.0.0.1:1/x', table: 'a`b' } }), /table must be an identifier/),
-  c(M, 'module option misspelt (leaseMS)', () => bootstrap({ backend: { type: 'memory' }, leaseMS: 100 }), /DistributedLockModule: unknown option "leaseMS" \(accepted: name, backend, instance, keyPrefix, leaseMs, waitMs, maxWaitMs, mapErrors, isGlobal, gracefulShutdownTimeoutMs\)/),
+  c(M, 'module option misspelt (leaseMS)', () => bootstrap({ backend: { type: 'memory' }, leaseMS: 100 }), /DistributedLockModule: unknown option "leaseMS" \(accepted: name, backend, instance, keyPrefix, leaseMs, waitMs, maxWaitMs, mapErrors, isGlobal, gracefulShutdownTimeoutMs, stopAcceptingOnShutdown\)/),
   c(M, 'maxWaitMs negative', () => bootstrap({ backend: { type: 'memory' }, maxWaitMs: -1 }), /maxWaitMs must be a number of milliseconds >= 0/),
   c(M, 'mapErrors not a boolean', () => bootstrap({ backend: { type: 'memory' }, mapErrors: 'off' }), /DistributedLockModule: mapErrors must be a boolean, got "off"/),
+  c(M, 'stopAcceptingOnShutdown not a boolean', () => bootstrap({ backend: { type: 'memory' }, stopAcceptingOnShutdown: 1 }), /DistributedLockModule: stopAcceptingOnShutdown must be a boolean, got 1/),
   c(M, 'forRootAsync factory returning an unknown option', () => bootstrapAsync({ backend: { type: 'memory' }, ttl: 5 }), /DistributedLockModule: unknown option "ttl"/),
   c(M, 'forRootAsync argument with an unknown option', async () => DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' } }), global: true } as never), /forRootAsync\(\): unknown option "global" \(accepted: name, isGlobal, mapErrors, imports, useFactory, inject, useClass, useExisting\)/),
   c(M, 'memory: unknown option', () => bootstrap({ backend: { type: 'memory', url: 'redis://127.0.0.1:1' } }), /memory backend: unknown option "url" \(accepted: type\)/),
@@ -168,7 +183,7 @@ export const BAD_INPUT_CASES: readonly BadInputCase[] = [
   c(T, 'argument is an object where a scalar is needed', ({ jobs }) => jobs.bySecondArg('a', { nested: true }), /only strings, numbers, bigints and booleans/),
   c(T, 'key function returns undefined', ({ jobs }) => jobs.byFunction(undefined), /key function must return a non-empty string/),
   c(T, 'key function returns a too long key', ({ jobs }) => jobs.byFunction('x'.repeat(70_000)), /at most 65536/),
-  c(T, 'request part on a provider method (not a handler)', ({ jobs }) => jobs.byRequestPart(), /not the handler Nest is calling/),
+  c(T, 'request part on a provider method (not a handler): the bootstrap fails', () => initWith([RequestTemplatedJobs]), /is not a handler Nest calls/),
   c(T, 'key list naming a missing argument (its first key untouched)', ({ jobs }) => jobs.byKeyList('a'), /names \{1\}, which is missing/),
 
   c(S, 'acquire: empty key', ({ locks }) => locks.acquire(''), /must not be empty/),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim, LockInspection } from '../../lib/backend.js';
 import { MemoryBackend } from '../../lib/index.js';
-import { borrowedBackend } from '../../lib/nest/borrowed-backend.js';
+import { borrowedBackend } from '../../lib/nest/store/borrowed-backend.js';
 
 /**
  * Every member of LockBackend. `satisfies` makes this list exact: a member added to the interface

@@ -15,7 +15,7 @@ import {
   MemoryBackend,
   type Lock,
 } from '../../lib/index.js';
-import { request as httpRequest } from 'node:http';
+import { Agent, request as httpRequest } from 'node:http';
 import type { LockBackend } from '../../lib/backend.js';
 import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
 import { RedisServer } from '../harness/redis-server.js';
@@ -219,12 +219,19 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const closing = app.close();
     await began;
 
-    // A new lock is refused at once: a 503 with Retry-After on HTTP.
+    // A new lock is refused at once: a 503 with Retry-After on HTTP, saying the instance is shutting down (not that the store is down).
     await expect(locks.acquire('other', { waitMs: 60_000 })).rejects.toThrow(/shutting down/);
     const refused = await post(app, '/work/new');
     expect(refused.status).toBe(503);
     expect(refused.retryAfter).toBe('1');
-    expect(refused.body).toMatchObject({ statusCode: 503, retryAfter: 1 });
+    expect(refused.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'This instance is shutting down', code: 'LOCK_SHUTTING_DOWN', retryAfter: 1 });
+    // On a kept-alive connection too, the refusal closes it: the client's next request opens one, which a load balancer sends elsewhere.
+    const keptAlive = new Agent({ keepAlive: true });
+    const again = await openRequest(app, '/work/new', { method: 'POST', agent: keptAlive });
+    expect(again.status).toBe(503);
+    expect(again.response.headers.connection).toBe('close');
+    await again.ended;
+    keptAlive.destroy();
 
     // Nothing is released while its holder works: another instance cannot take any of the keys.
     expect(await freeKeys(probe, keys)).toEqual(keys.map(() => false));

@@ -1,10 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidLockArgumentError } from '../../lib/index.js';
-import { compileLockKey } from '../../lib/nest/key-template.js';
+import { bindLockKey, parseLockKey } from '../../lib/nest/locked/key-template.js';
+import { locateRequestPart } from '../../lib/nest/locked/request-parts.js';
 
 const where = 'Service.method';
-const resolve = (template: unknown, args: unknown[] = [], request?: object, self?: unknown) =>
-  compileLockKey(template, where)(self, args, request);
+const compileLockKey = (template: unknown, at: string) => parseLockKey(template, at);
+/** Resolves a key for a call with `args`; a `request` is passed as one more argument, as a handler's `@Req()` parameter. */
+const resolve = (template: unknown, args: unknown[] = [], request?: object, self?: unknown) => {
+  const parsed = parseLockKey(template, where);
+  const params = request === undefined ? [] : [{ index: args.length, type: 0, data: undefined }];
+  const resolver = bindLockKey(parsed, where, (placeholder, text) => locateRequestPart(placeholder, 'http', params, where, text));
+  return resolver(self, request === undefined ? args : [...args, request]);
+};
 
 describe('key templates', () => {
   it('a text without braces is a literal key', () => {
@@ -35,15 +42,8 @@ describe('key templates', () => {
     expect(resolve('inv:{params.sku}:{query.warehouse}:{body.order.id}:{headers.X-Tenant}', [], request)).toBe('inv:A1:north:3:t1');
   });
 
-  it('parts of a handler call outside one are an error that says so', () => {
-    expect(() => resolve('inv:{params.sku}', ['A1'])).toThrow(/not the handler Nest is calling/);
-  });
-
-  it('a part the call does not have is an error naming the parts it has', () => {
-    expect(() => compileLockKey('order:{data.id}', 'T.m')(undefined, [], { params: {}, query: {}, body: {}, headers: {} })).toThrow(
-      /\{data\.id\}, but this handler call has \{params\.x\}, \{query\.x\}, \{body\.x\}, \{headers\.x\}/,
-    );
-    expect(compileLockKey('order:{data.id}:{args.x}', 'T.m')(undefined, [], { data: { id: 7 }, args: { x: 'y' } })).toBe('order:7:y');
+  it('a request part no parameter carries is an error that says what to add', () => {
+    expect(() => resolve('inv:{params.sku}', ['A1'])).toThrow(/names \{params\.sku\}, which no parameter of Service\.method carries: add @Param\('sku'\) sku/);
   });
 
   it('{{ and }} are literal braces', () => {
@@ -110,5 +110,45 @@ describe('key templates', () => {
     ])('returning %s throws InvalidLockArgumentError', (_name, key) => {
       expect(() => resolve(key, [])).toThrow(InvalidLockArgumentError);
     });
+  });
+});
+
+describe('which parameter carries the request part a template names', () => {
+  const part = (template: string) => {
+    const parsed = parseLockKey(template, where);
+    if (Array.isArray(parsed) || !('pieces' in parsed)) throw new Error('a template');
+    return parsed.pieces.find((piece) => typeof piece !== 'string')! as Parameters<typeof locateRequestPart>[0];
+  };
+  const locate = (template: string, kind: Parameters<typeof locateRequestPart>[1], params: { index: number; type: number; data?: unknown }[] | undefined) =>
+    locateRequestPart(part(template), kind, params?.map((param) => ({ data: undefined, ...param })), where, template);
+
+  it('HTTP: the named parameter first, then the whole part, then the request (@Param, @Query, @Body, @Headers, @Req)', () => {
+    expect(locate('{params.id.x}', 'http', [{ index: 2, type: 5, data: 'id' }, { index: 1, type: 5 }, { index: 0, type: 0 }])).toEqual({ index: 2, path: ['x'] });
+    expect(locate('{query.page}', 'http', [{ index: 1, type: 4 }, { index: 0, type: 0 }])).toEqual({ index: 1, path: ['page'] });
+    expect(locate('{body.order.sku}', 'http', [{ index: 0, type: 0 }])).toEqual({ index: 0, path: ['body', 'order', 'sku'] });
+    // Nest lower-cases header names, and so does @Headers('X-Tenant').
+    expect(locate('{headers.X-Tenant}', 'http', [{ index: 3, type: 6, data: 'X-Tenant' }])).toEqual({ index: 3, path: [] });
+  });
+
+  it('a parameter of another kind does not carry the part (@Query() is not {body.x})', () => {
+    expect(() => locate('{body.sku}', 'http', [{ index: 0, type: 4 }])).toThrow("add @Body('sku') sku (or @Body() body, or @Req() request)");
+  });
+
+  it('messages: the payload parameter, or the message itself where the handler declares none (microservices: argument 0, gateways: 1)', () => {
+    expect(locate('{data.sku}', 'rpc', [{ index: 1, type: 3 }, { index: 0, type: 6 }])).toEqual({ index: 1, path: ['sku'] });
+    expect(locate('{data.sku}', 'rpc', undefined)).toEqual({ index: 0, path: ['sku'] });
+    expect(locate('{data.sku}', 'ws', [])).toEqual({ index: 1, path: ['sku'] });
+    expect(() => locate('{data.sku}', 'ws', [{ index: 0, type: 0 }])).toThrow('add @Payload() data (microservices) or @MessageBody() data (gateways)');
+  });
+
+  it('GraphQL: @Args(name), @Args(), or the arguments themselves', () => {
+    expect(locate('{args.id}', 'graphql', [{ index: 0, type: 3, data: 'id' }])).toEqual({ index: 0, path: [] });
+    expect(locate('{args.id}', 'graphql', undefined)).toEqual({ index: 1, path: ['id'] });
+  });
+
+  it('a part of another context, or any part on a method Nest does not call, is an error that says so', () => {
+    expect(() => locate('{params.id}', 'rpc', [])).toThrow('which a microservice handler does not have');
+    expect(() => locate('{data.id}', 'http', [{ index: 0, type: 0 }])).toThrow('which an HTTP route handler does not have');
+    expect(() => locate('{params.id}', undefined, [])).toThrow('is not a handler Nest calls');
   });
 });

@@ -8,12 +8,14 @@ import {
   Injectable,
   Module,
   Param,
+  UseGuards,
+  type CanActivate,
   type ExceptionFilter,
   type INestApplication,
   type LoggerService,
   type ModuleMetadata,
 } from '@nestjs/common';
-import { APP_FILTER, APP_INTERCEPTOR } from '@nestjs/core';
+import { APP_FILTER, ApplicationConfig } from '@nestjs/core';
 import { ClientProxyFactory, MessagePattern, Payload, Transport } from '@nestjs/microservices';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
@@ -24,14 +26,13 @@ import {
   InjectLockService,
   Locked,
   LockBusyException,
-  LockedInterceptor,
+  LockErrorsFilter,
   LockService,
   LockTimeoutError,
   StaleFenceError,
   StaleFenceException,
   type Lock,
 } from '../../lib/index.js';
-import { LockErrorsInterceptor } from '../../lib/nest/lock-errors.interceptor.js';
 import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { PLATFORMS, type Platform } from './http-platform.js';
@@ -54,6 +55,17 @@ class OrderService {
   @Locked({ key: 'order:{0}', waitMs: 0 })
   async place(id: string): Promise<{ placed: string }> {
     return { placed: id };
+  }
+}
+
+/** A guard that takes the lock (and gives it back): its lock errors are answered like the handler's. */
+@Injectable()
+class LockingGuard implements CanActivate {
+  constructor(private readonly locks: LockService) {}
+  async canActivate(): Promise<boolean> {
+    const lock = await this.locks.acquire('order:guarded', { waitMs: 0 });
+    await lock.release();
+    return true;
   }
 }
 
@@ -83,6 +95,12 @@ class OrderController {
     return { ok: true };
   }
 
+  @Get('guarded/:id')
+  @UseGuards(LockingGuard)
+  guarded() {
+    return { ok: true };
+  }
+
   @Get('stale')
   stale() {
     throw new StaleFenceError('orders', 3, 5);
@@ -93,7 +111,7 @@ class OrderController {
     return this.down.withLock('anything', () => ({ ok: true }), { waitMs: 0 });
   }
 
-  /** A `@Locked()` handler: answered by the interceptor `@Locked()` attaches, as before. */
+  /** A `@Locked()` handler: it answers its own lock errors. */
   @Get('handler/:id')
   @Locked({ key: 'order:{params.id}', waitMs: 0 })
   handler(@Param('id') id: string) {
@@ -128,7 +146,7 @@ describe.each(PLATFORMS)('lock errors thrown anywhere in a request, with only fo
     jest.restoreAllMocks();
   });
 
-  it.each(['service', 'with-lock', 'acquire', 'handler'])('a busy lock from %s answers 409 LockBusyException naming the key, without an error log', async (route) => {
+  it.each(['service', 'with-lock', 'acquire', 'handler', 'guarded'])('a busy lock from %s answers 409 LockBusyException naming the key, without an error log', async (route) => {
     const lock = await hold(app, `order:${route}`);
     try {
       const response = await request(app.getHttpServer()).get(`/${route}/${route}`).expect(409);
@@ -152,10 +170,15 @@ describe.each(PLATFORMS)('lock errors thrown anywhere in a request, with only fo
     expect(JSON.stringify(response.body)).not.toContain('ECONNREFUSED');
   });
 
-  it('is one interceptor per application, however many stores', async () => {
-    const intercept = jest.spyOn(LockErrorsInterceptor.prototype, 'intercept');
+  it('is one exception filter per application, however many stores, and no interceptor: a call that does not throw runs none of it', async () => {
+    const config = app.get(ApplicationConfig, { strict: false });
+    expect(new Set(config.getGlobalFilters().filter((filter) => filter instanceof LockErrorsFilter)).size).toBe(1);
+    expect(config.getGlobalInterceptors()).toEqual([]);
+    expect(Reflect.getMetadata('__interceptors__', OrderController.prototype.handler)).toBeUndefined();
+    const caught = jest.spyOn(LockErrorsFilter.prototype, 'catch');
     await request(app.getHttpServer()).get('/service/once').expect(200);
-    expect(intercept).toHaveBeenCalledTimes(1);
+    await request(app.getHttpServer()).get('/handler/once').expect(200);
+    expect(caught).not.toHaveBeenCalled();
   });
 });
 
@@ -226,43 +249,35 @@ describe("users' own filters see the library's exception classes", () => {
   });
 });
 
-/** Customised answers, as the docs say: a subclass of LockedInterceptor registered with APP_INTERCEPTOR. */
-@Injectable()
-class LockedAs423 extends LockedInterceptor {
-  protected override busyException(error: LockTimeoutError): unknown {
-    return new HttpException({ custom: error.key }, 423);
+/** A user's own answer to busy locks: 423 with the key, and the header the library's filter set before it. */
+@Catch(LockBusyException)
+class BusyAs423 implements ExceptionFilter {
+  catch(exception: LockBusyException, host: ArgumentsHost) {
+    const response = host.switchToHttp().getResponse<{ getHeader(name: string): unknown; status(code: number): { json(body: unknown): void } }>();
+    response.status(423).json({ custom: exception.key, retryAfterHeader: response.getHeader('Retry-After') ?? null });
   }
 }
 
-@Module({ providers: [{ provide: APP_INTERCEPTOR, useClass: LockedAs423 }] })
+@Module({ providers: [{ provide: APP_FILTER, useClass: BusyAs423 }] })
 class CustomAnswersModule {}
 
-describe('a subclass of LockedInterceptor registered with APP_INTERCEPTOR still decides the answers', () => {
-  afterEach(() => {
-    jest.restoreAllMocks();
-  });
-
-  // Nest runs global interceptors in the order of its modules: the root module's first, then its imports' in order.
+describe('a filter of yours among the global ones receives the exception classes, wherever Nest ranks it', () => {
+  // Nest tries global filters last registered first: app.useGlobalFilters() after every APP_FILTER, and those of the modules it scans later before those of the root module.
   it.each([
-    ['in the root module (it runs before the module\'s own)', (): ModuleMetadata => ({ imports: stores(), providers: [OrderService, { provide: APP_INTERCEPTOR, useClass: LockedAs423 }] }), ['LockedAs423', 'LockErrorsInterceptor']],
-    ['in a module imported after DistributedLockModule (it runs after)', (): ModuleMetadata => ({ imports: [...stores(), CustomAnswersModule], providers: [OrderService] }), ['LockErrorsInterceptor', 'LockedAs423']],
-  ])('%s', async (_where, metadata, order) => {
-    const app = await startApp('express', { ...metadata(), controllers: [OrderController] });
+    ['APP_FILTER in the root module', (): ModuleMetadata => ({ imports: stores(), providers: [OrderService, { provide: APP_FILTER, useClass: BusyAs423 }] }), false],
+    ['APP_FILTER in a module imported after DistributedLockModule', (): ModuleMetadata => ({ imports: [...stores(), CustomAnswersModule], providers: [OrderService] }), false],
+    ['app.useGlobalFilters()', (): ModuleMetadata => ({ imports: stores(), providers: [OrderService] }), true],
+  ])('%s', async (_where, metadata, useGlobalFilters) => {
+    const moduleRef = await Test.createTestingModule({ ...metadata(), controllers: [OrderController] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    if (useGlobalFilters) app.useGlobalFilters(new BusyAs423());
+    await app.init();
     try {
-      const calls: string[] = [];
-      for (const type of [LockedAs423, LockErrorsInterceptor]) {
-        const original = type.prototype.intercept;
-        jest.spyOn(type.prototype, 'intercept').mockImplementation(function (this: LockedInterceptor, ...args) {
-          calls.push(type.name);
-          return original.apply(this, args);
-        });
-      }
-      await request(app.getHttpServer()).get('/service/C0').expect(200);
-      expect(calls).toEqual(order);
+      await app.get(LockService).withLock('order:C1', () => undefined);
       const lock = await hold(app, 'order:C1');
       try {
         for (const route of ['service', 'with-lock', 'handler']) {
-          await request(app.getHttpServer()).get(`/${route}/C1`).expect(423, { custom: 'order:C1' });
+          await request(app.getHttpServer()).get(`/${route}/C1`).expect(423, { custom: 'order:C1', retryAfterHeader: '1' });
         }
       } finally {
         await lock.release();
@@ -280,18 +295,16 @@ describe('mapErrors: false', () => {
 
   const down = DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend, mapErrors: false });
   it.each([
-    ['given to forRoot(): no interceptor at all', () => [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: false }), down], 0],
-    ['in the argument of forRootAsync(): no interceptor at all', () => [DistributedLockModule.forRootAsync({ mapErrors: false, useFactory: () => ({ backend: { type: 'memory' } }) }), down], 0],
-    ["from forRootAsync()'s factory: the interceptor steps aside", () => [DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' as const }, mapErrors: false }) }), DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend })], 1],
-  ])('%s; lock errors outside @Locked() handlers reach Nest (500), @Locked() handlers answer as before', async (_how, imports, intercepted) => {
+    ['given to forRoot()', () => [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: false }), down]],
+    ['in the argument of forRootAsync()', () => [DistributedLockModule.forRootAsync({ mapErrors: false, useFactory: () => ({ backend: { type: 'memory' } }) }), down]],
+    ["from forRootAsync()'s factory", () => [DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' as const }, mapErrors: false }) }), DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend })]],
+  ])('%s: lock errors outside @Locked() handlers reach Nest (500), @Locked() handlers answer as before', async (_how, imports) => {
     const log = new ErrorLog();
     const app = await startApp('express', { imports: imports(), controllers: [OrderController], providers: [OrderService] }, log);
-    const intercept = jest.spyOn(LockErrorsInterceptor.prototype, 'intercept');
     try {
       const lock = await hold(app, 'order:O1');
       try {
         await request(app.getHttpServer()).get('/service/O1').expect(500);
-        expect(intercept).toHaveBeenCalledTimes(intercepted);
         await request(app.getHttpServer()).get('/with-lock/O1').expect(500);
         await request(app.getHttpServer()).get('/handler/O1').expect(409);
       } finally {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Injectable, Logger, type INestApplication, type LoggerService } from '@nestjs/common';
+import { Injectable, Logger, UseFilters, type INestApplication, type LoggerService } from '@nestjs/common';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Args, GraphQLModule, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { WsAdapter } from '@nestjs/platform-ws';
@@ -8,7 +8,7 @@ import { MessageBody, SubscribeMessage, WebSocketGateway } from '@nestjs/websock
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { WebSocket } from 'ws';
-import { DistributedLockModule, Locked, LockService, StaleFenceError } from '../../lib/index.js';
+import { DistributedLockModule, Locked, LockErrorsFilter, LockService, StaleFenceError } from '../../lib/index.js';
 
 class ErrorLog implements LoggerService {
   readonly errors: unknown[] = [];
@@ -31,9 +31,10 @@ class StockService {
   }
 }
 
-/** Handlers without `@Locked()`: the lock and the fenced write are in the service. */
+/** Handlers without `@Locked()`: the lock and the fenced write are in the service. Nest applies no global filter to gateways, so the gateway names the library's. */
 @Injectable()
 @WebSocketGateway({ path: '/stock' })
+@UseFilters(LockErrorsFilter)
 class StockGateway {
   constructor(private readonly stock: StockService) {}
 

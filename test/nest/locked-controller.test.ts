@@ -6,6 +6,7 @@ import {
   Injectable,
   Param,
   Post,
+  Query,
   SetMetadata,
   UseGuards,
   type CanActivate,
@@ -64,7 +65,7 @@ class InventoryController {
   @Get(':sku/stock')
   @Roles('clerk')
   @Locked('inventory:{params.sku}:{query.warehouse}')
-  stock() {
+  stock(@Param('sku') _sku: string, @Query('warehouse') _warehouse?: string) {
     this.runs++;
     return { key: this.locks.current()?.key };
   }

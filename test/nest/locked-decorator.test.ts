@@ -94,7 +94,7 @@ class ScopedController {
 
   @Get(':id')
   @Locked('scoped:{params.id}')
-  show() {
+  show(@Param('id') _id: string) {
     return { key: this.locks.current()?.key };
   }
 }

@@ -3,7 +3,7 @@ import { Body, Controller, Get, Injectable, Logger, Param, Post, Query, type INe
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockService } from '../../lib/index.js';
+import { DistributedLockModule, Locked, LockBusyException, LockService, LockTimeoutError } from '../../lib/index.js';
 import { collectEvents } from './nest-test-kit.js';
 
 class WarningLog implements LoggerService {
@@ -51,15 +51,6 @@ class PlainOrders {
   }
 }
 
-@Injectable()
-class Audit {
-  /** A request template on a provider method: only a handler has a request. */
-  @Locked('audit:{params.id}')
-  async record(): Promise<string> {
-    return 'recorded';
-  }
-}
-
 describe('what Nest, Swagger and callers see of a @Locked handler', () => {
   it('the same parameter metadata, parameter types and length as the undecorated twin', () => {
     const routeArgs = (type: Function, method: string) => Object.values(Reflect.getMetadata(ROUTE_ARGS_METADATA, type, method) as object);
@@ -95,36 +86,42 @@ describe('a @Locked handler called directly, as unit tests in the Nest docs do',
   beforeAll(async () => {
     Logger.overrideLogger(log);
     const moduleRef = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })],
+      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, waitMs: 0 })],
       controllers: [LockedOrders],
-      providers: [Audit],
     }).compile();
     app = moduleRef.createNestApplication({ logger: log });
     await app.init();
   });
   afterAll(() => app.close());
-  afterEach(() => void (log.warnings.length = 0));
 
-  it('a key naming request parts cannot be built: the method runs without the lock, as without interceptors, and one warning says so', async () => {
+  it('a key naming request parts is built from the arguments that carry them: the call is locked as the request would be, without a warning', async () => {
     const controller = app.get(LockedOrders);
     const events = collectEvents(app.get(LockService));
-    await expect(controller.create('s1', { sku: 'a', quantity: 1 })).resolves.toEqual({ shop: 's1', sku: 'a', key: undefined, dry: undefined });
-    await expect(controller.create('s1', { sku: 'a', quantity: 1 })).resolves.toMatchObject({ key: undefined });
-    expect(events).toEqual([]);
-    expect(log.warnings).toEqual([expect.stringContaining('LockedOrders.create was called directly')]);
+    await expect(controller.create('s1', { sku: 'a', quantity: 1 })).resolves.toEqual({ shop: 's1', sku: 'a', key: 'order:s1:a', dry: undefined });
+    expect(events.map((event) => `${event.type} ${event.key}`)).toEqual(['acquired order:s1:a', 'released order:s1:a']);
+    expect(log.warnings).toEqual([]);
   });
 
   it('a key naming the arguments is built from them: locked as on a provider method', async () => {
     await expect(app.get(LockedOrders).show('7')).resolves.toEqual({ id: '7', key: 'order:7' });
   });
 
-  it('a provider method whose key names request parts is an error, not an unlocked run', async () => {
-    await expect(app.get(Audit).record()).rejects.toBeInstanceOf(InvalidLockArgumentError);
+  it('a busy lock is the answer a client would get (LockBusyException, its cause the LockTimeoutError)', async () => {
+    const held = await app.get(LockService).acquire('order:s2:b');
+    try {
+      const error = await Promise.resolve(app.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).catch((failure: unknown) => failure);
+      expect(error).toBeInstanceOf(LockBusyException);
+      expect((error as LockBusyException).cause).toBeInstanceOf(LockTimeoutError);
+    } finally {
+      await held.release();
+    }
   });
+});
 
-  it('without any lock module (a unit test with mocked providers), a request key runs unlocked too', async () => {
+describe('a @Locked handler called directly with no lock module running', () => {
+  it('without any lock module (a unit test with mocked providers), the call fails saying to import one', async () => {
     const moduleRef = await Test.createTestingModule({ controllers: [LockedOrders], providers: [{ provide: LockService, useValue: { current: () => undefined } }] }).compile();
-    await expect(moduleRef.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).resolves.toMatchObject({ shop: 's2', sku: 'b' });
+    await expect(moduleRef.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).rejects.toThrow('no DistributedLockModule is running');
     await moduleRef.close();
   });
 });

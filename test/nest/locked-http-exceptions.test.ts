@@ -80,7 +80,7 @@ describe.each(PLATFORMS)('HTTP lock errors on %s', (platform) => {
     await get(`/caught/${platform}-caught`).expect(200, { id: `${platform}-caught` });
   });
 
-  it('Retry-After: the median of this instance\'s recent holds of the key, less the current hold\'s age, at least 1 s', async () => {
+  it('Retry-After: the median of this instance\'s recent holds of the key, less the current hold\'s age but never less than that age, at least 1 s', async () => {
     const realNow = performance.now.bind(performance);
     let skewMs = 0;
     jest.spyOn(performance, 'now').mockImplementation(() => realNow() + skewMs);
@@ -100,8 +100,9 @@ describe.each(PLATFORMS)('HTTP lock errors on %s', (platform) => {
     await expect(busy()).resolves.toBe('3');
     skewMs += 1_200;
     await expect(busy()).resolves.toBe('2');
+    // 6.2 s into a hold whose like took 2.5 s: as likely as not it runs as long again, not "1 s".
     skewMs += 5_000;
-    await expect(busy()).resolves.toBe('1');
+    await expect(busy()).resolves.toBe('7');
     await holder.release();
   });
 

@@ -120,7 +120,7 @@ class ShopController {
   /** The work runs when the response is subscribed to, after the method returned. */
   @Get('feed/:id')
   @Locked({ key: 'feed:{params.id}', waitMs: 0 })
-  stream(): Observable<string> {
+  stream(@Param('id') _id: string): Observable<string> {
     return new Observable<string>((subscriber) => {
       this.occupancy.enter();
       this.feedSubscribed.resolve();
@@ -135,7 +135,7 @@ class ShopController {
 
   @Get('files/:id')
   @Locked({ key: 'file:{params.id}', waitMs: 0 })
-  async download(): Promise<StreamableFile> {
+  async download(@Param('id') _id: string): Promise<StreamableFile> {
     this.file = new Readable({ read() {} });
     this.fileCreated.resolve();
     return new StreamableFile(this.file);
@@ -143,7 +143,7 @@ class ShopController {
 
   @Sse('events/:id')
   @Locked({ key: 'sse:{params.id}', waitMs: 0 })
-  sse(): Observable<MessageEvent> {
+  sse(@Param('id') _id: string): Observable<MessageEvent> {
     this.occupancy.enter();
     return this.events.pipe(finalize(() => this.occupancy.leave()));
   }

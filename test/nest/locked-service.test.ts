@@ -139,7 +139,9 @@ describe('@Locked on a provider method', () => {
     expect(outer).toMatchObject({ key: 'account:42' });
     expect(typeof outer!.fence).toBe('number');
     expect(inner!.fence).toBe(outer!.fence);
-    expect(await locks.tryAcquire('account:42')).not.toBeNull();
+    const free = await locks.tryAcquire('account:42');
+    expect(free).not.toBeNull();
+    await free!.release();
   });
 
   it('LockService.current() inside is the held lock; outside it is undefined', async () => {

@@ -95,7 +95,10 @@ describe('several lock stores in one application', () => {
   });
 
   it('@Locked naming a store that is not running fails with an error that names it', async () => {
-    const started = await start([DistributedLockModule.forRoot({ backend: { type: 'memory' } }), DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' } })]);
+    const started = await start([
+      DistributedLockModule.forRoot({ backend: { type: 'memory' }, gracefulShutdownTimeoutMs: 0 }),
+      DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' }, gracefulShutdownTimeoutMs: 0 }),
+    ]);
     const failure = await started.get(Payments).nowhere('1').catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(DistributedLockError);
     expect((failure as Error).message).toContain('no DistributedLockModule named "missing"');
@@ -118,7 +121,10 @@ describe('several lock stores in one application', () => {
   });
 
   it('shuts every store down: their held locks are released, their signals aborted', async () => {
-    const started = await start([DistributedLockModule.forRoot({ backend: { type: 'memory' } }), DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' } })]);
+    const started = await start([
+      DistributedLockModule.forRoot({ backend: { type: 'memory' }, gracefulShutdownTimeoutMs: 0 }),
+      DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' }, gracefulShutdownTimeoutMs: 0 }),
+    ]);
     const payments = started.get(Payments);
     const held = [await payments.locks.acquire('a'), await payments.critical.acquire('b')];
     await started.close();

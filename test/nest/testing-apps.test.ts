@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Injectable, Module, Param, type INestApplication, type LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { Observable, of } from 'rxjs';
 import request from 'supertest';
 import { DISTRIBUTED_LOCK_MODULE_OPTIONS, DistributedLockModule, Locked, LockedJob, LockService, LockTimeoutError } from '../../lib/index.js';
 
@@ -9,6 +10,12 @@ class Checkout {
   @Locked({ key: 'cart:{0}', waitMs: 60_000 })
   async pay(cart: string) {
     return { paid: cart };
+  }
+
+  /** A provider method that returns a stream: its lock ends when the method returns, and a warning says so. */
+  @Locked('cart-feed')
+  feed(): Observable<string> {
+    return of('a', 'b');
   }
 }
 
@@ -81,7 +88,7 @@ class WarningLog implements LoggerService {
   }
 }
 
-describe("the direct-call warning and Nest's test logger", () => {
+describe("the library's warnings and Nest's test logger", () => {
   it('reaches a logger given with setLogger() (the default test logger drops warnings)', async () => {
     const logger = new WarningLog();
     const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })], controllers: [CheckoutController], providers: [Checkout] })
@@ -90,8 +97,8 @@ describe("the direct-call warning and Nest's test logger", () => {
     const app = moduleRef.createNestApplication();
     await app.init();
     try {
-      await expect(app.get(CheckoutController).refund('3')).resolves.toEqual({ refunded: '3' });
-      expect(logger.warnings).toEqual([expect.stringContaining('CheckoutController.refund was called directly')]);
+      await expect(app.get(Checkout).feed()).resolves.toBeInstanceOf(Observable);
+      expect(logger.warnings).toEqual([expect.stringContaining('@Locked() on Checkout.feed (not a handler Nest called) returned an Observable or stream')]);
     } finally {
       await app.close();
     }

@@ -7,8 +7,10 @@ import request from 'supertest';
 import {
   DistributedLockModule,
   LockEngine,
+  LockBackendError,
   LockHealthIndicator,
   LockService,
+  LockShuttingDownError,
   MemoryBackend,
   checkLockStore,
   subscribeLockMetrics,
@@ -148,6 +150,56 @@ describe('subscribeLockMetrics (prom-client)', () => {
     await lock.release();
     expect(await registry.metrics()).toMatch(/app_lock_extend_failures_total\{backend="flaky",store="default"\} 1/);
     await engine.close();
+  });
+});
+
+/** A store that is down: every attempt rejects, as a refused connection would. */
+const unreachable: LockBackend = {
+  name: 'unreachable',
+  claim: () => ({ tryAcquire: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:6379')), waitForChange: async () => undefined, renew: async () => false, release: async () => true }),
+  close: async () => undefined,
+};
+
+/** An engine draining (a lock held keeps it so) and one whose store is down: one refusal of each. */
+async function refuseOneOfEach(subscribe: (engine: LockEngine) => Promise<unknown>): Promise<void> {
+  const draining = new LockEngine(new MemoryBackend(), { waitMs: 0 });
+  const down = new LockEngine(unreachable, { waitMs: 0 });
+  await subscribe(draining);
+  await subscribe(down);
+  const job = await draining.acquire('job');
+  const closing = draining.close({ gracefulMs: 60_000 });
+  await expect(draining.acquire('orders:1')).rejects.toThrow(LockShuttingDownError);
+  await expect(down.acquire('orders:1')).rejects.toThrow(LockBackendError);
+  await job.release();
+  await closing;
+  await down.close();
+}
+
+describe('a deploy and an outage, told apart', () => {
+  it('Prometheus: acquire_failures_total{reason} counts the drain\'s refusals apart from the store\'s failures', async () => {
+    const registry = new Registry();
+    await refuseOneOfEach((engine) => subscribeLockMetrics(engine.events, registry));
+    const text = await registry.metrics();
+    expect(text).toMatch(/distributed_lock_acquire_failures_total\{backend="memory",reason="shutting-down",store="default"\} 1/);
+    expect(text).toMatch(/distributed_lock_acquire_failures_total\{backend="unreachable",reason="store-unavailable",store="default"\} 1/);
+    expect(text).not.toMatch(/distributed_lock_(lost|timeouts)_total\{[^}]*\} [1-9]/);
+  });
+
+  it('OpenTelemetry: lock.acquire-failed with lock.failure; only the outage is an ERROR', async () => {
+    const spans: { name: string; attributes: Record<string, unknown>; status?: { code: number } }[] = [];
+    const tracer = {
+      startSpan(name: string, options: { attributes: Record<string, unknown> }) {
+        const span = { name, attributes: options.attributes, status: undefined as { code: number } | undefined };
+        spans.push(span);
+        return { setStatus: (s: { code: number }) => (span.status = s), end: () => undefined };
+      },
+    };
+    await refuseOneOfEach((engine) => subscribeLockTracing(engine.events, { tracer }));
+    const failed = spans.filter((span) => span.name === 'lock.acquire-failed');
+    expect(failed.map((span) => [span.attributes['lock.backend'], span.attributes['lock.failure'], span.status?.code])).toEqual([
+      ['memory', 'shutting-down', undefined],
+      ['unreachable', 'store-unavailable', 2], // SpanStatusCode.ERROR
+    ]);
   });
 });
 

@@ -62,6 +62,9 @@ async function runOk(command: string, args: string[], cwd: string): Promise<RunR
   return result;
 }
 
+/** The Nest packages of one major an app installs: the HTTP platform, microservices and gateways too, whose metadata `@Locked()` reads. */
+const nestPackages = (major: number) => ['common', 'core', 'platform-express', 'microservices', 'websockets'].map((name) => `@nestjs/${name}@^${major}`);
+
 interface AppOutcome {
   result?: any;
   failure?: string;
@@ -141,16 +144,16 @@ beforeAll(async () => {
     installAndRun(
       esmDir,
       { name: 'esm-app', version: '1.0.0', private: true, type: 'module' },
-      [tarball, '@nestjs/common@^12', '@nestjs/core@^12', 'reflect-metadata', 'rxjs'],
-      { 'main.mjs': join(FIXTURES, 'esm-app/main.mjs'), 'scenario.cjs': join(FIXTURES, 'scenario.cjs') },
+      [tarball, ...nestPackages(12), 'reflect-metadata', 'rxjs'],
+      { 'main.mjs': join(FIXTURES, 'esm-app/main.mjs'), 'scenario.cjs': join(FIXTURES, 'scenario.cjs'), 'handlers-scenario.cjs': join(FIXTURES, 'handlers-scenario.cjs') },
       'main.mjs',
     ),
     installAndRun(
       cjsDir,
       { name: 'cjs-app', version: '1.0.0', private: true, type: 'commonjs' },
       // ioredis is installed here on purpose: the package must still not load it unless configured.
-      [tarball, '@nestjs/common@^11', '@nestjs/core@^11', 'reflect-metadata', 'rxjs', 'ioredis@^5'],
-      { 'main.cjs': join(FIXTURES, 'cjs-app/main.cjs'), 'scenario.cjs': join(FIXTURES, 'scenario.cjs') },
+      [tarball, ...nestPackages(11), 'reflect-metadata', 'rxjs', 'ioredis@^5'],
+      { 'main.cjs': join(FIXTURES, 'cjs-app/main.cjs'), 'scenario.cjs': join(FIXTURES, 'scenario.cjs'), 'handlers-scenario.cjs': join(FIXTURES, 'handlers-scenario.cjs') },
       'main.cjs',
     ),
   ]);
@@ -211,6 +214,22 @@ describe('packed package', () => {
       const errors = partOf(outcome(), 'errors');
       expect(errors.baseIsError).toBe(true);
       expect(errors.classes).toEqual({ LockTimeoutError: true, LockLostError: true, LockBackendError: true, InvalidLockArgumentError: true });
+    });
+
+    it('@Locked handlers read the route, message and parameter metadata of this Nest major, and a global filter of the app gets the exception classes', () => {
+      const handlers = partOf(outcome(), 'handlers');
+      expect(handlers.free).toEqual({ status: 200, body: { id: '7', warehouse: 'north', tenant: 't1', key: 'order:7:north:t1' } });
+      // The app's own global filter receives the @Locked route's LockBusyException (no Retry-After: this instance never held the key).
+      expect(handlers.busyByKey).toEqual({ status: 423, body: { caught: 'LockBusyException', retryAfter: null } });
+      expect(handlers.missingHeader).toBe(500);
+      expect(handlers.byRequest).toMatchObject({ status: 200, body: { key: 'req:9', id: '9' } });
+      expect(handlers.busyByHand).toMatchObject({ status: 423, retryAfter: '1', body: { caught: 'LockBusyException', retryAfter: 1 } });
+      expect(handlers.globalInterceptors).toBe(0);
+      expect(handlers.httpNoParam).toContain("names {params.id}, which no parameter of NoParam.show carries: add @Param('id')");
+      expect(handlers.rpcCarried).toBe('booted');
+      expect(handlers.rpcNotCarried).toContain('add @Payload() data');
+      expect(handlers.wsCarried).toBe('booted');
+      expect(handlers.wsNotCarried).toContain('add @Payload() data (microservices) or @MessageBody() data (gateways)');
     });
 
     it('runs the engine on the memory backend: numeric fences, busy is a LockTimeoutError', () => {

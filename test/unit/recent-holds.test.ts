@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { RECENT_HOLDS_PER_KEY, RecentHolds } from '../../lib/engine/recent-holds.js';
 
 describe('RecentHolds', () => {
-  it('estimates from the median of the key\'s last holds, less the current hold\'s age, never below 0', () => {
+  it('estimates from the median of the key\'s last holds, less how long the current hold has lasted', () => {
     const holds = new RecentHolds();
     expect(holds.likelyFreeInMs('a')).toBeUndefined();
     for (const ms of [300, 20_000, 500]) holds.record('a', ms);
@@ -10,7 +10,21 @@ describe('RecentHolds', () => {
     holds.record('a', 700);
     expect(holds.likelyFreeInMs('a')).toBe(600);
     expect(holds.likelyFreeInMs('a', 250)).toBe(350);
-    expect(holds.likelyFreeInMs('a', 10_000)).toBe(0);
+  });
+
+  it('never says less than the current hold has already lasted: a hold past the typical one may run as long again', () => {
+    const holds = new RecentHolds();
+    for (const ms of [900, 1_000, 1_100]) holds.record('a', ms);
+    expect(holds.likelyFreeInMs('a', 400)).toBe(600);
+    expect(holds.likelyFreeInMs('a', 500)).toBe(500);
+    expect(holds.likelyFreeInMs('a', 700)).toBe(700);
+    expect(holds.likelyFreeInMs('a', 14_000)).toBe(14_000);
+  });
+
+  it('guesses nothing for a key this instance has not held recently, however long its current hold', () => {
+    const holds = new RecentHolds();
+    holds.record('b', 1_000);
+    expect(holds.likelyFreeInMs('a', 14_000)).toBeUndefined();
   });
 
   it('keeps only the last holds of a key', () => {

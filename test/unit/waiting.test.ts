@@ -74,3 +74,69 @@ describe('waiting (memory backend, fake timers)', () => {
     await expect(failing.acquire('k')).rejects.toBeInstanceOf(LockBackendError);
   });
 });
+
+describe('LockTimeoutError.likelyFreeInMs: never shorter than the key is known to have been taken (memory backend, fake timers)', () => {
+  let store: MemoryBackend;
+  let here: LockEngine;
+  let elsewhere: LockEngine;
+
+  beforeEach(() => {
+    jest.useFakeTimers();
+    store = new MemoryBackend();
+    here = new LockEngine(store, { leaseMs: 30_000, instance: 'here' });
+    elsewhere = new LockEngine(store, { leaseMs: 30_000, instance: 'elsewhere' });
+  });
+
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
+  /** This instance's holds of `key` last `ms` each. */
+  async function holdHere(key: string, ms: number, times: number): Promise<void> {
+    for (let i = 0; i < times; i++) {
+      const lock = await here.acquire(key);
+      await jest.advanceTimersByTimeAsync(ms);
+      await lock.release();
+    }
+  }
+
+  async function timeoutOf(call: Promise<unknown>, advanceMs: number): Promise<LockTimeoutError> {
+    const settled = call.then(() => undefined, (error: unknown) => error);
+    await jest.advanceTimersByTimeAsync(advanceMs);
+    const error = await settled;
+    expect(error).toBeInstanceOf(LockTimeoutError);
+    return error as LockTimeoutError;
+  }
+
+  it('after a 10 s wait on a key another instance holds, says at least 10 s, not the median of this instance\'s 1 s holds', async () => {
+    await holdHere('k', 1_000, 3);
+    const holder = await elsewhere.acquire('k');
+    const error = await timeoutOf(here.acquire('k', { waitMs: 10_000 }), 10_001);
+    expect(error.likelyFreeInMs).toBe(10_000);
+    await holder.release();
+  });
+
+  it('a one-shot attempt on a key held elsewhere: the median of this instance\'s holds (nothing else is known)', async () => {
+    await holdHere('k', 1_000, 3);
+    const holder = await elsewhere.acquire('k');
+    await jest.advanceTimersByTimeAsync(14_000);
+    expect((await timeoutOf(here.acquire('k', { waitMs: 0 }), 0)).likelyFreeInMs).toBe(1_000);
+    await holder.release();
+  });
+
+  it('when this instance holds the key: the median less its hold\'s age while that is shorter, its age once it has run past the median', async () => {
+    await holdHere('k', 10_000, 3);
+    const holder = await here.acquire('k');
+    await jest.advanceTimersByTimeAsync(2_000);
+    expect((await timeoutOf(here.acquire('k', { waitMs: 0 }), 0)).likelyFreeInMs).toBe(8_000);
+    await jest.advanceTimersByTimeAsync(12_000);
+    expect((await timeoutOf(here.acquire('k', { waitMs: 0 }), 0)).likelyFreeInMs).toBe(14_000);
+    await holder.release();
+  });
+
+  it('left out when this instance has not held the key recently, however long it waited', async () => {
+    const holder = await elsewhere.acquire('k');
+    expect((await timeoutOf(here.acquire('k', { waitMs: 10_000 }), 10_001)).likelyFreeInMs).toBeUndefined();
+    await holder.release();
+  });
+});

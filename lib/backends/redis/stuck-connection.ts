@@ -19,7 +19,7 @@ export function watchStuckConnection(client: RedisClient, stuckMs: number, onRep
   let oldest: unknown;
   let since = 0;
   const timer = setInterval(() => {
-    const front = client.status === 'ready' ? (client as SentCommands).commandQueue?.peekFront?.() : undefined;
+    const front = client.status === 'ready' ? sentCommands(client)?.peekFront() : undefined;
     const now = performance.now();
     if (front === undefined || front !== oldest) {
       oldest = front;
@@ -34,6 +34,12 @@ export function watchStuckConnection(client: RedisClient, stuckMs: number, onRep
   }, CHECK_EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+/** @internal ioredis's queue of the commands `client` sent that await their replies, or undefined if this ioredis version has none. */
+export function sentCommands(client: RedisClient): { peekFront(): unknown } | undefined {
+  const queue = (client as SentCommands).commandQueue;
+  return typeof queue?.peekFront === 'function' ? (queue as { peekFront(): unknown }) : undefined;
 }
 
 /** The command timeout of an ioredis client (its `commandTimeout` option), or `fallbackMs`. */

@@ -15,13 +15,23 @@ export interface MysqlPromisePool {
 
 /** mysql2's internals that {@link breakMysqlPool} relies on; optional, so it does nothing if a version differs. */
 interface MysqlPoolInternals {
-  readonly pool?: { readonly _allConnections?: { readonly length: number; get(index: number): { destroy(): void } | undefined } };
+  readonly pool?: { readonly _allConnections?: MysqlConnections };
+}
+
+interface MysqlConnections {
+  readonly length: number;
+  get(index: number): { destroy(): void } | undefined;
 }
 
 /** Destroys every connection of a mysql2 promise pool, busy or idle (their queries fail): for a pool that does not end. */
 export function breakMysqlPool(pool: MysqlPromisePool): void {
-  const connections = (pool as MysqlPoolInternals).pool?._allConnections;
+  const connections = mysqlConnections(pool);
   for (let i = 0; connections && i < connections.length; i++) connections.get(i)?.destroy();
+}
+
+/** @internal Every connection of a mysql2 promise pool, busy or idle, or undefined if this mysql2 version keeps them elsewhere. */
+export function mysqlConnections(pool: MysqlPromisePool): MysqlConnections | undefined {
+  return (pool as MysqlPoolInternals).pool?._allConnections;
 }
 
 /** A callback-style `mysql2` pool: its `promise()` gives the promise pool. */

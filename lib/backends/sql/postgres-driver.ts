@@ -45,12 +45,22 @@ interface PgClientInternals {
 
 /** Destroys a pg client's socket (its query, if any, fails): for a connection that does not end. */
 export function breakPgConnection(client: PgClient | PgClientInternals): void {
-  (client as PgClientInternals).connection?.stream?.destroy();
+  pgSocket(client)?.destroy();
+}
+
+/** @internal The socket of a pg client, or undefined if this pg version keeps it elsewhere. */
+export function pgSocket(client: PgClient | PgClientInternals): { destroy(): void } | undefined {
+  return (client as PgClientInternals).connection?.stream;
+}
+
+/** @internal The clients of a pg-pool, busy or idle, or undefined if this pg-pool version keeps them elsewhere. */
+export function pgPoolClients(pool: PgPool): readonly PgClientInternals[] | undefined {
+  return (pool as { readonly _clients?: readonly PgClientInternals[] })._clients;
 }
 
 /** Destroys the sockets of every connection a pg-pool holds, busy or idle. */
 export function breakPgPool(pool: PgPool): void {
-  for (const client of (pool as { readonly _clients?: readonly PgClientInternals[] })._clients ?? []) breakPgConnection(client);
+  for (const client of pgPoolClients(pool) ?? []) breakPgConnection(client);
 }
 
 /** PostgreSQL error codes this backend tells apart. */

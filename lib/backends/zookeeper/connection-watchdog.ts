@@ -76,6 +76,11 @@ export class ConnectionWatchdog {
   }
 
   private socket(): DriverSocket | undefined {
-    return (this.client as unknown as DriverInternals).connectionManager?.socket;
+    return driverSocket(this.client);
   }
+}
+
+/** @internal The socket of the driver's current connection (none before `connect()`, or if this driver version keeps it elsewhere). */
+export function driverSocket(client: ZkClient): DriverSocket | undefined {
+  return (client as unknown as DriverInternals).connectionManager?.socket;
 }

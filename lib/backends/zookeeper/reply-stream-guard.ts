@@ -17,9 +17,9 @@ interface ReplyParser {
  * the same session. Call before `connect()`: the driver binds the parser to each new socket.
  */
 export function guardReplyStream(client: ZkClient): void {
-  const parser = (client as unknown as { connectionManager?: ReplyParser }).connectionManager;
+  const parser = replyParser(client);
   const parse = parser?.onSocketData;
-  if (!parser || typeof parse !== 'function') return;
+  if (!parser || !parse) return;
   let socketOfTail: unknown;
   parser.onSocketData = function (data) {
     if (parser.socket !== socketOfTail) {
@@ -33,4 +33,10 @@ export function guardReplyStream(client: ZkClient): void {
       parser.socket?.destroy();
     }
   };
+}
+
+/** @internal The driver's reply parser (its connection manager), or undefined if this driver version has none. */
+export function replyParser(client: ZkClient): ReplyParser | undefined {
+  const parser = (client as unknown as { connectionManager?: ReplyParser }).connectionManager;
+  return typeof parser?.onSocketData === 'function' ? parser : undefined;
 }
