@@ -19,7 +19,7 @@ async function ioredis(url, options = {}) {
 function ours(type) {
   return async ({ url }) => {
     const { LockEngine, createLockBackend } = await loadPackage();
-    const backend = await createLockBackend(type === 'memory' ? { type: 'memory' } : { type, url });
+    const backend = await createLockBackend(type === 'memory' ? { type: 'memory' } : type === 'etcd' ? { type, urls: url } : { type, url });
     const engine = new LockEngine(backend, { leaseMs: LEASE_MS, waitMs: WAIT_MS });
     return {
       engine,
@@ -97,5 +97,8 @@ export const CONTENDERS = {
   'semaphore-fast': { open: redisSemaphore(1), store: 'redis', label: 'redis-semaphore 1ms', note: 'Mutex, retryInterval 1 ms, acquireTimeout 120 s' },
   redlock: { open: redlock(undefined), store: 'redis', label: 'redlock', note: '@sesamecare-oss/redlock, one client, defaults (retryDelay 200 ms, jitter 100 ms), retryCount -1 (unbounded)' },
   'redlock-fast': { open: redlock(2, 2), store: 'redis', label: 'redlock 2ms', note: '@sesamecare-oss/redlock, one client, retryDelay 2 ms, jitter 2 ms, retryCount -1' },
+  'ours-postgres': { open: ours('postgres'), store: 'postgres', label: 'ours (postgres)', note: 'this library, postgres backend, LockEngine' },
+  'ours-mysql': { open: ours('mysql'), store: 'mysql', label: 'ours (mysql)', note: 'this library, mysql backend (MariaDB), LockEngine' },
+  'ours-etcd': { open: ours('etcd'), store: 'etcd', label: 'ours (etcd)', note: 'this library, etcd backend, LockEngine' },
   'ours-memory': { open: ours('memory'), store: 'memory', label: 'ours (memory)', note: 'this library, memory backend (one process only): the engine cost without a store' },
 };

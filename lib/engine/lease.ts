@@ -72,6 +72,8 @@ export class Lease implements Wakeable, Slotted {
   /** Monotonic time of the next regular renewal. */
   private renewAt = Infinity;
   private renewing = false;
+  /** The renewal in flight (while `renewing`), never rejecting: an explicit extend waits for it. */
+  private renewal: Promise<void> | undefined;
   private releasing: Promise<void> | undefined;
   private readonly bounds: HoldBounds;
   /** @internal Kept by the engine's WakeScheduler. */
@@ -145,6 +147,9 @@ export class Lease implements Wakeable, Slotted {
   }
 
   async extend(leaseMs: number): Promise<void> {
+    this.assertHeld();
+    // One renewal at a time: two in flight could land in one order and be answered in the other.
+    while (this.renewing) await this.renewal;
     this.assertHeld();
     this.leaseMs = leaseMs;
     await this.renewNow(true);
@@ -232,14 +237,25 @@ export class Lease implements Wakeable, Slotted {
     throw new LockLostError(this.key, 'it was already released');
   }
 
-  private async renewNow(explicit: boolean): Promise<void> {
+  private renewNow(explicit: boolean): Promise<void> {
+    const renewal = this.renewOnce(explicit);
+    // Only an explicit one rejects (for its caller); whoever waits for it just goes next.
+    this.renewal = explicit ? renewal.catch(() => undefined) : renewal;
+    return renewal;
+  }
+
+  private async renewOnce(explicit: boolean): Promise<void> {
     const startedAt = monotonicNow();
+    const leaseMs = this.leaseMs;
+    // The store may apply a renewal whose answer never comes: one that shortens the lease counts from now.
+    const shortened = this.claim.validityFor?.(leaseMs);
+    if (shortened !== undefined && startedAt + shortened < this.localDeadline) this.setValidity(startedAt, shortened);
     let validityMs: number | false;
     try {
       this.renewing = true;
       // While it is in flight, only the lapse deadline can wake this lease.
       this.reschedule();
-      validityMs = await this.claim.renew(this.leaseMs);
+      validityMs = await this.claim.renew(leaseMs);
     } catch (error) {
       const backendError = toBackendError(this.owner.backendName, error, this.owner.backendAddress);
       this.owner.emit({ type: 'extend-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });

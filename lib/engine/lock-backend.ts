@@ -85,6 +85,14 @@ export interface LockClaim {
    */
   renew(leaseMs: number): Promise<number | false>;
   /**
+   * For stores whose renewal sets when the lease ends (a TTL, an expiry column): the validity, as
+   * `renew` would resolve it, of a lease of `leaseMs` the store counts from when it receives the
+   * request. A renewal that shortens the lease may be applied even if its answer is lost, so the
+   * engine counts the lease as ending by then from the moment it sends such a renewal. Omitted:
+   * renewals never shorten what the store holds (a session or a shared lease keeps the lock).
+   */
+  validityFor?(leaseMs: number): number;
+  /**
    * Drops whatever this claim has in the store: the lock if held, its place in a queue if
    * waiting. Resolves `false` only when the lock had been acquired and is no longer this owner's.
    *

@@ -27,10 +27,15 @@ export const MAX_SLACK_MS = 50;
  * cost a few batches per renewal interval, not 10,000 timers and round trips.
  *
  * A min-heap ordered by `earliest`, with lazy deletion; the timer is armed at the top entry's
- * `due`, so a target may wake up to MAX_SLACK_MS early or late, never more.
+ * `due`, so a target with slack may wake up to MAX_SLACK_MS early or late, never more. A wake-up
+ * without slack (a lapse deadline: the lost signal) is also kept in a heap of its own, and the
+ * timer is never armed past it: behind a renewal whose window opens first, it would wait for that
+ * renewal's `due`.
  */
 export class WakeScheduler {
   private heap: ScheduledWake[] = [];
+  /** The wake-ups without slack, also in `heap` (for them `earliest` is `due`). */
+  private exact: ScheduledWake[] = [];
   /** Targets with a wake-up pending. */
   private live = 0;
   private timer: NodeJS.Timeout | undefined;
@@ -42,7 +47,8 @@ export class WakeScheduler {
     const entry: ScheduledWake = { target, due, earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS), cancelled: false };
     target.scheduledWake = entry;
     this.live++;
-    this.push(entry);
+    this.push(this.heap, entry);
+    if (entry.earliest === due) this.push(this.exact, entry);
     this.arm();
   }
 
@@ -50,7 +56,7 @@ export class WakeScheduler {
     this.drop(target);
     // The timer stays armed when nothing is left: the next lease (on a busy path, a moment later) can
     // reuse it instead of setting one per acquisition; with nothing to wake, it just ends.
-    if (this.live === 0) this.heap.length = 0;
+    if (this.live === 0) this.heap.length = this.exact.length = 0;
     else if (this.heap.length > 1024 && this.heap.length > 2 * this.live) this.compact();
   }
 
@@ -70,23 +76,28 @@ export class WakeScheduler {
 
   private reset(): void {
     this.heap = [];
+    this.exact = [];
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDue = Infinity;
   }
 
   private compact(): void {
-    this.heap = this.heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
+    const live = (heap: ScheduledWake[]) => heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
+    this.heap = live(this.heap);
+    this.exact = live(this.exact);
   }
 
   private arm(): void {
-    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop();
+    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop(this.heap);
+    while (this.exact.length > 0 && this.exact[0]!.cancelled) this.pop(this.exact);
     const top = this.heap[0];
     if (!top) return this.reset();
-    if (this.timer && this.timerDue <= top.due) return;
+    const due = Math.min(top.due, this.exact[0]?.due ?? Infinity);
+    if (this.timer && this.timerDue <= due) return;
     clearTimeout(this.timer);
-    this.timerDue = top.due;
-    this.timer = unrefTimer(() => this.fire(), top.due - monotonicNow());
+    this.timerDue = due;
+    this.timer = unrefTimer(() => this.fire(), due - monotonicNow());
   }
 
   private fire(): void {
@@ -95,7 +106,7 @@ export class WakeScheduler {
     const now = monotonicNow();
     const ready: Wakeable[] = [];
     while (this.heap.length > 0 && this.heap[0]!.earliest <= now) {
-      const entry = this.pop()!;
+      const entry = this.pop(this.heap)!;
       if (entry.cancelled) continue;
       this.drop(entry.target);
       ready.push(entry.target);
@@ -110,8 +121,7 @@ export class WakeScheduler {
     this.arm();
   }
 
-  private push(entry: ScheduledWake): void {
-    const heap = this.heap;
+  private push(heap: ScheduledWake[], entry: ScheduledWake): void {
     heap.push(entry);
     let i = heap.length - 1;
     while (i > 0) {
@@ -123,8 +133,7 @@ export class WakeScheduler {
     heap[i] = entry;
   }
 
-  private pop(): ScheduledWake | undefined {
-    const heap = this.heap;
+  private pop(heap: ScheduledWake[]): ScheduledWake | undefined {
     const top = heap[0];
     const last = heap.pop();
     if (heap.length === 0 || !last) return top;

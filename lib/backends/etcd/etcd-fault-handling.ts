@@ -45,8 +45,8 @@ export function noticeUnansweredAttempts<T>(call: () => Promise<T>, onUnanswered
  *   one that goes unanswered (deadline exceeded, unreachable) is tried on the next member while the
  *   call's deadline lasts, so a member that hangs costs a call one share, not the whole deadline;
  * - a member whose attempt went unanswered is passed over for {@link MEMBER_SKIP_MS} while another
- *   member is not, and the streams open to it (the watch stream) are cancelled, so that etcd3
- *   opens them again on another member;
+ *   member is not (when every member is, the one passed over first is tried), and the streams open
+ *   to it (the watch stream) are cancelled, so that etcd3 opens them again on another member;
  * - watches reconnect within 2 s.
  *
  * These are the policies etcd3 takes (`faultHandling.host`, `.global`, `.watchBackoff`); they
@@ -106,7 +106,8 @@ interface OpenStream {
 
 /**
  * One member's policy: calls go through unless the member went unanswered less than
- * {@link MEMBER_SKIP_MS} ago and another member did not (then etcd3 tries the next member).
+ * {@link MEMBER_SKIP_MS} ago and another member did not, or did longer ago (then etcd3 tries the
+ * next member).
  */
 class MemberPolicy {
   private skipUntil = 0;
@@ -122,7 +123,8 @@ class MemberPolicy {
   }
 
   async execute<T>(call: () => T): Promise<Awaited<T>> {
-    if (this.skipped && this.all.some((other) => !other.skipped)) throw new MemberSkippedError();
+    // Every member passed over (a leader cut off, and the others unreachable a moment ago): the one that failed longest ago goes first.
+    if (this.skipped && this.all.some((other) => other.skipUntil < this.skipUntil)) throw new MemberSkippedError();
     try {
       const result = await call();
       if (isStream(result)) this.track(result);

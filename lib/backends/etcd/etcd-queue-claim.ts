@@ -1,5 +1,5 @@
 import type { Etcd3, IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow, unrefTimer } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { noticeUnansweredAttempts } from './etcd-fault-handling.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
@@ -11,10 +11,17 @@ export interface EtcdContext {
   /** Longest single wait before looking again, in case a watch event never comes. */
   readonly fallbackWaitMs: number;
   isLeaseNotFound(error: unknown): boolean;
+  /** Whether a call went unanswered (deadline exceeded, member unreachable): etcd may not have seen it. */
+  isUnanswered(error: unknown): boolean;
 }
 
 /** Tries to take a place in the queue before giving up on a flapping lease. */
 const MAX_ENQUEUE_TRIES = 4;
+/** Pause between tries of a release that reached no leader. */
+const RELEASE_RETRY_MS = 100;
+
+/** Why a lease is given up when a lock on it could not be deleted. */
+const UNDELETED = 'a lock on it could not be deleted (etcd unreachable?)';
 
 /** This claim's key in etcd: its create revision is its place in the queue and its fence. */
 interface Place {
@@ -105,21 +112,66 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     this.held = false;
     this.place = undefined;
     this.waitingFor = undefined;
-    this.unbind();
     this.wakeWaiter?.();
-    if (!this.putSent) return true;
-    let deleted: boolean;
+    // Bound to the lease until the key is gone: a retiring lease is revoked once nothing is bound to
+    // it, and a revoke that took the key first would make this release read as a lost lock.
+    let finishing = false;
     try {
+      if (!this.putSent) return true;
       if (holdMs !== undefined && wasHeld && place) return await this.keepFor(place, holdMs);
-      deleted = place
-        ? (await this.context.client.if(this.ownKey, 'Create', '==', place.revision).then({ request_delete_range: { key: this.ownKey } }).commit()).succeeded
-        : (await this.context.client.delete().key(this.ownKey)).deleted !== '0';
+      const deleted = await this.deleteOwnKey(place);
+      return !this.everAcquired || (wasHeld && deleted);
     } catch (error) {
+      finishing = lease !== undefined && this.context.isUnanswered(error);
+      if (finishing) this.finishRelease(place, lease!);
       // A key that cannot be deleted must not be kept alive: give its lease up, so it lapses within the TTL.
-      if (lease) this.context.leases.drop(lease, 'a lock on it could not be deleted (etcd unreachable?)');
+      else if (lease) this.context.leases.drop(lease, UNDELETED);
       throw error;
+    } finally {
+      if (!finishing) this.unbind();
     }
-    return !this.everAcquired || (wasHeld && deleted);
+  }
+
+  /**
+   * Deletes this claim's key if it is still the one it put (by its create revision, when known).
+   * Whether it deleted it, or may have: an attempt that went unanswered (and was tried again on
+   * another member) may have deleted it before the attempt that answered looked.
+   */
+  private async deleteOwnKey(place: Place | undefined): Promise<boolean> {
+    const { client } = this.context;
+    let unanswered = false;
+    const deleted = await noticeUnansweredAttempts(
+      async () =>
+        place
+          ? (await client.if(this.ownKey, 'Create', '==', place.revision).then({ request_delete_range: { key: this.ownKey } }).commit()).succeeded
+          : (await client.delete().key(this.ownKey)).deleted !== '0',
+      () => (unanswered = true),
+    );
+    return deleted || unanswered;
+  }
+
+  /**
+   * A release that reached no leader (etcd electing one, or this client cut off from the members
+   * that have it) is tried again, on whichever member answers, until it lands, for one lease TTL at
+   * most; then the lease is given up, as for a release etcd refused. Giving it up at once instead
+   * would leave the key for a TTL after the election, or longer: a new leader gives every lease a
+   * fresh TTL (plus an election timeout).
+   */
+  private finishRelease(place: Place | undefined, lease: GrantedLease): void {
+    const giveUpAt = monotonicNow() + this.context.leases.ttlMs;
+    const retry = async (): Promise<void> => {
+      while (!lease.dead && monotonicNow() < giveUpAt) {
+        await new Promise<void>((resolve) => unrefTimer(resolve, RELEASE_RETRY_MS));
+        try {
+          await this.deleteOwnKey(place);
+          return;
+        } catch (error) {
+          if (!this.context.isUnanswered(error)) break;
+        }
+      }
+      this.context.leases.drop(lease, UNDELETED);
+    };
+    void retry().finally(() => this.unbind());
   }
 
   /**

@@ -32,13 +32,13 @@ class EtcdBackend implements LockBackend {
   constructor(
     private readonly client: Etcd3,
     leases: LeaseKeeper,
-    isLeaseNotFound: (error: unknown) => boolean,
+    errors: Pick<EtcdContext, 'isLeaseNotFound' | 'isUnanswered'>,
     hosts: readonly string[] = [],
   ) {
     this.address = joinAddresses(hosts.map(urlAddress));
     // A member that hangs keeps the watch stream on it silent: with several members, waiters look again after one attempt's share of the request timeout.
     const fallbackWaitMs = hosts.length > 1 ? leases.attemptMs : Math.max(1_000, leases.ttlMs);
-    this.context = { client, leases, fallbackWaitMs, isLeaseNotFound };
+    this.context = { client, leases, fallbackWaitMs, isLeaseNotFound: errors.isLeaseNotFound, isUnanswered: errors.isUnanswered };
     this.inspection = new EtcdInspection(client);
   }
 
@@ -68,16 +68,13 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
   const loaded = await loadOptional<EtcdDriver & { default?: EtcdDriver }>('etcd3', "The 'etcd' backend");
   // etcd3 is CommonJS: its exports may sit on `default` when imported from ESM.
   const driver = loaded.Etcd3 ? loaded : loaded.default!;
+  const isUnanswered = (error: unknown) => error instanceof driver.GRPCUnavailableError || error instanceof driver.GRPCDeadlineExceededError;
   const clientOptions: IOptions = {
     hosts,
     ...(credentials as Pick<IOptions, 'auth' | 'credentials'>),
     dialTimeout: requestTimeoutMs,
     // A deadline on every plain call (a share of it per member tried), so a hung member reads as unreachable; streams stay open.
-    ...lockFaultHandling({
-      hostCount: hosts.length,
-      requestTimeoutMs,
-      isUnanswered: (error) => error instanceof driver.GRPCUnavailableError || error instanceof driver.GRPCDeadlineExceededError,
-    }),
+    ...lockFaultHandling({ hostCount: hosts.length, requestTimeoutMs, isUnanswered }),
     // gRPC waits up to 2 minutes between reconnection attempts by default, failing every call meanwhile:
     // a lock client must be back within a second of etcd, well inside any lease.
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
@@ -89,5 +86,5 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     throw new InvalidLockArgumentError(`etcd backend: ${(error as Error).message}`, { cause: error });
   }
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
-  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs, attemptTimeoutMs(requestTimeoutMs, hosts.length)), isLeaseNotFound, hosts);
+  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs, attemptTimeoutMs(requestTimeoutMs, hosts.length)), { isLeaseNotFound, isUnanswered }, hosts);
 }

@@ -148,6 +148,10 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     await this.context.listener.wait(this.waiting, this.waiter, maxMs, signal);
   }
 
+  validityFor(leaseMs: number): number {
+    return validityAfterDrift(leaseMs, this.context.driftFactor);
+  }
+
   async renew(leaseMs: number): Promise<number | false> {
     const { client, track } = this.context;
     const upkeep = this.fenceUpkeep;

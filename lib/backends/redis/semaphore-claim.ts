@@ -83,6 +83,10 @@ export class RedisSemaphoreClaim implements LockClaim {
     await this.listener.wait(this.waiting, this.waiter, maxMs, signal);
   }
 
+  validityFor(leaseMs: number): number {
+    return validityAfterDrift(leaseMs, this.driftFactor);
+  }
+
   async renew(leaseMs: number): Promise<number | false> {
     const upkeep = this.fenceUpkeep;
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;

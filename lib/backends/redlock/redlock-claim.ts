@@ -85,6 +85,10 @@ export class RedlockClaim implements LockClaim {
     }
   }
 
+  validityFor(leaseMs: number): number {
+    return validityFromRoundStart(leaseMs, this.context.settings.driftFactor);
+  }
+
   async renew(leaseMs: number): Promise<number | false> {
     const { masters, settings } = this.context;
     const targets = masters.filter((_, i) => this.mayHold[i]);

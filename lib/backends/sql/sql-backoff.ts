@@ -2,6 +2,8 @@
 const FIRST_DELAY_MS = 4;
 /** Longest poll delay, in ms (the engine also bounds every wait by the holder's remaining lease). */
 const MAX_DELAY_MS = 200;
+/** Longest poll delay of the waiter next in line (MySQL): it alone may take the key once free, so nobody else will. */
+export const NEXT_IN_LINE_POLL_MS = 20;
 
 /**
  * Jittered exponential backoff for polling a busy lock: starts at a few ms and doubles up to

@@ -1,8 +1,8 @@
 import { validityAfterDrift } from '../drift.js';
 import { sleep } from '../../engine/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
-import { Backoff } from './sql-backoff.js';
-import type { LeaseRow, SqlDialect } from './sql-dialect.js';
+import { Backoff, NEXT_IN_LINE_POLL_MS } from './sql-backoff.js';
+import type { LeaseRow, SqlDialect, WaitPlace } from './sql-dialect.js';
 import { displayKey, keyHash, storedOwner } from './sql-keys.js';
 
 /** What a claim needs of its backend: the dialect's statements and the table, created on first use. */
@@ -20,6 +20,7 @@ const NOTIFIED_FALLBACK_MS = 1_000;
 export class SqlClaim implements LockClaim {
   private readonly row: LeaseRow;
   private readonly backoff = new Backoff();
+  private readonly place: WaitPlace = { sinceUs: undefined, next: false };
   private held = false;
   private woken = false;
   /** Woken by a release notification that no attempt has used yet. */
@@ -39,12 +40,11 @@ export class SqlClaim implements LockClaim {
     // Listen before looking, so that a release right after this attempt still wakes the waiter.
     this.subscribe();
     this.wakeUnused = false;
-    const result = await this.backend.dialect.take(this.row, this.request.leaseMs);
+    const result = await this.backend.dialect.take(this.row, this.request.leaseMs, this.place);
     if (!result.taken) return { acquired: false, holderTtlMs: result.holderTtlMs };
     this.held = true;
     this.stopListening();
-    // The row's lease started at the database's now, which came after this attempt started.
-    return { acquired: true, fence: result.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.backend.driftFactor) };
+    return { acquired: true, fence: result.fence, validityMs: this.validityFor(this.request.leaseMs) };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -53,7 +53,9 @@ export class SqlClaim implements LockClaim {
       return;
     }
     const notified = this.backend.dialect.notifier?.isListening() ?? false;
-    const delayMs = Math.min(maxMs, notified ? NOTIFIED_FALLBACK_MS : this.backoff.next());
+    // The next in line alone may take the key once it is free: it looks often, so the key does not sit idle.
+    const pollMs = this.place.next ? Math.min(NEXT_IN_LINE_POLL_MS, this.backoff.next()) : this.backoff.next();
+    const delayMs = Math.min(maxMs, notified ? NOTIFIED_FALLBACK_MS : pollMs);
     const wake = new AbortController();
     this.wakeWaiter = () => wake.abort();
     await sleep(delayMs, AbortSignal.any([signal, wake.signal]));
@@ -61,14 +63,22 @@ export class SqlClaim implements LockClaim {
     this.woken = false;
   }
 
+  /** The row's lease starts at the database's now, which comes after the request is sent. */
+  validityFor(leaseMs: number): number {
+    return validityAfterDrift(leaseMs, this.backend.driftFactor);
+  }
+
   async renew(leaseMs: number): Promise<number | false> {
     if (!this.held) return false;
-    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? validityAfterDrift(leaseMs, this.backend.driftFactor) : false;
+    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? this.validityFor(leaseMs) : false;
   }
 
   async release(holdMs?: number): Promise<boolean> {
     this.stopListening();
-    if (!this.held) return true;
+    if (!this.held) {
+      if (this.place.next) await this.backend.dialect.leaveLine?.(this.row.keyHash, this.row.owner);
+      return true;
+    }
     this.held = false;
     // minHoldMs: the row stays this owner's until the database's now + holdMs, and then counts as expired.
     if (holdMs !== undefined) return this.backend.dialect.renew(this.row.keyHash, this.row.owner, holdMs);

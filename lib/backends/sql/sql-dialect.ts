@@ -7,6 +7,17 @@ export interface LeaseRow {
   readonly owner: string;
 }
 
+/**
+ * A waiter's place in the line for a key, kept by its claim from one attempt to the next. A dialect
+ * whose waiters poll (MySQL) keeps them in order with it; one that notifies them ignores it.
+ */
+export interface WaitPlace {
+  /** The database clock (µs) at this claim's first busy attempt: its place in the line. */
+  sinceUs: number | undefined;
+  /** The database holds this claim as the next in line: once the key is free, it alone may take it. */
+  next: boolean;
+}
+
 /** What one acquisition attempt found. */
 export type TakeResult =
   | { readonly taken: true; readonly fence: number }
@@ -37,10 +48,13 @@ export interface SqlDialect {
   /** Creates the lease table if it is absent. Idempotent, and safe when several instances start at once. */
   ensureTable(): Promise<void>;
   /**
-   * Takes the row when it is absent, free or expired, with the fence max(previous + 1, database clock
-   * in µs); otherwise reports the holder's remaining lease.
+   * Takes the row when it is absent, free or expired (and, where waiters are kept in line, no
+   * other waiter is next), with the fence max(previous + 1, database clock in µs); otherwise
+   * reports the holder's remaining lease, and updates `place`.
    */
-  take(row: LeaseRow, leaseMs: number): Promise<TakeResult>;
+  take(row: LeaseRow, leaseMs: number, place: WaitPlace): Promise<TakeResult>;
+  /** A waiter that gives up leaves its place in line (dialects that keep one). */
+  leaveLine?(keyHash: string, owner: string): Promise<void>;
   /** Extends the lease to `leaseMs` from the database's now, if `owner` still holds it unexpired. */
   renew(keyHash: string, owner: string, leaseMs: number): Promise<boolean>;
   /** Frees the row (owner NULL, fence kept) if `owner` still holds it unexpired. */
