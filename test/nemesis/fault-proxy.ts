@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { DelayedLane } from '../faults/latency-proxy.js';
 import { freePort } from '../harness/free-port.js';
 
 /**
@@ -7,42 +8,6 @@ import { freePort } from '../harness/free-port.js';
  * accepted and held). `replies-dropped`: requests reach the store, its replies wait.
  */
 export type ProxyMode = 'open' | 'partitioned' | 'replies-dropped';
-
-/** Bytes on their way in one direction: each chunk leaves `latencyMs` after it came, in order, when the mode lets it through. */
-class Lane {
-  private readonly queue: { readonly chunk: Buffer; readonly due: number }[] = [];
-  private timer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly to: Socket,
-    private readonly latencyMs: number,
-    private readonly blocked: () => boolean,
-  ) {}
-
-  push(chunk: Buffer): void {
-    this.queue.push({ chunk, due: performance.now() + this.latencyMs });
-    if (this.timer === undefined) this.flush();
-  }
-
-  /** Writes what is due, unless blocked (then it waits for the heal, which calls this again). */
-  flush(): void {
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    while (!this.blocked() && this.queue.length > 0) {
-      const waitMs = this.queue[0]!.due - performance.now();
-      if (waitMs > 0) {
-        this.timer = setTimeout(() => this.flush(), waitMs);
-        return;
-      }
-      this.to.write(this.queue.shift()!.chunk);
-    }
-  }
-
-  close(): void {
-    clearTimeout(this.timer);
-    this.queue.length = 0;
-  }
-}
 
 /**
  * A TCP proxy in front of one store endpoint for one client process, so that this client alone
@@ -62,11 +27,14 @@ export class FaultProxy {
     private readonly latencyMs: number,
   ) {}
 
-  /** `localAddress`: where the proxy's connections to the store come from (a store's port rules can then tell them from its peers'). */
-  static async start(targetPort: number, { localAddress, latencyMs = 0 }: { localAddress?: string; latencyMs?: number } = {}): Promise<FaultProxy> {
+  /**
+   * `localAddress`: where the proxy's connections to the store come from (a store's port rules can
+   * then tell them from its peers'); `latencyMs`: added to every byte, each way.
+   */
+  static async start(targetPort: number, targetHost = '127.0.0.1', localAddress?: string, latencyMs = 0): Promise<FaultProxy> {
     const port = await freePort();
     let proxy: FaultProxy | undefined;
-    const server = createServer({ noDelay: true }, (client) => proxy!.accept(client, localAddress));
+    const server = createServer({ noDelay: true }, (client) => proxy!.accept(client, targetHost, localAddress));
     proxy = new FaultProxy(server, port, targetPort, latencyMs);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -81,7 +49,7 @@ export class FaultProxy {
 
   setMode(mode: ProxyMode): void {
     this.modeNow = mode;
-    for (const pair of this.pairs) for (const lane of pair.lanes) lane.flush();
+    for (const pair of this.pairs) for (const lane of pair.lanes) lane.drain();
   }
 
   async close(): Promise<void> {
@@ -89,10 +57,10 @@ export class FaultProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private accept(client: Socket, localAddress: string | undefined): void {
-    const server = createConnection({ host: '127.0.0.1', port: this.targetPort, noDelay: true, localAddress });
-    const toServer = new Lane(server, this.latencyMs, () => this.modeNow === 'partitioned');
-    const toClient = new Lane(client, this.latencyMs, () => this.modeNow !== 'open');
+  private accept(client: Socket, targetHost: string, localAddress: string | undefined): void {
+    const server = createConnection({ host: targetHost, port: this.targetPort, noDelay: true, localAddress });
+    const toServer = new DelayedLane(server, this.latencyMs, () => this.modeNow === 'partitioned');
+    const toClient = new DelayedLane(client, this.latencyMs, () => this.modeNow !== 'open');
     const pair: Pair = { client, server, lanes: [toServer, toClient] };
     this.pairs.add(pair);
     client.on('data', (chunk: Buffer) => {
@@ -120,5 +88,5 @@ interface Pair {
   readonly client: Socket;
   readonly server: Socket;
   /** To the store and to the client: bytes held back while the mode blocks them are delivered on the heal, as TCP would retransmit them. */
-  readonly lanes: readonly Lane[];
+  readonly lanes: readonly DelayedLane[];
 }

@@ -7,7 +7,7 @@ const WORKER = fileURLToPath(new URL('./nemesis-worker.mjs', import.meta.url));
 
 type Message = Record<string, unknown>;
 /** What a fault does to the client that reached its checkpoint; resolves the reply the client gets (e.g. how long to hold). */
-export type Act = (index: number) => Promise<Message>;
+export type Act = (index: number) => Message | Promise<Message>;
 
 /**
  * The client processes of one run, each on nemesis-worker.mjs with its config: their history
@@ -49,7 +49,7 @@ export class NemesisClients {
   }
 
   signal(index: number, signal: NodeJS.Signals): void {
-    this.children[index]!.kill(signal);
+    this.children[index].kill(signal);
   }
 
   /** Client `index`'s monotonic clock against the runner's: of three readings, the one with the shortest round trip, timed at its midpoint. */
@@ -58,11 +58,18 @@ export class NemesisClients {
     for (let i = 0; i < 3; i++) {
       const id = this.nextReading++;
       const before = now();
-      const reply = await within(new Promise<Message | undefined>((resolve) => (this.clockReadings.set(id, resolve), this.children[index]!.send({ cmd: 'clock', id }))), 5_000, undefined);
+      const reply = await within(
+        new Promise<Message | undefined>(
+          (resolve) => (this.clockReadings.set(id, resolve), this.children[index].send({ cmd: 'clock', id })),
+        ),
+        5_000,
+        undefined,
+      );
       this.clockReadings.delete(id);
       const after = now();
       if (!reply) throw new Error(`client ${index} did not answer a clock reading within 5 s`);
-      if (!best || after - before < best.roundTrip) best = { client: Number(reply.monotonic), real: (before + after) / 2, roundTrip: after - before };
+      if (!best || after - before < best.roundTrip)
+        best = { client: Number(reply.monotonic), real: (before + after) / 2, roundTrip: after - before };
     }
     return best!;
   }
@@ -93,7 +100,11 @@ export class NemesisClients {
         if (message.event === 'ready') return resolve();
         if (message.event === 'history') {
           const entry = message.entry as Partial<HistoryEvent>;
-          return void this.record({ ...entry, process: entry.process ?? index, time: entry.time ?? now() } as HistoryEvent);
+          return void this.record({
+            ...entry,
+            process: entry.process ?? index,
+            time: entry.time ?? now(),
+          } as HistoryEvent);
         }
         if (message.event === 'clock') return void this.clockReadings.get(message.id as number)?.(message);
         if (message.op === 'checkpoint') void this.checkpoint(child, index, message);
@@ -104,7 +115,8 @@ export class NemesisClients {
       child.once('exit', (code, signal) => {
         this.record({ process: index, type: 'event', f: 'exit', code, signal, time: now() });
         // A client that dies mid-run would end its holds early and hide what it did: the run fails.
-        if (!this.stopping) this.crashes.push(`client ${index} exited (${code ?? signal}) before the run ended: ${stderr.slice(-3_000)}`);
+        if (!this.stopping)
+          this.crashes.push(`client ${index} exited (${code ?? signal}) before the run ended: ${stderr.slice(-3_000)}`);
         resolve();
       }),
     );
@@ -112,9 +124,11 @@ export class NemesisClients {
   }
 
   private async checkpoint(child: ChildProcess, index: number, message: Message): Promise<void> {
-    const reply = (payload: Message) => child.connected && child.send({ reply: message.id, ...payload }, () => undefined);
+    const reply = (payload: Message) =>
+      child.connected && child.send({ reply: message.id, ...payload }, () => undefined);
     const action = this.armed;
-    if (!action || action.point !== message.point || (action.only !== undefined && action.only !== index)) return void reply({});
+    if (!action || action.point !== message.point || (action.only !== undefined && action.only !== index))
+      return void reply({});
     this.armed = undefined;
     const payload = await action.act(index);
     action.hit(index);

@@ -31,23 +31,24 @@ export interface RoundEnd {
 export async function injectFault(round: Round): Promise<RoundEnd> {
   const { store, fault, options, proxies, clients, record, storeKey, faultMs } = round;
   const cut = (index: number, mode: ProxyMode) => {
-    for (const proxy of proxies[index]!) proxy.setMode(mode);
+    for (const proxy of proxies[index]) proxy.setMode(mode);
   };
   /** Arms a holder fault at `point` and waits until a client reached it; resolves that client. */
   const strike = async (point: string, act: Act, only?: number): Promise<number> => {
     const target = await clients.strike(point, act, only);
-    if (target === undefined) throw new Error(`no client reached the ${point} checkpoint within 30 s (${fault} on ${store.name})`);
+    if (target === undefined)
+      throw new Error(`no client reached the ${point} checkpoint within 30 s (${fault} on ${store.name})`);
     return target;
   };
   switch (fault) {
     case 'partition tcp': {
-      const target = await strike('after-acquire', async (index) => {
-        for (const proxy of proxies[index]!) dropPort(proxy.port);
+      const target = await strike('after-acquire', (index) => {
+        for (const proxy of proxies[index]) dropPort(proxy.port);
         record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode: 'iptables' });
         return { holdMs: faultMs };
       });
       await sleep(faultMs);
-      for (const proxy of proxies[target]!) undropPort(proxy.port);
+      for (const proxy of proxies[target]) undropPort(proxy.port);
       record({ process: 'nemesis', type: 'event', f: 'heal', target });
       return { healedAt: now(), target };
     }
@@ -56,11 +57,15 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
     case 'slow clock':
     case 'store clock fast': {
       const mode: ProxyMode = fault === 'partition replies' ? 'replies-dropped' : 'partitioned';
-      const target = await strike('after-acquire', async (index) => {
-        cut(index, mode);
-        record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode });
-        return { holdMs: faultMs };
-      }, fault === 'slow clock' ? 0 : undefined);
+      const target = await strike(
+        'after-acquire',
+        (index) => {
+          cut(index, mode);
+          record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode });
+          return { holdMs: faultMs };
+        },
+        fault === 'slow clock' ? 0 : undefined,
+      );
       await sleep(faultMs);
       cut(target, 'open');
       record({ process: 'nemesis', type: 'event', f: 'heal', target });
@@ -70,13 +75,20 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       // Only the holder's proxy to the lock key's master: the other shards (and their masters' slot maps) still answer it.
       if (!store.leaderEndpoint) throw new Error(`${store.name} has no shards`);
       const shard = await store.leaderEndpoint(storeKey);
-      const target = await strike('after-acquire', async (index) => {
-        proxies[index]![shard]!.setMode('partitioned');
-        record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode: 'partitioned', endpoint: store.endpoints[shard] });
+      const target = await strike('after-acquire', (index) => {
+        proxies[index][shard].setMode('partitioned');
+        record({
+          process: 'nemesis',
+          type: 'event',
+          f: 'partition',
+          target: index,
+          mode: 'partitioned',
+          endpoint: store.endpoints[shard],
+        });
         return { holdMs: faultMs };
       });
       await sleep(faultMs);
-      proxies[target]![shard]!.setMode('open');
+      proxies[target][shard].setMode('open');
       record({ process: 'nemesis', type: 'event', f: 'heal', target });
       return { healedAt: now(), target };
     }
@@ -93,7 +105,10 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       record({ process: 'nemesis', type: 'event', f: 'promoted' });
       const healedAt = now();
       // Brought back at once, as a supervisor would: with `replicas`, the promoted master may have no other replica to acknowledge.
-      const rejoined = killed!.rejoin().then(() => undefined, (error: unknown) => error);
+      const rejoined = killed!.rejoin().then(
+        () => undefined,
+        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+      );
       const rejoin = async () => {
         const error = await rejoined;
         if (error) throw error;
@@ -102,7 +117,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
     }
     case 'pause after acquire':
     case 'pause before write': {
-      const target = await strike(fault === 'pause after acquire' ? 'after-acquire' : 'before-write', async (index) => {
+      const target = await strike(fault === 'pause after acquire' ? 'after-acquire' : 'before-write', (index) => {
         clients.signal(index, 'SIGSTOP');
         record({ process: 'nemesis', type: 'event', f: 'pause', target: index });
         return {};
@@ -113,7 +128,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       return { healedAt: now(), target };
     }
     case 'block loop': {
-      const target = await strike('before-write', async () => ({ blockMs: faultMs }));
+      const target = await strike('before-write', () => ({ blockMs: faultMs }));
       await sleep(faultMs);
       return { healedAt: now(), target };
     }
@@ -125,7 +140,14 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       await strike('after-acquire', async (index) => {
         const isolated = await store.isolateMember!('leader', { storeKey, peersOnly: true });
         heal = isolated.heal;
-        record({ process: 'nemesis', type: 'event', f: 'partition', member: isolated.member, mode: 'from peers', holder: index });
+        record({
+          process: 'nemesis',
+          type: 'event',
+          f: 'partition',
+          member: isolated.member,
+          mode: 'from peers',
+          holder: index,
+        });
         return { holdMs: isolationMs };
       });
       await sleep(isolationMs);
@@ -136,7 +158,10 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
     case 'isolate leader':
     case 'isolate member': {
       if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
-      const { member, heal } = await store.isolateMember(fault === 'isolate leader' ? 'leader' : await busiestEndpoint(store, proxies), { storeKey, peersOnly: false });
+      const { member, heal } = await store.isolateMember(
+        fault === 'isolate leader' ? 'leader' : await busiestEndpoint(store, proxies),
+        { storeKey, peersOnly: false },
+      );
       record({ process: 'nemesis', type: 'event', f: 'partition', member });
       await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
       heal();
@@ -146,7 +171,9 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
     case 'majorities ring': {
       const n = store.endpoints.length;
       const majority = Math.floor(n / 2) + 1;
-      proxies.forEach((own, c) => own.forEach((proxy, e) => ((e - 2 * c) % n + n) % n >= majority && proxy.setMode('partitioned')));
+      proxies.forEach((own, c) =>
+        own.forEach((proxy, e) => (((e - 2 * c) % n) + n) % n >= majority && proxy.setMode('partitioned')),
+      );
       record({ process: 'nemesis', type: 'event', f: 'partition', mode: 'majorities ring' });
       await sleep(faultMs);
       for (const proxy of proxies.flat()) proxy.setMode('open');
@@ -164,9 +191,9 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
 
 /** The endpoint whose proxies carried the most bytes over the next 500 ms. */
 async function busiestEndpoint(store: NemesisStore, proxies: Round['proxies']): Promise<number> {
-  const traffic = () => store.endpoints.map((_, e) => proxies.reduce((sum, own) => sum + own[e]!.bytes, 0));
+  const traffic = () => store.endpoints.map((_, e) => proxies.reduce((sum, own) => sum + own[e].bytes, 0));
   const before = traffic();
   await sleep(500);
-  const delta = traffic().map((bytes, e) => bytes - before[e]!);
+  const delta = traffic().map((bytes, e) => bytes - before[e]);
   return delta.indexOf(Math.max(...delta));
 }

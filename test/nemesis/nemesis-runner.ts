@@ -57,7 +57,7 @@ export interface NemesisStore {
    * its clients (`peersOnly`: from its peers only); resolves its name and the heal. `storeKey`: the
    * lock's key in the store (keyPrefix + key), for a store whose leader depends on the key (Redis Cluster: the key's master).
    */
-  isolateMember?(which: 'leader' | number, options: { storeKey: string; peersOnly: boolean }): Promise<{ member: string; heal(): void }>;
+  isolateMember?(which: 'leader' | number, options: { storeKey: string; peersOnly: boolean }): Promise<{ member: string; heal: () => void }>;
   /** Where the clients' proxies connect to each endpoint from (in the order of `endpoints`; default the system's choice: 127.0.0.1). */
   readonly proxyFrom?: readonly (string | undefined)[];
   /** How long a member stays isolated. */
@@ -71,7 +71,7 @@ export interface NemesisStore {
   /** Added by every proxy, each way (a store on another machine). */
   readonly latencyMs?: number;
   /** Replicated Redis: SIGKILLs the master of `storeKey`; `promoted` resolves when a replica serves in its place, `rejoin` brings the killed node back as a replica, in sync. */
-  killLeader?(storeKey: string): Promise<{ member: string; promoted(): Promise<void>; rejoin(): Promise<void> }>;
+  killLeader?(storeKey: string): Promise<{ member: string; promoted: () => Promise<void>; rejoin: () => Promise<void> }>;
   /** Redis Cluster: the index in `endpoints` of the master that serves `storeKey`. */
   leaderEndpoint?(storeKey: string): Promise<number>;
 }
@@ -119,7 +119,7 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
   const record = (event: Omit<HistoryEvent, 'time'> & { time?: number }) => events.push({ ...event, time: event.time ?? now() } as HistoryEvent);
   // The row means something only if the server's clock does run fast.
   const storeClockRate = store.storeClockRate !== undefined ? await measureClockRate(store) : undefined;
-  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port, e) => FaultProxy.start(port, { localAddress: store.proxyFrom?.[e], latencyMs: store.latencyMs })))));
+  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port, e) => FaultProxy.start(port, undefined, store.proxyFrom?.[e], store.latencyMs)))));
   const prefix = `nemesis:${runId}:${Date.now()}:`;
   const storeKey = `${prefix}nemesis`;
   const clientProcesses = new NemesisClients(

@@ -7,7 +7,10 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 export async function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([promise, new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms)))]);
+    return await Promise.race([
+      promise,
+      new Promise<T>((resolve) => (timer = setTimeout(() => resolve(fallback), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }

@@ -19,7 +19,11 @@ export function findLibfaketime(libDir = '/usr/lib'): string | undefined {
   return dirs.map((dir) => `${libDir}/${dir}/faketime/libfaketimeMT.so.1`).find((path) => existsSync(path));
 }
 
-export const thisMachine: Machine = { iptables: canUseIptables, isolation: canIsolate, libfaketime: () => findLibfaketime() };
+export const thisMachine: Machine = {
+  iptables: canUseIptables,
+  isolation: canIsolate,
+  libfaketime: () => findLibfaketime(),
+};
 
 /** Whether a row runs, is skipped (with why), or fails at once (with why). */
 export type RowPlan = { readonly run: true } | { readonly run: false; readonly skip: boolean; readonly reason: string };
@@ -30,7 +34,15 @@ export type RowPlan = { readonly run: true } | { readonly run: false; readonly s
  * where scripts/install-servers.sh installs iptables and libfaketime and the suite runs as root
  * (README): there it fails. cgroup v2 is the kernel's, which no install provides: skipped anywhere.
  */
-export function planRow(fault: NemesisFault, { machine = thisMachine, ci = process.env.CI === 'true', long = false, longOnly = false }: { machine?: Machine; ci?: boolean; long?: boolean; longOnly?: boolean } = {}): RowPlan {
+export function planRow(
+  fault: NemesisFault,
+  {
+    machine = thisMachine,
+    ci = process.env.CI === 'true',
+    long = false,
+    longOnly = false,
+  }: { machine?: Machine; ci?: boolean; long?: boolean; longOnly?: boolean } = {},
+): RowPlan {
   if (longOnly && !long) return { run: false, skip: true, reason: 'runs in npm run test:nemesis (NEMESIS_LONG=1)' };
   const missing = missingFor(fault, machine);
   if (!missing) return { run: true };
@@ -38,13 +50,17 @@ export function planRow(fault: NemesisFault, { machine = thisMachine, ci = proce
 }
 
 function missingFor(fault: NemesisFault, machine: Machine): { reason: string; inCi: boolean } | undefined {
-  if (fault === 'partition tcp' && !machine.iptables()) return { reason: 'dropping packets needs iptables as root', inCi: true };
+  if (fault === 'partition tcp' && !machine.iptables())
+    return { reason: 'dropping packets needs iptables as root', inCi: true };
   if (fault.startsWith('isolate')) {
     if (!machine.iptables()) return { reason: 'isolating a member needs iptables as root', inCi: true };
     if (!machine.isolation()) return { reason: 'isolating a member needs cgroup v2', inCi: false };
   }
   if ((fault === 'slow clock' || fault === 'store clock fast') && machine.libfaketime() === undefined) {
-    return { reason: 'libfaketime is not installed (Debian package faketime: /usr/lib/<arch>/faketime/libfaketimeMT.so.1)', inCi: true };
+    return {
+      reason: 'libfaketime is not installed (Debian package faketime: /usr/lib/<arch>/faketime/libfaketimeMT.so.1)',
+      inCi: true,
+    };
   }
   return undefined;
 }
