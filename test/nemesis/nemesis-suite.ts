@@ -30,7 +30,7 @@ export function rowTitle(fault: NemesisFault, overlapsExpected?: string): string
   const claims = [overlapsExpected === undefined ? 'no lock granted twice' : `overlaps reported (${overlapsExpected})`, 'fences and fenced writes hold'];
   const cutsOne = fault.startsWith('partition') || fault.startsWith('pause') || fault === 'block loop' || fault === 'slow clock' || fault === 'store clock fast';
   if (cutsOne) claims.push('the canary shows the fault');
-  if (fault.startsWith('partition') && overlapsExpected === undefined) claims.push('the lost signal fires >= lease x 0.01 + 2 ms before the next holder');
+  if (fault.startsWith('partition') && overlapsExpected === undefined) claims.push('the lease ends locally >= lease x 0.01 + 2 ms before the next holder (the lost signal itself, for a store across a network)');
   if (fault === 'slow clock') claims.push('the client\'s clock measured slow');
   if (fault === 'store clock fast') claims.push('the store\'s clock measured fast');
   claims.push(`failed acquires answer by waitMs + ${WAIT_GRACE_MS} ms`);

@@ -6,9 +6,9 @@ import { rowChecks } from './row-checks.js';
 type Event = [HistoryEvent['process'], HistoryEvent['type'], string, number, Partial<HistoryEvent>?];
 
 /** A run of `fault` whose history is `events` (lease 1,000 ms, waitMs 2,600 ms). */
-function run(fault: NemesisFault, events: Event[], extra: Partial<NemesisRun> = {}): NemesisRun {
+function run(fault: NemesisFault, events: Event[], extra: Partial<NemesisRun> = {}, latencyMs = 0): NemesisRun {
   const history = {
-    meta: { leaseMs: 1_000, waitMs: 2_600, storeClockRate: 1 },
+    meta: { leaseMs: 1_000, waitMs: 2_600, storeClockRate: 1, latencyMs },
     events: events.map(([process, type, f, time, more]) => ({ process, type, f, time, ...more })),
   };
   return { store: 'test', fault, seed: 1, file: '', report: checkHistory(history), seconds: 1, ...extra };
@@ -18,14 +18,14 @@ const failed = (r: NemesisRun, options: Parameters<typeof rowChecks>[1] = {}, ov
     .filter((c) => !c.passed)
     .map((c) => c.name);
 
-/** Client 0 takes the lock and is cut off; client 1 takes it `marginMs` after 0's lost signal; the heal; 0's stale writes; then `after`. */
-function partitioned(marginMs: number, after: Event[]): Event[] {
+/** Client 0 takes the lock and is cut off; client 1 takes it `marginMs` after 0's lost signal (`lateMs` after its deadline); the heal; 0's stale writes; then `after`. */
+function partitioned(marginMs: number, after: Event[], lateMs = 0): Event[] {
   return [
     [0, 'invoke', 'acquire', 0],
     [0, 'ok', 'acquire', 1, { fence: 1 }],
     ['nemesis', 'event', 'partition', 2, { target: 0, mode: 'partitioned' }],
     [1, 'invoke', 'acquire', 500],
-    [0, 'event', 'lost', 988, { lateMs: 0 }],
+    [0, 'event', 'lost', 988, { lateMs }],
     [1, 'ok', 'acquire', 988 + marginMs, { fence: 2 }],
     [1, 'ok', 'write', 1_014, { resource: 'guarded', read: 0, prior: 0, priorFence: -1, fence: 2 }],
     [1, 'ok', 'write', 1_015, { resource: 'canary', read: 0, prior: 0 }],
@@ -79,9 +79,17 @@ describe('the checks of a nemesis row', () => {
 
   it('fail a lost signal 3 ms before the next holder with a 1,000 ms lease (a drift factor of 0 gives 2 ms + a round trip): the allowance is 12 ms', () => {
     expect(failed(run('partition', partitioned(3, recovers)))).toEqual([
-      'the lost signal fires >= lease x 0.01 + 2 ms (12 ms) before the next holder',
+      "the lease's local deadline is >= lease x 0.01 + 2 ms (12 ms) before the next holder",
     ]);
     expect(failed(run('partition', partitioned(12, recovers)))).toEqual([]);
+  });
+
+  it('hold a row 20 ms away to the lost signal itself: a timer run 9 ms late that leaves 5 ms fails there, not on loopback, where the deadline (14 ms) is checked', () => {
+    const late = partitioned(5, recovers, 9);
+    expect(failed(run('partition', late))).toEqual([]);
+    expect(failed(run('partition', late, {}, 20))).toEqual([
+      'the lost signal fires >= lease x 0.01 + 2 ms (12 ms) before the next holder, 20 ms away',
+    ]);
   });
 
   it('fail a row whose fault did not bite: no canary anomaly, no refused stale write', () => {
@@ -109,7 +117,7 @@ describe('the checks of a nemesis row', () => {
     const overlapping = partitioned(-5, recovers);
     expect(failed(run('isolate leader from peers', overlapping))).toEqual([
       'no overlap',
-      'the lost signal fires >= lease x 0.01 + 2 ms (12 ms) before the next holder',
+      "the lease's local deadline is >= lease x 0.01 + 2 ms (12 ms) before the next holder",
     ]);
     expect(failed(run('isolate leader from peers', overlapping), {}, 'documented')).toEqual([]);
     const stale = [
