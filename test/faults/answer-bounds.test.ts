@@ -4,7 +4,6 @@ import { Socket } from 'node:net';
 import { createLockBackend, LockBackendError, LockEngine, LockTimeoutError } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import type { BackendConfig } from '../../lib/backends/backend-options.js';
-import { MIN_ATTEMPT_MS, RELEASE_TIMEOUT_MS, CLOSE_TIMEOUT_MS, WAIT_GRACE_MS, DEADLINE_TICK_MS } from '../../lib/engine/answer-deadlines.js';
 import { BlackholeProxy } from '../harness/blackhole-proxy.js';
 import { waitUntil } from '../harness/server-process.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
@@ -12,8 +11,17 @@ import { PostgresServer } from '../harness/postgres-server.js';
 import { RedisServer } from '../harness/redis-server.js';
 
 // A client cut off from its store (a proxy that stops every byte, sockets left open) still hears
-// within its bounds: waitMs (plus a small grace), a release within RELEASE_TIMEOUT_MS, close within
-// its bounds; and an acquisition the store applies after its caller gave up is given back.
+// within the bounds docs/faults.md documents, written here as numbers: an acquire by waitMs + 100 ms
+// (2 s at the least), a release within 3 s, close within 3 s and its sockets gone 3 s later; and an
+// acquisition the store applies after its caller gave up is given back.
+
+/** `acquire()` answers by `waitMs` + this. */
+const WAIT_GRACE_MS = 100;
+/** ...and never before this: a `tryAcquire()` waits this long for an unanswering store. */
+const LEAST_ANSWER_MS = 2_000;
+/** `release()` rejects after this long without an answer; `close()` gives up after this long in all. */
+const RELEASE_BOUND_MS = 3_000;
+const CLOSE_BOUND_MS = 3_000;
 
 /** Sockets of this process connected to `port` and not yet destroyed (ended ones included: their FIN may never be acknowledged). */
 function openSocketsTo(port: number): number {
@@ -21,8 +29,22 @@ function openSocketsTo(port: number): number {
   return handles.filter((handle) => handle instanceof Socket && handle.remotePort === port && !handle.destroyed).length;
 }
 
-/** Timers and a loaded machine: how late an answer may come past its bound. */
-const SLACK_MS = DEADLINE_TICK_MS + 400;
+/**
+ * A timer due `ms` from now. An answer that comes before it ran came within `ms` however late a
+ * loaded machine runs this event loop's timers: the library's own deadlines wait on the same loop.
+ */
+function boundTimer(ms: number): { check(): string } {
+  const startedAt = performance.now();
+  let ran = false;
+  const timer = setTimeout(() => (ran = true), ms);
+  return {
+    /** 'in time', or how long the answer took past its bound; stops the timer. */
+    check() {
+      clearTimeout(timer);
+      return ran ? `answered after ${Math.round(performance.now() - startedAt)} ms, past its ${ms} ms bound` : 'in time';
+    },
+  };
+}
 const since = (start: number) => performance.now() - start;
 const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
 
@@ -76,61 +98,74 @@ describe.each(stores)('$name cut off by a silent partition', (store) => {
     await direct.close();
   });
 
-  it('acquire with waitMs 2000 rejects with LockBackendError naming the store within waitMs', async () => {
+  it('acquire with waitMs 2000 rejects with LockBackendError naming the store after waitMs, by waitMs + 100 ms', async () => {
     const { engine, proxy } = await cutOffClient();
     proxy.partition();
     const startedAt = performance.now();
+    const bound = boundTimer(2_000 + WAIT_GRACE_MS);
     const error = await engine.acquire(key('bounded'), { waitMs: 2_000 }).catch((e: unknown) => e);
-    const tookMs = since(startedAt);
+    const answered = bound.check();
     expect(error).toBeInstanceOf(LockBackendError);
     expect((error as Error).message).toContain(`[${store.name}]`);
-    expect(tookMs).toBeGreaterThanOrEqual(2_000);
-    expect(tookMs).toBeLessThan(2_000 + WAIT_GRACE_MS + SLACK_MS);
+    expect(since(startedAt)).toBeGreaterThanOrEqual(2_000);
+    expect(answered).toBe('in time');
   }, 20_000);
 
-  it('tryAcquire gives the store MIN_ATTEMPT_MS, no more', async () => {
+  it('tryAcquire waits for an unanswering store into the last 100 ms before 2 s, and rejects with LockBackendError by 2 s', async () => {
     const { engine, proxy } = await cutOffClient();
     proxy.partition();
     const startedAt = performance.now();
-    await expect(engine.tryAcquire(key('try'))).rejects.toThrow(LockBackendError);
-    expect(since(startedAt)).toBeLessThan(MIN_ATTEMPT_MS + SLACK_MS);
+    const bound = boundTimer(LEAST_ANSWER_MS);
+    const error = await engine.tryAcquire(key('try')).catch((e: unknown) => e);
+    const answered = bound.check();
+    expect(error).toBeInstanceOf(LockBackendError);
+    expect(since(startedAt)).toBeGreaterThanOrEqual(LEAST_ANSWER_MS - WAIT_GRACE_MS);
+    expect(answered).toBe('in time');
   }, 20_000);
 
-  it('a waiter cut off after the store said busy times out as busy (LockTimeoutError) within waitMs', async () => {
+  it('a waiter cut off after the store said busy times out as busy (LockTimeoutError) by waitMs + 100 ms', async () => {
     const { engine, proxy, answeredBusy } = await cutOffClient();
     const name = key('busy');
     const held = await direct.acquire(name);
     const startedAt = performance.now();
+    const bound = boundTimer(2_500 + WAIT_GRACE_MS);
     const waiting = engine.acquire(name, { waitMs: 2_500 }).catch((e: unknown) => e);
     await answeredBusy;
     proxy.partition();
     await held.release();
     const error = await waiting;
+    const answered = bound.check();
     expect(error).toBeInstanceOf(LockTimeoutError);
-    expect(since(startedAt)).toBeLessThan(2_500 + WAIT_GRACE_MS + SLACK_MS);
+    expect(answered).toBe('in time');
   }, 20_000);
 
-  it('release() rejects with LockBackendError within RELEASE_TIMEOUT_MS; the store keeps the lease until it lapses', async () => {
+  it('release() rejects with LockBackendError within 3 s, and the store keeps the lock meanwhile (its lease lapses there)', async () => {
     const { engine, proxy } = await cutOffClient();
-    const lock = await engine.acquire(key('release'));
+    const name = key('release');
+    const lock = await engine.acquire(name);
     proxy.partition();
-    const startedAt = performance.now();
-    await expect(lock.release()).rejects.toThrow(LockBackendError);
-    expect(since(startedAt)).toBeLessThan(RELEASE_TIMEOUT_MS + SLACK_MS);
+    const bound = boundTimer(RELEASE_BOUND_MS);
+    const error = await lock.release().catch((e: unknown) => e);
+    const answered = bound.check();
+    expect(error).toBeInstanceOf(LockBackendError);
+    expect(answered).toBe('in time');
     expect(lock.signal.aborted).toBe(true);
+    // Its 30 s lease has not lapsed: the key is still taken for everyone else.
+    expect(await direct.tryAcquire(name)).toBeNull();
   }, 20_000);
 
-  it('close() gives up on the unreachable store within its bounds', async () => {
+  it('close() returns within 3 s of an unreachable store, and leaves no socket to it open 3 s later', async () => {
     const { engine, proxy } = await cutOffClient();
     await engine.acquire(key('held-at-close'));
     proxy.partition();
     void engine.acquire(key('in-flight-at-close'), { waitMs: 60_000 }).catch(() => undefined);
-    const startedAt = performance.now();
+    const bound = boundTimer(CLOSE_BOUND_MS);
     await engine.close();
-    expect(since(startedAt)).toBeLessThan(CLOSE_TIMEOUT_MS + SLACK_MS);
-    // Nothing of the client stays open long behind it (within the close bound again): a socket whose request never got an
-    // answer would keep the process alive until TCP gives up (PostgreSQL did: pg-pool waits for a busy connection to come back).
-    await waitUntil('every socket to the cut-off store closed', () => openSocketsTo(proxy.port) === 0, CLOSE_TIMEOUT_MS + SLACK_MS, 50);
+    const answered = bound.check();
+    expect(answered).toBe('in time');
+    // Nothing of the client stays open long behind it: a socket whose request never got an answer would keep the process
+    // alive until TCP gives up (PostgreSQL did: pg-pool waits for a busy connection to come back).
+    await waitUntil('every socket to the cut-off store closed', () => openSocketsTo(proxy.port) === 0, CLOSE_BOUND_MS, 50);
   }, 30_000);
 
   it('an acquisition the store applies after its caller gave up is given back at once', async () => {

@@ -2,7 +2,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { freePort } from '../harness/free-port.js';
 
 /** Bytes on their way one direction: each chunk leaves `delayMs` after it came, in order. */
-class DelayedLane {
+export class DelayedLane {
   private readonly queue: { readonly chunk: Buffer; readonly due: number }[] = [];
   private timer: NodeJS.Timeout | undefined;
 

@@ -4,7 +4,7 @@ export interface HistoryEvent {
   process: number | 'nemesis';
   /** An operation's invocation and completion (ok: took effect; fail: did not; info: unknown, as Jepsen's), or a one-off event. */
   type: 'invoke' | 'ok' | 'fail' | 'info' | 'event';
-  /** acquire, release, write (guarded or canary), lost (the lock's signal aborted), exit; nemesis: pause, resume, kill, partition, heal, restart, restarted. */
+  /** acquire, release, write (guarded or canary), lost (the lock's signal aborted), exit; nemesis: pause, resume, kill, partition, heal, restart, restarted, kill-master, promoted. */
   f: string;
   time: number;
   fence?: number;
@@ -16,6 +16,8 @@ export interface HistoryEvent {
   error?: string;
   /** A nemesis event's client. */
   target?: number;
+  /** A failed acquire: a timer the client set at the invocation, due at waitMs + 100 ms, had run before the answer came. */
+  pastBound?: boolean;
   [more: string]: unknown;
 }
 
@@ -35,9 +37,11 @@ export interface Recovery {
   f: string;
   time: number;
   target?: number;
-  /** From the heal to the next acquisition by any client, and by the client that was cut off. */
+  /** From the heal to the next acquisition by any client, and by the client that was cut off (null: none, or no client was). */
   anyMs: number | null;
   targetMs: number | null;
+  /** From the heal to the cut-off client's first answer from the store (an acquisition or release that took effect, or "busy"); null: none, or no client was cut off. */
+  answerMs: number | null;
 }
 
 export interface CheckReport {
@@ -74,7 +78,12 @@ export interface CheckReport {
   longestWithoutHolderMs: number;
   /** From invocation to answer, the longest acquire that failed or was indeterminate (not aborted by the run's end). */
   longestFailedAcquireMs: number | null;
+  /** Failed or indeterminate acquires (not aborted by the run's end) whose client saw a timer due at the wait's bound run before the answer. */
+  acquiresPastWaitBound: number;
   recoveries: Recovery[];
 }
 
 export function checkHistory(history: History): CheckReport;
+
+/** The clock-drift allowance of a lease as the library documents it: lease x 0.01 + 2 ms. */
+export function driftAllowanceMs(leaseMs: number): number;

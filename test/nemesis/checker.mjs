@@ -3,10 +3,14 @@
 // offline without a build: `node test/nemesis/check.mjs .test-results/nemesis/<file>.json`.
 // Types: checker.d.mts. Semantics: docs/faults.md ("How a history is checked").
 
+/** The clock-drift allowance of a lease as the library documents it: lease x 0.01 + 2 ms. */
+export const driftAllowanceMs = (leaseMs) => leaseMs * 0.01 + 2;
+
 /**
  * Checks one history. A holder holds from its acquire `ok` until the first of: its release
- * invocation, its lost signal, its process stopping (killed, or paused when the lease ran out
- * meanwhile: its lost signal then fires at the resume), or the end of the history.
+ * invocation, its lost signal, its process stopping (killed, or paused for at least its lease
+ * less the drift allowance, so that the lease ran out meanwhile: its lost signal then fires at the
+ * resume), or the end of the history.
  * @param {import('./checker.d.mts').History} history
  * @returns {import('./checker.d.mts').CheckReport}
  */
@@ -23,12 +27,17 @@ export function checkHistory(history) {
   let maxFence = -Infinity;
   const invokedAt = new Map();
   let longestFailedAcquireMs = null;
+  let acquiresPastWaitBound = 0;
   const counts = { operations: 0, acquisitions: 0, acquireFailed: 0, acquireIndeterminate: 0, releases: 0, guardedAccepted: 0, guardedRefused: 0, guardedIndeterminate: 0, canaryWrites: 0 };
   const canary = { lostUpdates: 0, writesAfterLoss: 0 };
   const endHold = (hold, time, endedBy) => {
     if (hold && hold.end === undefined) Object.assign(hold, { end: time, endedBy });
   };
   const lastTime = events.length ? events[events.length - 1].time : 0;
+  // A pause shorter than this cannot have outlived the lease: it excuses nothing.
+  const leaseMs = Number(history.meta.leaseMs);
+  if (!(leaseMs > 0)) throw new Error(`the history's meta has no leaseMs (got ${history.meta.leaseMs})`);
+  const lapsingPauseMs = leaseMs - driftAllowanceMs(leaseMs);
 
   for (const event of events) {
     const p = event.process;
@@ -48,6 +57,7 @@ export function checkHistory(history) {
     if (event.f === 'acquire' && event.type === 'invoke') invokedAt.set(p, event.time);
     if (event.f === 'acquire' && (event.type === 'fail' || event.type === 'info') && invokedAt.has(p) && !/abort/i.test(String(event.error))) {
       longestFailedAcquireMs = Math.max(longestFailedAcquireMs ?? 0, round(event.time - invokedAt.get(p)));
+      if (event.pastBound === true) acquiresPastWaitBound++;
     }
     switch (`${event.f}:${event.type}`) {
       case 'acquire:ok': {
@@ -74,7 +84,7 @@ export function checkHistory(history) {
       case 'lost:event': {
         const hold = s.hold;
         if (!hold || hold.end !== undefined) break;
-        const pause = (pauses.get(p) ?? []).find(([from, to]) => from >= hold.start && to <= event.time);
+        const pause = (pauses.get(p) ?? []).find(([from, to]) => from >= hold.start && to <= event.time && to - from >= lapsingPauseMs);
         if (pause) endHold(hold, pause[0], 'paused');
         else {
           endHold(hold, event.time, 'lost');
@@ -154,7 +164,7 @@ export function checkHistory(history) {
     }
     lostMargins.push(margin);
     dueLostMargins.push(round(margin + hold.lateMs));
-    longestLostLateMs = Math.max(longestLostLateMs ?? 0, hold.lateMs);
+    longestLostLateMs = Math.max(longestLostLateMs ?? 0, round(hold.lateMs));
   }
 
   let longestWithoutHolderMs = 0;
@@ -168,12 +178,18 @@ export function checkHistory(history) {
   if (coveredUntil !== undefined && lastClientTime > coveredUntil) longestWithoutHolderMs = Math.max(longestWithoutHolderMs, lastClientTime - coveredUntil);
 
   const recoveries = events
-    .filter((e) => e.process === 'nemesis' && (e.f === 'heal' || e.f === 'resume' || e.f === 'restarted'))
+    .filter((e) => e.process === 'nemesis' && (e.f === 'heal' || e.f === 'resume' || e.f === 'restarted' || e.f === 'promoted'))
     .map((heal) => {
       const next = (who) => byStart.find((h) => h.start >= heal.time && (who === undefined || h.process === who));
       const any = next();
-      const target = heal.target === undefined ? undefined : next(heal.target);
-      return { f: heal.f, time: heal.time, target: heal.target, anyMs: any ? round(any.start - heal.time) : null, targetMs: heal.target === undefined ? null : target ? round(target.start - heal.time) : null };
+      const cutOff = heal.target !== undefined;
+      const target = cutOff ? next(heal.target) : undefined;
+      const answer = cutOff ? firstAnswer(events, heal.target, heal.time) : undefined;
+      return {
+        f: heal.f, time: heal.time, target: heal.target, anyMs: any ? round(any.start - heal.time) : null,
+        targetMs: !cutOff ? null : target ? round(target.start - heal.time) : null,
+        answerMs: !cutOff ? null : answer !== undefined ? round(answer - heal.time) : null,
+      };
     });
 
   return {
@@ -192,8 +208,15 @@ export function checkHistory(history) {
     freedByHolderMargins,
     longestWithoutHolderMs: round(longestWithoutHolderMs),
     longestFailedAcquireMs,
+    acquiresPastWaitBound,
     recoveries,
   };
 }
 
 const round = (ms) => Math.round(ms * 10) / 10;
+
+/** When client `who` first heard from the store at or after `since` (its `heard` event, or an acquisition or release that took effect). Undefined if it never did. */
+function firstAnswer(events, who, since) {
+  const answer = events.find((e) => e.process === who && e.time >= since && (e.f === 'heard' || (e.type === 'ok' && (e.f === 'acquire' || e.f === 'release'))));
+  return answer?.time;
+}

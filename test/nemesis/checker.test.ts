@@ -80,12 +80,34 @@ describe('nemesis checker', () => {
     expect(report.minLostMarginMs).toBe(-3);
   });
 
-  it('ends a paused holder at its pause when its lost signal fires at the resume', () => {
+  it('ends a paused holder at its pause when the pause outlasted its lease less the drift allowance (988 ms of a 1,000 ms lease) and its lost signal fires at the resume', () => {
     const report = checkHistory(history(
       [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'pause', 5, { target: 0 }], [1, 'ok', 'acquire', 1100, { fence: 2 }],
-      ['nemesis', 'event', 'resume', 2000, { target: 0 }], [0, 'event', 'lost', 2001],
+      ['nemesis', 'event', 'resume', 993, { target: 0 }], [0, 'event', 'lost', 1200],
     ));
     expect(report.violations).toEqual([]);
+  });
+
+  it('finds the overlap of a holder paused for a few ms: a pause shorter than its lease less the drift allowance excuses nothing', () => {
+    for (const pauseMs of [1, 5, 987]) {
+      const report = checkHistory(history(
+        [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'pause', 3, { target: 0 }], ['nemesis', 'event', 'resume', 3 + pauseMs, { target: 0 }],
+        [1, 'ok', 'acquire', 1_000, { fence: 2 }], [0, 'event', 'lost', 1_003],
+      ));
+      expect({ pauseMs, kinds: kinds(report), overlapMs: report.longestOverlapMs }).toEqual({ pauseMs, kinds: ['overlap'], overlapMs: 3 });
+    }
+    // The same history without the pause: the same overlap.
+    const unpaused = checkHistory(history([0, 'ok', 'acquire', 0, { fence: 1 }], [1, 'ok', 'acquire', 500, { fence: 2 }], [0, 'event', 'lost', 1_003]));
+    expect(kinds(unpaused)).toEqual(['overlap']);
+  });
+
+  it('finds the overlap of a 2 ms pause followed by another client\'s acquire at 500 ms while the lost signal fires at 1,003 ms', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], ['nemesis', 'event', 'pause', 10, { target: 0 }], ['nemesis', 'event', 'resume', 12, { target: 0 }],
+      [1, 'ok', 'acquire', 500, { fence: 2 }], [0, 'event', 'lost', 1_003],
+    ));
+    expect(kinds(report)).toEqual(['overlap']);
+    expect(report.longestOverlapMs).toBe(503);
   });
 
   it('finds a fence that does not exceed an earlier one', () => {
@@ -134,15 +156,31 @@ describe('nemesis checker', () => {
 
   it('measures recovery after a heal: the next acquisition by anyone and by the client that was cut off', () => {
     const report = checkHistory(history(['nemesis', 'event', 'heal', 100, { target: 0 }], [1, 'ok', 'acquire', 150, { fence: 1 }], [1, 'invoke', 'release', 160], [0, 'ok', 'acquire', 400, { fence: 2 }]));
-    expect(report.recoveries).toEqual([{ f: 'heal', time: 100, target: 0, anyMs: 50, targetMs: 300 }]);
+    expect(report.recoveries).toEqual([{ f: 'heal', time: 100, target: 0, anyMs: 50, targetMs: 300, answerMs: 300 }]);
   });
 
-  it('measures the longest acquire that failed or was indeterminate, not counting those the run\'s end aborted', () => {
+  it('measures the cut-off client\'s first answer from the store after the heal: the first it heard (even "busy", inside a wait), not an answer before the heal', () => {
     const report = checkHistory(history(
-      [0, 'invoke', 'acquire', 0], [0, 'fail', 'acquire', 2600, { error: 'LockTimeoutError: timed out' }],
-      [1, 'invoke', 'acquire', 100], [1, 'info', 'acquire', 5200, { error: 'LockBackendError: [redis] Command timed out' }],
-      [2, 'invoke', 'acquire', 0], [2, 'fail', 'acquire', 9000, { error: 'AbortError: This operation was aborted' }],
+      [0, 'invoke', 'acquire', 50], [0, 'event', 'heard', 60], ['nemesis', 'event', 'heal', 100, { target: 0 }], [1, 'ok', 'acquire', 110, { fence: 1 }],
+      [0, 'event', 'heard', 130, { silentMs: 70 }], [1, 'invoke', 'release', 240], [0, 'ok', 'acquire', 400, { fence: 2 }],
     ));
-    expect(report.longestFailedAcquireMs).toBe(5100);
+    expect(report.recoveries).toEqual([{ f: 'heal', time: 100, target: 0, anyMs: 10, targetMs: 300, answerMs: 30 }]);
+  });
+
+  it('reports a cut-off client that never hears from the store or acquires again after the heal as null, not as a slow one', () => {
+    const report = checkHistory(history(
+      [0, 'ok', 'acquire', 0, { fence: 1 }], [0, 'invoke', 'release', 10], ['nemesis', 'event', 'heal', 100, { target: 0 }],
+      [0, 'invoke', 'acquire', 110], [0, 'info', 'acquire', 2_110, { error: 'LockBackendError: unreachable' }], [1, 'ok', 'acquire', 2_200, { fence: 2 }],
+    ));
+    expect(report.recoveries).toEqual([{ f: 'heal', time: 100, target: 0, anyMs: 2_100, targetMs: null, answerMs: null }]);
+  });
+
+  it('measures the longest acquire that failed or was indeterminate, and counts those answered after their wait bound\'s timer ran, not counting those the run\'s end aborted', () => {
+    const report = checkHistory(history(
+      [0, 'invoke', 'acquire', 0], [0, 'fail', 'acquire', 2600, { error: 'LockTimeoutError: timed out', pastBound: false }],
+      [1, 'invoke', 'acquire', 100], [1, 'info', 'acquire', 5200, { error: 'LockBackendError: [redis] Command timed out', pastBound: true }],
+      [2, 'invoke', 'acquire', 0], [2, 'fail', 'acquire', 9000, { error: 'AbortError: This operation was aborted', pastBound: true }],
+    ));
+    expect({ longest: report.longestFailedAcquireMs, pastBound: report.acquiresPastWaitBound }).toEqual({ longest: 5100, pastBound: 1 });
   });
 });

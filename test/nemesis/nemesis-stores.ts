@@ -1,6 +1,4 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { promisify } from 'node:util';
 import { EtcdCluster } from '../harness/etcd-cluster.js';
 import { EtcdServer } from '../harness/etcd-server.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
@@ -11,16 +9,20 @@ import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harnes
 import type { NemesisStore } from './nemesis-runner.js';
 import { isolatePorts } from './port-isolation.js';
 import { clusterStore, sentinelStore } from './redis-topologies.js';
-import { withFastClock } from './store-clock.js';
+import { sqlServerClock, withFastClock } from './store-clock.js';
 
 /** A store's servers, started; `stop` ends them and deletes their data. */
 export interface StartedStore extends NemesisStore {
   stop(): Promise<void>;
-  /** The server's clock now, in ms (to measure its rate under `store clock fast`). */
-  serverClockMs?(): Promise<number>;
 }
 
-const execFileAsync = promisify(execFile);
+/** The proxies of `start`'s store add `latencyMs` each way: a store on another machine. */
+async function withLatency(name: string, latencyMs: number, start: () => Promise<StartedStore>): Promise<StartedStore> {
+  return { ...(await start()), name, latencyMs };
+}
+
+/** etcd's default election timeout (1 s), which a follower waits out randomised up to twice before it stands. */
+const ETCD_ELECTION_MS = 2 * 1_000;
 
 /** The stores the nemesis runs, by name: each starts its own servers. */
 export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
@@ -37,23 +39,25 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   /** PostgreSQL 15; a restart is a fast shutdown and start on the same data. */
   async postgres() {
     const server = await PostgresServer.start();
+    const clock = sqlServerClock('postgres', server.connectionString);
     return {
       name: 'postgres', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'postgres', url: server.connectionString },
       clientConfig: ([port]) => ({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` }),
       restart: () => server.restart(),
-      stop: () => server.destroy(),
-      serverClockMs: async () => Number((await execFileAsync('psql', [server.connectionString, '-Atc', 'SELECT extract(epoch FROM clock_timestamp()) * 1000'])).stdout),
+      stop: async () => (await clock.close(), await server.destroy()),
+      serverClockMs: clock.read,
     };
   },
   /** MariaDB; a restart is a clean shutdown and start on the same data. */
   async mysql() {
     const server = await MariadbServer.start();
+    const clock = sqlServerClock('mysql', server.uri);
     return {
       name: 'mysql', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'mysql', url: server.uri },
       clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
       restart: () => server.restart(),
-      stop: () => server.destroy(),
-      serverClockMs: async () => Number(await server.sql('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000')),
+      stop: async () => (await clock.close(), await server.destroy()),
+      serverClockMs: clock.read,
     };
   },
   /** Redlock over 5 masters without persistence (no fences: the clients write the canary only); a restart restarts one master, which comes back empty. */
@@ -97,6 +101,9 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   'redis-cluster': () => clusterStore('redis-cluster'),
   /** The same with `replicas: { min: 1, timeoutMs: 200 }`. */
   'redis-cluster-acked': () => clusterStore('redis-cluster-acked', { min: 1, timeoutMs: 200 }),
+  /** PostgreSQL and MariaDB 20 ms away each way (their proxies add it): the lost signal's margin must not shrink with the round trip. */
+  'postgres-20ms': () => withLatency('postgres-20ms', 20, NEMESIS_STORES.postgres!),
+  'mysql-20ms': () => withLatency('mysql-20ms', 20, NEMESIS_STORES.mysql!),
   /** The servers' clocks run 1 % fast (libfaketime): PostgreSQL, MariaDB, ZooKeeper. Not redis-server 7.0 (it does not start under libfaketime 0.9.10) nor etcd (Go reads the clock without the C library). */
   'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres!),
   'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql!),
@@ -106,6 +113,8 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const cluster = await EtcdCluster.start(3);
     return {
       name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
+      // A holder whose member lost the quorum moves to another member and finishes its release there: the key is free after one election and one lease TTL at most.
+      unavailableBound: { ms: ETCD_ELECTION_MS + 2_000, why: 'one election + one lease TTL' },
       clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
       async isolateMember(which) {
         // Each round starts from a cluster whose members all follow one leader and have caught up (the previous round's isolated member included).
@@ -122,7 +131,9 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const ensemble = await ZookeeperEnsemble.start(3);
     const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
     return {
-      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000, ridesThrough: true,
+      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000,
+      // A session on the isolated member expires (the loss time); the clients on the others carry on.
+      unavailableBound: { ms: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600 + 1_000, why: 'the session\'s expiry + 1 s' },
       clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
       async isolateMember(which) {
         // Each round starts from an ensemble whose members all serve again (the previous round's isolated member rejoins seconds after its heal).

@@ -4,17 +4,17 @@
 // release. Every invocation and completion goes to the parent as a history event. At two
 // checkpoints (after the acquire reply, before the writes) the parent may inject a fault: stop this
 // process, cut its proxy, have it hold longer or block its event loop.
-// argv[2]: JSON { dist, backend, key, keyPrefix, leaseMs, waitMs, resourceUrl, resourcePrefix, holdMs: [min, max], seed, stamp, sql? }.
+// argv[2]: JSON { dist, backend, key, keyPrefix, leaseMs, waitMs, waitBoundMs, resourceUrl, resourcePrefix, holdMs: [min, max], seed, stamp, sql? }.
 // stamp: whether this process's monotonic clock is the real one (not under libfaketime): then it
 // times its events itself; otherwise the parent times them on receipt.
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { config, createEngine, ipcChannel, load, root } from '../support/worker-bootstrap.mjs';
+import { config, ipcChannel, load, root } from '../support/worker-bootstrap.mjs';
 
-const { RedisFenceGuard } = await load('fencing/redis-fence-guard.js');
+const [{ RedisFenceGuard }, { LockEngine }, { createLockBackend }] = await Promise.all([load('fencing/redis-fence-guard.js'), load('engine/lock-engine.js'), load('backends/create-backend.js')]);
 const { topologyBackend } = await import('./redis-topology-client.mjs');
 const topology = topologyBackend(config.backend);
-const engine = await createEngine(topology.backend, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
+const engine = new LockEngine(hearing(await createLockBackend(topology.backend)), { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
 const resource = new Redis(config.resourceUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
 resource.on('error', () => undefined);
 const guard = new RedisFenceGuard(resource);
@@ -24,11 +24,15 @@ const keys = { guarded: [`${config.resourcePrefix}guarded`, `${config.resourcePr
 // Sets the counter and the writer's fence; returns what they were just before (the checker's lost updates and stale writes).
 const WRITE = "local prior = redis.call('GET', KEYS[1]) or '0'; local priorFence = redis.call('GET', KEYS[2]) or '-1'; redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return {prior, priorFence}";
 
+/** An answer after this long without one is recorded (not every renewal: the history stays small). */
+const SILENCE_MS = 50;
 const random = mulberry32(config.seed);
 const now = () => (config.stamp ? Number(process.hrtime.bigint()) / 1e6 : undefined);
 const emit = (event) => process.send({ event: 'history', entry: { ...event, time: now() } });
 
 const { rpc, started, stopping, ready, done } = ipcChannel();
+// The parent reads this process's clocks (a slow-clock client's rate: libfaketime fakes both).
+process.on('message', (message) => message.cmd === 'clock' && process.send({ event: 'clock', id: message.id, monotonic: performance.now(), wall: Date.now() }));
 
 const describeError = (error) => `${error?.name}: ${String(error?.message).slice(0, 160)}`;
 
@@ -44,6 +48,31 @@ async function write(kind, read, fence) {
   }
 }
 
+/**
+ * The backend, telling the history when the store answers this client after a silence (the first
+ * answer after a heal: recovery): an attempt, renewal or release that resolved, whatever it said.
+ */
+function hearing(backend) {
+  const claim = backend.claim.bind(backend);
+  let lastAnswer = -Infinity;
+  const heard = (promise) =>
+    promise.then((value) => {
+      const at = performance.now();
+      if (at - lastAnswer >= SILENCE_MS) emit({ type: 'event', f: 'heard', silentMs: Math.round(at - lastAnswer) });
+      lastAnswer = at;
+      return value;
+    });
+  backend.claim = (request) => {
+    const inner = claim(request);
+    for (const name of ['tryAcquire', 'renew', 'release']) {
+      const call = inner[name].bind(inner);
+      inner[name] = (...args) => heard(call(...args));
+    }
+    return inner;
+  };
+  return backend;
+}
+
 function busyLoop(ms) {
   const until = performance.now() + ms;
   while (performance.now() < until);
@@ -51,15 +80,21 @@ function busyLoop(ms) {
 
 async function once() {
   emit({ type: 'invoke', f: 'acquire' });
+  // Due when the wait's bound runs out: if it has run when the acquire fails, the answer came after the bound by more than
+  // this event loop's own lateness (a loaded machine delays both alike).
+  let pastBound = false;
+  const bound = setTimeout(() => (pastBound = true), config.waitBoundMs);
   let lock;
   try {
     lock = await engine.acquire(config.key, { waitMs: config.waitMs, signal: stopping.signal });
   } catch (error) {
+    clearTimeout(bound);
     // A timeout is a definite "not acquired"; anything else may have left a claim in the store (indeterminate).
-    emit({ type: error.name === 'LockTimeoutError' || stopping.signal.aborted ? 'fail' : 'info', f: 'acquire', error: describeError(error) });
+    emit({ type: error.name === 'LockTimeoutError' || stopping.signal.aborted ? 'fail' : 'info', f: 'acquire', error: describeError(error), pastBound });
     if (!stopping.signal.aborted) await delay(20);
     return;
   }
+  clearTimeout(bound);
   emit({ type: 'ok', f: 'acquire', fence: lock.fence });
   // lateMs: how long after the lease's local deadline the signal fired (a loaded event loop runs timers late).
   const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name, ...(lock.signal.reason?.name === 'LockLostError' && { lateMs: Date.now() - lock.expiresAt }) });

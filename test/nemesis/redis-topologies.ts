@@ -1,17 +1,23 @@
+import { execFile } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import type { BackendOptions, RedisReplicasOptions } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { RedisSentinelGroup, SENTINEL_MASTER_NAME } from '../harness/redis-sentinel.js';
+import { waitUntil } from '../harness/server-process.js';
 import type { StartedStore } from './nemesis-stores.js';
 import { isolatePorts, PROXY_ADDRESS } from './port-isolation.js';
 
 /** A lease as on the single node; a member stays isolated long enough for a failover (Sentinel: down after 1.5 s; Cluster: node timeout 2 s). */
 const LEASE_MS = 1_000;
 const ISOLATION_MS = 6_000;
-/** Down-after 1.5 s (test/harness/redis-sentinel.ts), then the Sentinels' election and the promotion. */
-const SENTINEL_FAILOVER_MS = 2_500;
-/** Node timeout 2 s, then the replica's election (about 2 x the node timeout at worst) and the promotion. */
-const CLUSTER_FAILOVER_MS = 4_000;
+/**
+ * The Sentinels' failover-timeout (test/harness/redis-sentinel.ts): they fail a master name over
+ * again only twice this long after the last failover began (a kill sooner waited 20-60 s).
+ */
+const SENTINEL_FAILOVER_TIMEOUT_MS = 10_000;
+const run = promisify(execFile);
 
 // The proxies connect to the data nodes from PROXY_ADDRESS (127.0.0.2), so that port rules can cut a
 // node off from its peers and not from its clients: protected mode, which accepts only 127.0.0.1
@@ -37,10 +43,11 @@ const SENTINEL_FAILOVER_DETECTOR = process.env.NEMESIS_SENTINEL_FAILOVER_DETECTO
 export async function sentinelStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
   const group = await RedisSentinelGroup.start(2);
   const sentinelPorts = group.sentinelAddresses.map(({ port }) => port);
+  let lastKillAt = -Infinity;
   const endpoints = [...sentinelPorts, ...group.nodes.keys()];
   for (const node of group.nodes.values()) node.cli('CONFIG', 'SET', 'protected-mode', 'no');
   return {
-    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: SENTINEL_FAILOVER_MS,
+    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS,
     proxyFrom: endpoints.map((_, e) => (e < sentinelPorts.length ? undefined : PROXY_ADDRESS)),
     clientConfig: (ports) => ({
       type: 'redis', topology: 'sentinel', name: SENTINEL_MASTER_NAME, replicas, failoverDetector: SENTINEL_FAILOVER_DETECTOR,
@@ -50,6 +57,23 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
     async isolateMember(_which, { peersOnly }) {
       const port = await group.masterPort();
       return { member: `master ${port}`, heal: isolatePorts([port], { peersOnly }) };
+    },
+    async killLeader() {
+      await sleep(Math.max(0, lastKillAt + 2 * SENTINEL_FAILOVER_TIMEOUT_MS + 1_000 - performance.now()));
+      // Each Sentinel names the same master, which answers as one: the last failover's reconfiguration is over.
+      await waitUntil('the Sentinels to agree on a master', async () => {
+        const named = await Promise.all(sentinelPorts.map(async (port) => (await run('redis-cli', ['-p', String(port), 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER_NAME])).stdout.split('\n')[1]));
+        return named.every((port) => port === named[0]) && group.nodes.get(Number(named[0]))?.cli('ROLE').startsWith('master') === true;
+      }, 60_000, 100);
+      const { master } = await group.roles();
+      lastKillAt = performance.now();
+      await master.kill();
+      const rejoin = async () => {
+        await group.rejoin(master.port);
+        // Started anew with the default config: let the proxies in again (see above), or the clients cannot reach it once it is promoted.
+        master.cli('CONFIG', 'SET', 'protected-mode', 'no');
+      };
+      return { member: `master ${master.port}`, promoted: async () => void (await group.awaitPromotion(master.port)), rejoin };
     },
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => group.stop(),
@@ -65,19 +89,34 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
   const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
   const endpoints = cluster.ports;
   for (const port of endpoints) await cluster.cli(port, 'CONFIG', 'SET', 'protected-mode', 'no');
+  /** The slot of `storeKey`'s lock and its nodes now (every node runs between rounds: the first answers). */
+  const slotOf = async (storeKey: string) => {
+    const asked = endpoints[0]!;
+    const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
+    return { slot, ...(await cluster.slotNodes(slot, asked)) };
+  };
   return {
-    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, failoverMs: CLUSTER_FAILOVER_MS, proxyFrom: endpoints.map(() => PROXY_ADDRESS),
+    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, proxyFrom: endpoints.map(() => PROXY_ADDRESS),
     clientConfig: (ports) => ({
       type: 'redis', topology: 'cluster', replicas,
       startupNodes: ports.map((port) => ({ host: '127.0.0.1', port })),
       natMap: natMap(endpoints, ports),
     }) as unknown as BackendOptions,
     async isolateMember(_which, { storeKey, peersOnly }) {
-      const asked = endpoints[0]!;
-      const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
-      const { master } = await cluster.slotNodes(slot, asked);
+      const { slot, master } = await slotOf(storeKey);
       return { member: `master ${master} (slot ${slot})`, heal: isolatePorts([master, master + 10_000], { peersOnly, pid: cluster.node(master).pid }) };
     },
+    async killLeader(storeKey) {
+      const { slot, master, replicas } = await slotOf(storeKey);
+      const observer = endpoints.find((port) => port !== master && !replicas.includes(port))!;
+      await cluster.node(master).kill();
+      const rejoin = async () => {
+        await cluster.rejoin(master);
+        await cluster.cli(master, 'CONFIG', 'SET', 'protected-mode', 'no');
+      };
+      return { member: `master ${master} (slot ${slot})`, promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)), rejoin };
+    },
+    leaderEndpoint: async (storeKey) => endpoints.indexOf((await slotOf(storeKey)).master),
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => cluster.stop(),
   };

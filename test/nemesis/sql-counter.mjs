@@ -42,6 +42,10 @@ async function postgres(url) {
     query,
     async transaction(work) {
       const client = await pool.connect();
+      // A checked-out client reports its connection's end (a server restart) on itself, not on the pool.
+      let broken;
+      const onError = (error) => (broken = error);
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work((sql, params) => client.query(sql, params).then((r) => r.rows));
@@ -51,7 +55,8 @@ async function postgres(url) {
         await client.query('ROLLBACK').catch(() => undefined);
         throw error;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken);
       }
     },
     close: () => pool.end(),
