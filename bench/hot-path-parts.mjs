@@ -17,7 +17,7 @@ const { RecentHolds } = await internal('./engine/recent-holds.js');
 const { WakeScheduler } = await internal('./engine/wake-scheduler.js');
 const { FenceUpkeep } = await internal('./backends/redis/fence-upkeep.js');
 const { LockEventHub } = await internal('./engine/lock-event-hub.js');
-const { monotonicNow } = await internal('./engine/clock.js');
+const { monotonicNow } = await internal('./util/clock.js');
 
 const prefix = ownerIdPrefix('bench-host:1234');
 const holds = new RecentHolds();

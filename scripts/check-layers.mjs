@@ -12,6 +12,7 @@ const LIB = resolve(dirname(fileURLToPath(import.meta.url)), '../lib');
 /** Bottom first. A room may import rooms listed before it (and itself). */
 export const LAYERS = [
   ['errors.ts'],
+  ['util'],
   ['engine'],
   ['backends', 'metrics', 'fencing', 'testing'],
   ['nest'],

@@ -1,6 +1,6 @@
 import type { CanActivate, Type } from '@nestjs/common';
 import { InvalidLockArgumentError } from '../errors.js';
-import { checkKnownFields } from '../engine/known-fields.js';
+import { checkKnownFields } from '../util/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 
 /** A Nest guard: a class (resolved by Nest, with its dependencies) or an instance. */

@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../errors.js';
-import { checkKnownFields } from '../engine/known-fields.js';
+import { checkKnownFields } from '../util/known-fields.js';
 import { describe } from '../engine/lock-options.js';
 import { backendOptionNames, unlistedBackendOptionNames } from './backend-option-names.js';
 import type { BackendConfig, BackendType } from './backend-options.js';

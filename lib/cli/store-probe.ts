@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { createConnection } from 'node:net';
-import { loadOptional } from '../engine/load-optional.js';
+import { loadOptional } from '../util/load-optional.js';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../backends/redis/redis-client.js';
 import { diagnose, type Diagnosis } from './failure-cause.js';
 import type { StoreAddress } from './store-address.js';

@@ -1,5 +1,5 @@
-import { monotonicNow } from './clock.js';
-import { SlotSet, type Slotted } from './slot-set.js';
+import { monotonicNow } from '../util/clock.js';
+import { SlotSet, type Slotted } from '../util/slot-set.js';
 
 /** How often, at most, the shared timer looks for overdue store calls while some are in flight. */
 export const DEADLINE_TICK_MS = 25;

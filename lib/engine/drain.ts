@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../errors.js';
-import { MAX_TIMER_MS } from './clock.js';
+import { MAX_TIMER_MS } from '../util/clock.js';
 import { describe } from './lock-options.js';
 
 /** How a `LockEngine` closes: see `LockEngine.close()`. */

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 
 /**
  * Who holds a lock, as operators see it: the app instance, the caller's optional label, and when
@@ -113,4 +114,9 @@ export function parseHolderIdentity(owner: string | undefined): HolderIdentity {
     ...(label === '' ? {} : { label: unescapeHolderPart(label) }),
     ...(claimedAt === undefined ? {} : { claimedAt }),
   };
+}
+
+/** `hostname:pid`: how this app instance is named to operators unless the module options name it. */
+export function defaultInstanceLabel(): string {
+  return `${hostname()}:${process.pid}`;
 }

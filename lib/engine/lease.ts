@@ -1,13 +1,13 @@
 import { LockBackendError, LockLostError } from '../errors.js';
 import type { LockClaim } from './lock-backend.js';
-import { monotonicNow, unrefTimer } from './clock.js';
+import { monotonicNow, unrefTimer } from '../util/clock.js';
 import type { LockEvent, LockEventType } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
-import { atAddress, toBackendError } from './backend-error.js';
+import { atAddress, toBackendError } from '../util/backend-error.js';
 import { HoldBounds } from './hold-bounds.js';
 import { OVERDUE, RELEASE_TIMEOUT_MS, type AnswerDeadlines } from './answer-deadlines.js';
-import type { InFlight } from './in-flight.js';
-import type { Slotted } from './slot-set.js';
+import type { InFlight } from '../util/in-flight.js';
+import type { Slotted } from '../util/slot-set.js';
 import { MAX_SLACK_MS, type ScheduledWake, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {

@@ -2,12 +2,12 @@ import { setMaxListeners } from 'node:events';
 import type { Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
-import { atAddress, toBackendError } from './backend-error.js';
+import { atAddress, toBackendError } from '../util/backend-error.js';
 import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, OVERDUE, WAIT_GRACE_MS } from './answer-deadlines.js';
-import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { MAX_TIMER_MS, monotonicNow } from '../util/clock.js';
 import { CheckedLockOptions, refusalOf } from './checked-lock-options.js';
 import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
-import { InFlight } from './in-flight.js';
+import { InFlight } from '../util/in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import { LockEventHub, type LockEventListener } from './lock-event-hub.js';
 import type { LockEvent, LockEventType } from './lock-events.js';
@@ -21,9 +21,8 @@ import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
-import { holderOwnerId, ownerIdPrefix } from './holder-identity.js';
-import { defaultInstanceLabel } from './owner-id.js';
-import { SlotSet } from './slot-set.js';
+import { defaultInstanceLabel, holderOwnerId, ownerIdPrefix } from './holder-identity.js';
+import { SlotSet } from '../util/slot-set.js';
 import { WakeScheduler } from './wake-scheduler.js';
 
 /** Options of a `LockEngine` (the module builds one per store from its options). */

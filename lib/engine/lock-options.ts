@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../errors.js';
-import { MAX_TIMER_MS } from './clock.js';
+import { MAX_TIMER_MS } from '../util/clock.js';
 import { LOCK_MODES, type LockMode } from './lock-mode.js';
 
 /** Longest key accepted, in UTF-16 code units. Backends hash long keys where their store needs it. */

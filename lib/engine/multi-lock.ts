@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError, LockTimeoutError } from '../errors.js';
-import { monotonicNow } from './clock.js';
+import { monotonicNow } from '../util/clock.js';
 import type { LockHandle } from './lock-handle.js';
 import { assertKey, type ResolvedLockOptions } from './lock-options.js';
 import { MultiLockHandle } from './multi-lock-handle.js';

@@ -1,4 +1,4 @@
-import { monotonicNow, unrefTimer } from './clock.js';
+import { monotonicNow, unrefTimer } from '../util/clock.js';
 
 /** @internal Something the scheduler wakes: a held lease that has a renewal or its lapse due. */
 export interface Wakeable {

@@ -1,5 +1,5 @@
 import type { LockEngine } from '../engine/lock-engine.js';
-import { sleep } from '../engine/clock.js';
+import { sleep } from '../util/clock.js';
 import type { Lock } from '../engine/lock.js';
 import { leadershipKey, type AfterTask, type Leadership, type LeadershipChange } from './leadership.js';
 

@@ -1,6 +1,6 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { LockEvent } from '../engine/lock-events.js';
-import { loadOptional } from '../engine/load-optional.js';
+import { loadOptional } from '../util/load-optional.js';
 import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
 /** Options of `subscribeLockTracing`. */

@@ -1,6 +1,6 @@
 import type * as PromClient from 'prom-client';
 import type { LockEvent } from '../engine/lock-events.js';
-import { loadOptional } from '../engine/load-optional.js';
+import { loadOptional } from '../util/load-optional.js';
 import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
 /** A prom-client `Registry` (typed loosely so the published types never reference an optional peer). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { AnswerDeadlines, OVERDUE } from '../../lib/engine/answer-deadlines.js';
-import { monotonicNow } from '../../lib/engine/clock.js';
+import { monotonicNow } from '../../lib/util/clock.js';
 
 /** Whether `answer` settled before a timer due `ms` from now ran: load-independent, the deadlines run on the same event loop. */
 async function settlesWithin(answer: Promise<unknown>, ms: number): Promise<{ inTime: boolean; outcome: unknown }> {

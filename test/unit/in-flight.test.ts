@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InFlight } from '../../lib/engine/in-flight.js';
+import { InFlight } from '../../lib/util/in-flight.js';
 import { hasSettled } from '../support/settled.js';
 
 describe('InFlight: what closing waits for', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { InvalidLockArgumentError } from '../../lib/index.js';
-import { loadOptional } from '../../lib/engine/load-optional.js';
+import { loadOptional } from '../../lib/util/load-optional.js';
 
 describe('loadOptional, the one loader of optional peers (drivers, metrics, Nest transports)', () => {
   it('imports an installed package', async () => {

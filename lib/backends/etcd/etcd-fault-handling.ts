@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IOptions } from 'etcd3';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 
 /** How long a member whose call timed out (or could not be reached) is passed over while another one answers. */
 export const MEMBER_SKIP_MS = 5_000;

@@ -1,5 +1,5 @@
 import type { Etcd3, Lease } from 'etcd3';
-import { monotonicNow, sleep, unrefTimer } from '../../engine/clock.js';
+import { monotonicNow, sleep, unrefTimer } from '../../util/clock.js';
 
 /** @internal Something bound to an etcd lease (a claim whose key carries it), told when the lease is gone. */
 export interface LeaseBound {

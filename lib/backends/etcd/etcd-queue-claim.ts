@@ -1,5 +1,5 @@
 import type { Etcd3, IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
-import { monotonicNow, unrefTimer } from '../../engine/clock.js';
+import { monotonicNow, unrefTimer } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { noticeUnansweredAttempts } from './etcd-fault-handling.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';

@@ -1,5 +1,5 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
-import { MAX_TIMER_MS } from '../../engine/clock.js';
+import { MAX_TIMER_MS } from '../../util/clock.js';
 
 /**
  * @internal

@@ -3,7 +3,7 @@ import { joinAddresses, urlAddress } from '../store-address.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../../engine/lock-backend.js';
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 import { EtcdClaim } from './etcd-claim.js';
 import { resolveEtcdCredentials } from './etcd-credentials.js';
 import { attemptTimeoutMs, lockFaultHandling } from './etcd-fault-handling.js';

@@ -1,4 +1,4 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import { isShared } from '../../engine/lock-mode.js';
 import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';

@@ -1,4 +1,4 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
 import type { HoldRule, KeyState, MemoryClaim } from './memory-queue.js';
 

@@ -1,4 +1,4 @@
-import { monotonicNow, wakeableSleep } from '../../engine/clock.js';
+import { monotonicNow, wakeableSleep } from '../../util/clock.js';
 import { STAND_BACK_MS_PER_PROCESS, type HandOffReceiver } from './local-turn.js';
 
 /**

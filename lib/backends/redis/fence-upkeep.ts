@@ -1,4 +1,4 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 
 /** How much longer than the idle time after its last release a key's fence counter may live: a hundredth. */
 export const IDLE_EXCESS_SHARE = 0.01;

@@ -1,5 +1,5 @@
 import { validityAfterDrift } from '../drift.js';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import type { FenceUpkeep } from './fence-upkeep.js';
 
 /**

@@ -1,7 +1,7 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedisBackendOptions } from '../backend-options.js';
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from './redis-client.js';
 
 /** @internal Settings of a client the backend creates from a URL: an unreachable store fails a call in well under a second or two, not never. */

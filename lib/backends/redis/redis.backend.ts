@@ -1,6 +1,6 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import { checkDriftFactor, DEFAULT_DRIFT_FACTOR } from '../drift.js';
-import { InFlight } from '../../engine/in-flight.js';
+import { InFlight } from '../../util/in-flight.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
 import { DEFAULT_IDLE_KEY_TTL_MS, resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
@@ -12,7 +12,7 @@ import { OWNED_CLIENT_OPTIONS, openRedisConnection } from './redis-connection.js
 import { commandTimeoutOf, watchStuckConnection } from './stuck-connection.js';
 import { RedisInspection } from './redis-inspection.js';
 import { redisAddress } from '../store-address.js';
-import { atAddress } from '../../engine/backend-error.js';
+import { atAddress } from '../../util/backend-error.js';
 import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
 import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';

@@ -1,4 +1,4 @@
-import { checkKnownFields } from '../../engine/known-fields.js';
+import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisReplicasOptions } from '../backend-options.js';

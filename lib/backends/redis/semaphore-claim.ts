@@ -1,5 +1,5 @@
 import { validityAfterDrift } from '../drift.js';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';

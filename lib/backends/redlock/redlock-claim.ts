@@ -1,5 +1,5 @@
 import { LockBackendError } from '../../errors.js';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { redisLockKeys, type RedisLockKeys } from '../redis/redis-keys.js';
 import { releaseHolding, releaseLock } from '../redis/release.js';

@@ -1,7 +1,7 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from '../redis/redis-client.js';
 import { OWNED_CLIENT_OPTIONS } from '../redis/redis-connection.js';
 import { ReleaseListener } from '../redis/release-listener.js';

@@ -1,4 +1,4 @@
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 import { ReleaseWaiter, type ChannelWaiters } from '../redis/channel-waiters.js';
 import type { RedlockMaster } from './redlock-masters.js';
 

@@ -1,4 +1,4 @@
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 
 /** How long connections get at close to finish what they are doing before they are broken. */
 export const END_GRACE_MS = 1_000;

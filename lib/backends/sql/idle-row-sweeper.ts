@@ -1,4 +1,4 @@
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 
 /** Rows one sweep statement deletes at most: a short statement, whatever the table's size. */
 export const SWEEP_BATCH_ROWS = 1_000;

@@ -1,5 +1,5 @@
 import { validityAfterDrift } from '../drift.js';
-import { sleep } from '../../engine/clock.js';
+import { sleep } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { Backoff, NEXT_IN_LINE_POLL_MS } from './sql-backoff.js';
 import type { LeaseRow, SqlDialect, WaitPlace } from './sql-dialect.js';

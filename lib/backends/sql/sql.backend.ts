@@ -1,5 +1,5 @@
 import { DEFAULT_DRIFT_FACTOR } from '../drift.js';
-import { toBackendError } from '../../engine/backend-error.js';
+import { toBackendError } from '../../util/backend-error.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { SqlClaim } from './sql-claim.js';
 import type { SqlDialect } from './sql-dialect.js';

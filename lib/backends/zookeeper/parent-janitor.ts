@@ -1,4 +1,4 @@
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 import { removeIfEmpty } from './lock-nodes.js';
 import { isLockParentName } from './zk-paths.js';
 import type { ZkSession } from './zk-session.js';

@@ -1,4 +1,4 @@
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 
 // The parts of node-zookeeper-client (which ships no types) this backend uses. Internal: never exported from the package root.
 

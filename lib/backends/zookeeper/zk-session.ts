@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { LockBackendError } from '../../errors.js';
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 import { ConnectionWatchdog } from './connection-watchdog.js';
 import { guardReplyStream } from './reply-stream-guard.js';
 import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';

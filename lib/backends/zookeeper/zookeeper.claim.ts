@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { LockBackendError } from '../../errors.js';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { queuePosition } from './lock-queue.js';

@@ -1,6 +1,6 @@
 import { Logger, type ArgumentsHost } from '@nestjs/common';
 import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 import { Messages } from '../lock.messages.js';
 import type { HandlerKind } from '../nest-metadata.js';
 import { isMappedLockError, LockGraphQLError, lockErrorPayload, type LockErrorPayload, type MappedLockError } from './lock-context-errors.js';

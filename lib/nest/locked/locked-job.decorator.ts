@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../../errors.js';
-import { checkKnownFields } from '../../engine/known-fields.js';
+import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from '../lock.messages.js';

@@ -4,7 +4,7 @@ import { checkHoldBounds, checkLeaseMs, checkMode, checkPermits, checkWaitMs, de
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from '../lock.messages.js';
-import { checkKnownFields } from '../../engine/known-fields.js';
+import { checkKnownFields } from '../../util/known-fields.js';
 
 /** What `@Locked()` does when the lock stays busy for `waitMs`. */
 export type OnBusy = 'throw' | 'skip';

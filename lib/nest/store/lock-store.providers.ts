@@ -3,7 +3,7 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import { DEFAULT_STORE_NAME } from '../lock.constants.js';
 import { InvalidLockArgumentError } from '../../errors.js';
-import { checkKnownFields } from '../../engine/known-fields.js';
+import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
 import { LOCK_MODULE_IMPORTED } from '../lock.constants.js';

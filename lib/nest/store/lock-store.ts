@@ -2,7 +2,7 @@ import type { BeforeApplicationShutdown } from '@nestjs/common';
 import { createLockBackend, isLockBackend } from '../../backends/create-backend.js';
 import { checkGracefulMs } from '../../engine/drain.js';
 import { LockEngine } from '../../engine/lock-engine.js';
-import { checkKnownFields } from '../../engine/known-fields.js';
+import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
