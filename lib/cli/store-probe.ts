@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { createConnection } from 'node:net';
 import { loadOptional } from '../util/load-optional.js';
+import { OVERDUE, withinMs } from '../util/time-limit.js';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../backends/redis/redis-client.js';
 import { diagnose, type Diagnosis } from './failure-cause.js';
 import type { StoreAddress } from './store-address.js';
@@ -46,17 +47,13 @@ async function probeRedis(url: string): Promise<Diagnosis | undefined> {
   // ioredis rejects connect() with "Connection is closed"; the reason (ECONNREFUSED, WRONGPASS, ...) comes as an event.
   const errors: unknown[] = [];
   client.on('error', (error: unknown) => errors.push(error));
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${PROBE_MS} ms`), { code: 'ETIMEDOUT' })), PROBE_MS);
-  });
   try {
-    await Promise.race([client.connect().then(() => client.ping()), deadline]);
+    await withinMs(client.connect().then(() => client.ping()), PROBE_MS);
     return undefined;
   } catch (error) {
-    return errors.map((emitted) => diagnose(emitted)).find(Boolean) ?? diagnose(error);
+    const failure = error === OVERDUE ? Object.assign(new Error(`no answer within ${PROBE_MS} ms`), { code: 'ETIMEDOUT' }) : error;
+    return errors.map((emitted) => diagnose(emitted)).find(Boolean) ?? diagnose(failure);
   } finally {
-    clearTimeout(timer);
     client.disconnect();
   }
 }

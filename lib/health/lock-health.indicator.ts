@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
+import { OVERDUE, withinMs } from '../util/time-limit.js';
 import { getLockEngineToken } from '../nest/store/lock-store.tokens.js';
 
 /** The status of one check, in the shape `@nestjs/terminus` expects (`HealthIndicatorResult`). */
@@ -68,16 +69,11 @@ export async function checkLockStore(engine: Pick<LockEngine, 'backend' | 'name'
   if (typeof backend.ping !== 'function') return { status: 'up', backend: backend.name, store, pinged: false };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const startedAt = performance.now();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
-  });
   try {
-    await Promise.race([backend.ping(), timeout]);
+    await withinMs(backend.ping(), timeoutMs);
     return { status: 'up', backend: backend.name, store, latencyMs: Math.round(performance.now() - startedAt), pinged: true };
   } catch (error) {
-    return { status: 'down', backend: backend.name, store, message: error instanceof Error ? error.message : String(error), pinged: true };
-  } finally {
-    clearTimeout(timer);
+    const message = error === OVERDUE ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    return { status: 'down', backend: backend.name, store, message, pinged: true };
   }
 }

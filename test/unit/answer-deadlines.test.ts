@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { AnswerDeadlines, OVERDUE } from '../../lib/engine/answer-deadlines.js';
+import { AnswerDeadlines } from '../../lib/engine/answer-deadlines.js';
+import { OVERDUE } from '../../lib/util/time-limit.js';
 import { monotonicNow } from '../../lib/util/clock.js';
 
 /** Whether `answer` settled before a timer due `ms` from now ran: load-independent, the deadlines run on the same event loop. */

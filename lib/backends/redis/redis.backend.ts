@@ -1,6 +1,7 @@
 import { monotonicNow } from '../../util/clock.js';
 import { checkDriftFactor, DEFAULT_DRIFT_FACTOR } from '../drift.js';
 import { InFlight } from '../../util/in-flight.js';
+import { withinMs } from '../../util/time-limit.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
 import { DEFAULT_IDLE_KEY_TTL_MS, resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
@@ -92,20 +93,9 @@ export class RedisBackend implements LockBackend {
     // ioredis' disconnect() while it reconnects leaves queued commands pending until their
     // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
     const giveUpAt = monotonicNow() + CLOSE_GRACE_MS;
-    await settledBy(this.inFlight.settled(), giveUpAt);
-    if (this.client.status === 'ready' && (await settledBy(this.client.quit().then(() => true, () => false), giveUpAt))) return;
+    await withinMs(this.inFlight.settled(), giveUpAt - monotonicNow()).catch(() => undefined);
+    if (this.client.status === 'ready' && (await withinMs(this.client.quit(), giveUpAt - monotonicNow()).then(() => true, () => false))) return;
     this.client.disconnect();
-  }
-}
-
-/** Resolves what `promise` resolves, or undefined at `giveUpAt` (monotonic ms). */
-async function settledBy<T>(promise: Promise<T>, giveUpAt: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), Math.max(0, giveUpAt - monotonicNow()))));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { monotonicNow, sleep } from '../../util/clock.js';
+import { monotonicNow } from '../../util/clock.js';
+import { withinMs } from '../../util/time-limit.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
 import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';
@@ -61,12 +62,7 @@ export class ReleaseListener {
     if (this.closed) return false;
     if (entry.isSubscribed) return true;
     entry.subscription ??= this.subscribe(entry);
-    const done = new AbortController();
-    try {
-      return await Promise.race([entry.subscription, sleep(maxMs, AbortSignal.any([signal, done.signal])).then(() => false)]);
-    } finally {
-      done.abort();
-    }
+    return withinMs(entry.subscription, maxMs, { signal }).catch(() => false);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
+import { withinMs } from '../../util/time-limit.js';
 import { joinAddresses, redisAddress } from '../store-address.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
@@ -67,12 +68,7 @@ export class RedlockBackend implements LockBackend {
     await Promise.all(this.masters.map(async ({ client, owned, listener }) => {
       await listener.close();
       if (!owned) return;
-      if (client.status === 'ready') {
-        let timer: NodeJS.Timeout | undefined;
-        const timeout = new Promise((resolve) => (timer = setTimeout(resolve, QUIT_TIMEOUT_MS)));
-        await Promise.race([client.quit().catch(() => undefined), timeout]);
-        clearTimeout(timer);
-      }
+      if (client.status === 'ready') await withinMs(client.quit(), QUIT_TIMEOUT_MS).catch(() => undefined);
       if (client.status !== 'end') client.disconnect();
     }));
   }
