@@ -275,19 +275,15 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   private takeHandOff(fence: number): AttemptResult {
     this.handedFence = undefined;
     this.stopWaiting();
-    return { acquired: true, fence, validityMs: this.turn!.validUntil - monotonicNow() };
+    return this.turn!.handedOver(fence);
   }
 
-  /** Passes the held lock to the oldest plain claim of this process asleep waiting for it, if the turn allows. */
+  /** Passes the held lock on within its turn (LocalTurn.passOn), if the turn allows. */
   private handOff(): boolean {
     const turn = this.turn;
-    if (!turn || this.queued) return false;
-    const receiver = this.context.listener.waitersOf(this.keys.channel)?.handOffReceiver();
-    const fence = receiver && turn.nextHandOff(receiver.leaseMs);
-    if (!receiver || fence === undefined) return false;
+    if (!turn || this.queued || !turn.passOn(this.context.listener.waitersOf(this.keys.channel))) return false;
     this.turn = undefined;
     this.held = false;
-    receiver.receive(turn, fence);
     return true;
   }
 
