@@ -5,7 +5,7 @@ import { LIST_SCRIPT } from './admin-page-list.script.js';
 import { PAGE_STYLE } from './admin-page.style.js';
 
 /** What the page is told when it is served. */
-export interface AdminPageSettings {
+interface AdminPageSettings {
   /** The stores it can show, the one to show first first. */
   readonly stores: readonly string[];
   /** Release: `'on'`, `'off'` (the button is shown disabled: no guard protects it), `'none'` (read-only: no button). */

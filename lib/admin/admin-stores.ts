@@ -4,7 +4,7 @@ import { LockService } from '../nest/lock.service.js';
 import { AdminEventLog } from './admin-event-log.js';
 
 /** One store the page can show: its `LockService` and this instance's recent events of it. */
-export interface AdminStore {
+interface AdminStore {
   readonly locks: LockService;
   readonly log: AdminEventLog;
 }

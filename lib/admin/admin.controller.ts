@@ -31,7 +31,7 @@ import type { ResolvedAdminOptions } from './admin.options.js';
 
 
 /** The header-setting part of an Express response or a Fastify reply. */
-export interface HeaderTarget {
+interface HeaderTarget {
   header(name: string, value: string): unknown;
 }
 

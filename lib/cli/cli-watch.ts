@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 /** ANSI: cursor to the top left, then clear the screen. */
 const CLEAR_SCREEN = '\u001b[H\u001b[2J';
 
-export interface WatchOptions {
+interface WatchOptions {
   readonly intervalMs: number;
   /** One JSON document per line (NDJSON), never a clear or a separator. */
   readonly json: boolean;

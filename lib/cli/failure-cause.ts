@@ -1,5 +1,5 @@
 /** Why a store could not be used, as far as its driver's error tells. */
-export type FailureCause = 'refused' | 'timeout' | 'auth' | 'dns' | 'unreachable';
+type FailureCause = 'refused' | 'timeout' | 'auth' | 'dns' | 'unreachable';
 
 /** What the CLI prints for each cause (after the store's address). */
 export const CAUSE_TEXT: Record<FailureCause, string> = {

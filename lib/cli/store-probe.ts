@@ -7,7 +7,7 @@ import { diagnose, type Diagnosis } from './failure-cause.js';
 import type { StoreAddress } from './store-address.js';
 
 /** How long a probe of one server may take. */
-export const PROBE_MS = 3_000;
+const PROBE_MS = 3_000;
 
 /**
  * Connects once to one server of a store, to learn why the store failed when its driver's error

@@ -4,7 +4,7 @@ import { TimeLimits } from '../util/time-limit.js';
  * How long before its bound a call is given up: what the caller needs, once the timer ran, to
  * settle its own answer (give an attempt back, build the error), so that the answer comes by the bound.
  */
-export const ANSWER_MARGIN_MS = 10;
+const ANSWER_MARGIN_MS = 10;
 
 /**
  * A `waitMs` ends at most this long after it was due when the store's answer is still on its way

@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
  * clock) when the acquisition made its claim: the id never changes afterwards, so renewals and
  * re-entrant calls keep it. A holder that waited its turn claimed when it began waiting.
  */
-export interface HolderIdentity {
+interface HolderIdentity {
   readonly instance?: string;
   readonly label?: string;
   /** Epoch ms when the claim was made; absent in owner ids of older versions. */
@@ -26,9 +26,9 @@ export interface HolderIdentity {
 /** Longest owner id: escaped instance (64) and label (96), a unique id (at most 36), a time (16) and three separators. */
 export const MAX_OWNER_ID_LENGTH = 215;
 /** Escaped characters kept from an instance label (the owner id stays <= MAX_OWNER_ID_LENGTH characters). */
-export const MAX_ESCAPED_INSTANCE = 64;
+const MAX_ESCAPED_INSTANCE = 64;
 /** Escaped characters kept from a per-call label. */
-export const MAX_ESCAPED_LABEL = 96;
+const MAX_ESCAPED_LABEL = 96;
 /** Characters a label may have before it is cut, so escaping a huge string costs little. */
 const MAX_RAW_LABEL = MAX_ESCAPED_LABEL;
 

@@ -32,7 +32,7 @@ export interface LeaseOwner {
   readonly calls: InFlight;
 }
 
-export interface LeaseGrant {
+interface LeaseGrant {
   readonly key: string;
   readonly storeKey: string;
   readonly mode: LockMode;

@@ -7,7 +7,7 @@ import { assertKey, describe } from './lock-options.js';
 
 /** Most locks one `list()` page may ask for. */
 export const MAX_LIST_LIMIT = 1_000;
-export const DEFAULT_LIST_LIMIT = 100;
+const DEFAULT_LIST_LIMIT = 100;
 /** Longest `reason` kept in a `force-released` event. */
 const MAX_REASON_LENGTH = 500;
 /** Longest `actor` kept in a `force-released` event. */

@@ -3,7 +3,7 @@ import { MAX_TIMER_MS } from '../util/clock.js';
 import { LOCK_MODES, type LockMode } from './lock-mode.js';
 
 /** Longest key accepted, in UTF-16 code units. Backends hash long keys where their store needs it. */
-export const MAX_KEY_LENGTH = 65_536;
+const MAX_KEY_LENGTH = 65_536;
 
 export interface ResolvedLockOptions {
   readonly leaseMs: number;
@@ -22,7 +22,7 @@ export interface ResolvedLockOptions {
 }
 
 /** Most permits a semaphore may have. */
-export const MAX_PERMITS = 100_000;
+const MAX_PERMITS = 100_000;
 
 export function assertKey(key: unknown): asserts key is string {
   if (typeof key !== 'string') {

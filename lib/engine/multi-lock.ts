@@ -5,7 +5,7 @@ import { assertKey, type ResolvedLockOptions } from './lock-options.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
 
 /** One single-key acquisition (re-entrant where the call chain holds the key) with these options. */
-export type AcquireOne = (key: string, options: ResolvedLockOptions) => Promise<LockHandle>;
+type AcquireOne = (key: string, options: ResolvedLockOptions) => Promise<LockHandle>;
 
 /**
  * Takes every key of `keys` or none. The distinct keys are taken one at a time in canonical
@@ -32,7 +32,7 @@ export async function acquireAll(keys: readonly unknown[], options: ResolvedLock
 }
 
 /** The distinct keys, sorted; InvalidLockArgumentError for an empty list or a bad element. */
-export function canonicalKeys(keys: readonly unknown[]): string[] {
+function canonicalKeys(keys: readonly unknown[]): string[] {
   if (keys.length === 0) throw new InvalidLockArgumentError('Lock key list must not be empty');
   for (let i = 0; i < keys.length; i++) {
     try {

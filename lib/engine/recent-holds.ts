@@ -1,5 +1,5 @@
 /** How many of this instance's last releases an engine remembers the hold times of. */
-export const RECENT_HOLDS = 1_000;
+const RECENT_HOLDS = 1_000;
 
 /** How many of a key's last holds the estimate looks at. */
 export const RECENT_HOLDS_PER_KEY = 5;

@@ -19,7 +19,7 @@ export interface Unscoped {
 }
 
 /** What the wait needs of its engine. */
-export interface GrantWaitHost {
+interface GrantWaitHost {
   readonly backend: LockBackend;
   /** The store's name in events. */
   readonly storeName: string;

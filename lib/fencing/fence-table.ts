@@ -14,7 +14,7 @@ export const DEFAULT_FENCE_TABLE = 'fenced_resources';
 export const FLOOR_RESOURCE = '';
 
 /** The longest resource name, in UTF-8 bytes (the MySQL key column is VARBINARY(255)). */
-export const MAX_RESOURCE_BYTES = 255;
+const MAX_RESOURCE_BYTES = 255;
 
 /** `table` or `schema.table`; each part a plain identifier that fits both PostgreSQL (63) and MySQL (64). */
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;

@@ -10,7 +10,7 @@ export interface CampaignReporter {
   storeFailed(error: unknown, retryInMs: number): void;
 }
 
-export interface CampaignSettings {
+interface CampaignSettings {
   readonly name: string;
   readonly task: (leadership: Leadership) => unknown;
   readonly leaseMs: number | undefined;

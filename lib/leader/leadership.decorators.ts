@@ -13,7 +13,7 @@ import { leaderRegistry } from './leader.service.js';
 export const LEADERSHIP_METADATA = 'distributed-lock:leadership';
 
 /** What one `@OnLeadership()` (`task`) or `@LeaderOnly()` (`guard`) asks for. */
-export interface LeadershipMetadata {
+interface LeadershipMetadata {
   /** `'task'` for `@OnLeadership`, `'guard'` for `@LeaderOnly`. */
   readonly kind: 'task' | 'guard';
   /** The leadership name. */

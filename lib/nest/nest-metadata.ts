@@ -7,7 +7,7 @@ export type HandlerKind = 'http' | 'rpc' | 'ws' | 'graphql';
  * The same keys and values on Nest 11 and 12; test/nest/nest-metadata.test.ts pins them on the
  * installed Nest, and the packaging test on Nest 11.
  */
-export const NestMetadata = {
+const NestMetadata = {
   /** `@Get()`, `@Post()`, `@Sse()`...: the route's path and its HTTP method. */
   path: 'path',
   method: 'method',

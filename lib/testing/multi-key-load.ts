@@ -17,7 +17,7 @@ export function seededRandom(seed: number): () => number {
  * 2 or 3 distinct keys of `keys`, in a random order; sometimes with the first repeated at the end
  * (a duplicate the engine must take once). Returns the list to lock and its distinct keys.
  */
-export function randomKeyList(keys: readonly string[], random: () => number): { list: string[]; distinct: string[] } {
+function randomKeyList(keys: readonly string[], random: () => number): { list: string[]; distinct: string[] } {
   const pool = [...keys];
   for (let i = pool.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
@@ -27,7 +27,7 @@ export function randomKeyList(keys: readonly string[], random: () => number): { 
   return { list: random() < 0.2 ? [...distinct, distinct[0]!] : distinct, distinct };
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   readonly workersPerEngine: number;
   readonly iterations: number;
   readonly keys: readonly string[];

@@ -26,7 +26,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** A sleep that can be ended early: `done` resolves after `ms`, on `wake()`, or when `signal` aborts. */
-export interface WakeableSleep {
+interface WakeableSleep {
   readonly done: Promise<void>;
   wake(): void;
 }

@@ -2,7 +2,7 @@ import { monotonicNow } from './clock.js';
 import { SlotSet, type Slotted } from './slot-set.js';
 
 /** How often, at most, a TimeLimits timer looks for overdue calls while some are in flight. */
-export const DEADLINE_TICK_MS = 25;
+const DEADLINE_TICK_MS = 25;
 
 /** @internal The rejection of {@link TimeLimits.within} and {@link withinMs} when the call did not settle in time. */
 export const OVERDUE: unique symbol = Symbol('overdue');

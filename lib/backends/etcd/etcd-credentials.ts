@@ -3,7 +3,7 @@ import { describe } from '../../engine/lock-options.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 
 /** What the etcd3 client takes for password auth and TLS (its `auth` and `credentials` options). */
-export interface EtcdClientCredentials {
+interface EtcdClientCredentials {
   auth?: { username: string; password: string };
   credentials?: { rootCertificate?: Buffer; privateKey?: Buffer; certChain?: Buffer };
 }

@@ -3,7 +3,7 @@ import type { IOptions } from 'etcd3';
 import { monotonicNow, sleep } from '../../util/clock.js';
 
 /** How long a member whose call timed out (or could not be reached) is passed over while another one answers. */
-export const MEMBER_SKIP_MS = 5_000;
+const MEMBER_SKIP_MS = 5_000;
 /** A per-attempt deadline never below this: a healthy etcd answers in milliseconds, a loaded one within a second. */
 const MIN_ATTEMPT_MS = 1_000;
 
@@ -13,7 +13,7 @@ export function attemptTimeoutMs(requestTimeoutMs: number, hostCount: number): n
 }
 
 /** @internal What the fault handling needs to know of the driver. */
-export interface FaultHandlingOptions {
+interface FaultHandlingOptions {
   readonly hostCount: number;
   readonly requestTimeoutMs: number;
   /** Whether an attempt failed for want of an answer (unreachable, or deadline exceeded): worth trying on another member. */

@@ -20,9 +20,9 @@ export function escapeSegment(value: string): string {
   });
 }
 
-export type KeyRole = 'read' | 'write';
+type KeyRole = 'read' | 'write';
 
-export function roleOf(mode: LockMode): KeyRole {
+function roleOf(mode: LockMode): KeyRole {
   return isShared(mode) ? 'read' : 'write';
 }
 

@@ -3,9 +3,9 @@ import { describe } from '../../engine/lock-options.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 
 export const DEFAULT_LEASE_TTL_MS = 10_000;
-export const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
+const DEFAULT_REQUEST_TIMEOUT_MS = 5_000;
 
-export interface ResolvedEtcdOptions {
+interface ResolvedEtcdOptions {
   readonly urls: string[];
   /** `leaseTtlMs` rounded up to whole seconds: etcd counts its leases in seconds. */
   readonly leaseTtlSeconds: number;

@@ -2,7 +2,7 @@
 // optional `ioredis` package. A `Redis`, a Sentinel-configured `Redis` and a `Cluster` all fit.
 
 /** @internal */
-export type RedisReply = string | number | null | RedisReply[];
+type RedisReply = string | number | null | RedisReply[];
 
 /** @internal An ioredis `Redis` or `Cluster`, seen structurally. */
 export interface RedisClient {
@@ -44,7 +44,7 @@ export interface CorkableStream {
 }
 
 /** @internal An ioredis pipeline: `exec()` resolves one `[error, reply]` per queued command. */
-export interface RedisPipeline {
+interface RedisPipeline {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): RedisPipeline;
   /** Any command by name (WAIT, WAITAOF); on a Cluster client it goes with the pipeline's keyed commands. */
   call(command: string, ...args: (string | number)[]): RedisPipeline;
@@ -58,7 +58,7 @@ export interface IoredisModule {
 }
 
 /** @internal */
-export type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisClient;
+type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisClient;
 
 const REQUIRED_METHODS = ['evalsha', 'eval', 'ping', 'subscribe', 'unsubscribe', 'duplicate', 'quit', 'disconnect', 'on', 'off'] as const;
 

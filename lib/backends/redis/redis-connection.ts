@@ -17,7 +17,7 @@ export const OWNED_CLIENT_OPTIONS = {
 } as const;
 
 /** @internal The client to use, and whether the backend created it (and so must close it). */
-export interface RedisConnection {
+interface RedisConnection {
   readonly client: RedisClient;
   readonly owned: boolean;
 }

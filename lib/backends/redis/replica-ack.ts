@@ -13,7 +13,7 @@ export interface ReplicaAck {
 }
 
 /** Longest accepted `replicas.timeoutMs`: meanwhile the connection serves nobody else, so anything near a minute is a mistake. */
-export const MAX_REPLICA_TIMEOUT_MS = 60_000;
+const MAX_REPLICA_TIMEOUT_MS = 60_000;
 
 const FIELDS = ['min', 'timeoutMs', 'aof'];
 
@@ -91,7 +91,7 @@ export class ReplicaAcknowledger {
  * LockBackendError when fewer replicas acknowledged within `ack.timeoutMs`; resolves, per entry,
  * a LockBackendError when it is no longer on the master.
  */
-export async function awaitReplicas(client: RedisClient, entries: readonly HeldEntry[], ack: ReplicaAck): Promise<(LockBackendError | undefined)[]> {
+async function awaitReplicas(client: RedisClient, entries: readonly HeldEntry[], ack: ReplicaAck): Promise<(LockBackendError | undefined)[]> {
   if (!client.pipeline) throw new LockBackendError('redis', '`replicas` needs an ioredis client with pipeline()');
   const pipeline = client.pipeline();
   if (ack.aof) pipeline.call('waitaof', 0, ack.min, ack.timeoutMs);

@@ -13,7 +13,7 @@ export interface NodeCursor {
 }
 
 /** @internal One server's part of a page: the keys found, and where to go on (absent: the server is done). */
-export interface NodeScan {
+interface NodeScan {
   readonly found: string[];
   readonly next?: NodeCursor;
   readonly rounds: number;

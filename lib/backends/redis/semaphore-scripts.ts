@@ -59,7 +59,7 @@ return 0
 `);
 
 /** @internal */
-export type SemaphoreReply = { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs: number };
+type SemaphoreReply = { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs: number };
 
 /** @internal One attempt to take a permit for `owner`. */
 export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, permits: number, leaseMs: number, idleKeyTtlMs: number): Promise<SemaphoreReply> {

@@ -33,7 +33,7 @@ export function setPubSubKind(client: RedisClient, kind: PubSubKind): void {
 }
 
 /** @internal A script that announces a release, in one variant per kind (`redis.call(publish, channel, message)`). */
-export type PublishingScript = Readonly<Record<PubSubKind, LuaScript>>;
+type PublishingScript = Readonly<Record<PubSubKind, LuaScript>>;
 
 /** @internal `source(publish)` with `publish` the command that announces: PUBLISH or SPUBLISH. */
 export function publishingScript(source: (publish: string) => string): PublishingScript {

@@ -5,11 +5,11 @@ import type { RedlockBackendOptions } from '../backend-options.js';
 import { checkDriftFactor } from '../drift.js';
 
 /** Default spread of the random back-off after a round lost to a competing contender. */
-export const DEFAULT_RETRY_JITTER_MS = 100;
+const DEFAULT_RETRY_JITTER_MS = 100;
 /** The per-node timeout never goes above this by default: a round must be much shorter than the lease (antirez suggests 5-50 ms for a 10 s lease). */
-export const MAX_DEFAULT_NODE_TIMEOUT_MS = 50;
+const MAX_DEFAULT_NODE_TIMEOUT_MS = 50;
 /** ...nor below this, so that a loaded machine's ordinary scheduling delays do not read as a dead node. */
-export const MIN_DEFAULT_NODE_TIMEOUT_MS = 10;
+const MIN_DEFAULT_NODE_TIMEOUT_MS = 10;
 
 /** @internal Validated settings; the masters themselves are opened by `openMasters`. */
 export interface RedlockSettings {

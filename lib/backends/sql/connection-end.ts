@@ -1,7 +1,7 @@
 import { withinMs } from '../../util/time-limit.js';
 
 /** How long connections get at close to finish what they are doing before they are broken. */
-export const END_GRACE_MS = 1_000;
+const END_GRACE_MS = 1_000;
 
 /**
  * Waits for `end` (a pool's or a connection's), at most {@link END_GRACE_MS}; then calls

@@ -21,12 +21,12 @@ export function mysqlTableDdl(name: TableName): string {
 }
 
 /** The index the idle-row sweep reads, added to a table of a version before it: online, writes go on meanwhile. */
-export function mysqlIndexDdl(name: TableName): string {
+function mysqlIndexDdl(name: TableName): string {
   return `ALTER TABLE ${quoteTableName(name, '`')} ADD INDEX ${expiryIndexName(name)} (expires_at), ALGORITHM=INPLACE, LOCK=NONE`;
 }
 
 /** The columns of the waiting line, added to a table of a version before it: instantly, without copying the table. */
-export function mysqlLineDdl(name: TableName): string {
+function mysqlLineDdl(name: TableName): string {
   return `ALTER TABLE ${quoteTableName(name, '`')} ${LINE_COLUMNS.map((column) => `ADD COLUMN ${column}`).join(', ')}, ALGORITHM=INSTANT`;
 }
 

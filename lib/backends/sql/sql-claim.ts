@@ -6,7 +6,7 @@ import type { LeaseRow, SqlDialect, WaitPlace } from './sql-dialect.js';
 import { displayKey, keyHash, storedOwner } from './sql-keys.js';
 
 /** What a claim needs of its backend: the dialect's statements and the table, created on first use. */
-export interface SqlClaimStore {
+interface SqlClaimStore {
   readonly dialect: SqlDialect;
   /** Clock drift allowance as a share of the lease (the `driftFactor` option). */
   readonly driftFactor: number;

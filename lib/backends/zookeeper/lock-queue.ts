@@ -1,7 +1,7 @@
 import { parseLockNode, type LockNode } from './zk-paths.js';
 
 /** Where a claim's node stands in its lock's queue. */
-export type QueuePosition =
+type QueuePosition =
   | { readonly state: 'held' }
   /** Busy: `watch` is the one node whose deletion may let this claim in (no herd effect). */
   | { readonly state: 'waiting'; readonly watch: string }

@@ -19,7 +19,7 @@ export interface ZkWatchEvent {
 export type ZkWatcher = (event: ZkWatchEvent) => void;
 
 /** An ACL identity (`scheme:id`), built with the driver's own `Id` class (its `ACL` checks `instanceof`). */
-export interface ZkId {
+interface ZkId {
   readonly scheme: string;
   readonly id: string;
 }
@@ -31,7 +31,7 @@ export interface ZkAcl {
 }
 type Callback<T = void> = (error: Error | null, result: T) => void;
 
-export interface ZkTransaction {
+interface ZkTransaction {
   check(path: string, version?: number): ZkTransaction;
   create(path: string, data: Buffer, acls: readonly ZkAcl[], mode: number): ZkTransaction;
   commit(callback: Callback<{ readonly path?: string }[]>): void;

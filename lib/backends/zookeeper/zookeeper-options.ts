@@ -3,17 +3,17 @@ import { describe } from '../../engine/lock-options.js';
 import type { ZookeeperBackendOptions } from '../backend-options.js';
 import { warnDeprecatedOnce } from '../deprecated-options.js';
 
-export const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
-export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
-export const DEFAULT_ROOT_PATH = '/nestjs-distributed-lock';
+const DEFAULT_SESSION_TIMEOUT_MS = 10_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
+const DEFAULT_ROOT_PATH = '/nestjs-distributed-lock';
 /** How long a released key's parent node stays, in case the key is locked again soon. */
-export const DEFAULT_PARENT_CLEANUP_DELAY_MS = 1_000;
+const DEFAULT_PARENT_CLEANUP_DELAY_MS = 1_000;
 
-export const ZOOKEEPER_PERMISSIONS = ['read', 'write', 'create', 'delete', 'admin', 'all'] as const;
+const ZOOKEEPER_PERMISSIONS = ['read', 'write', 'create', 'delete', 'admin', 'all'] as const;
 export type ZookeeperPermission = (typeof ZOOKEEPER_PERMISSIONS)[number];
 
 /** One `auth` entry; `credentials` is not enumerable, so that logging or serialising the options never shows it. */
-export interface ZookeeperAuth {
+interface ZookeeperAuth {
   readonly scheme: string;
   readonly credentials: Buffer;
 }

@@ -16,7 +16,7 @@ import { StaleFenceException } from './stale-fence.exception.js';
 
 type ExceptionClass = new (error: object) => Error;
 /** Nest's own last-resort filter of a context: `BaseRpcExceptionFilter`, `BaseWsExceptionFilter`. */
-export interface BaseFilter {
+interface BaseFilter {
   catch(exception: unknown, host: ArgumentsHost): unknown;
 }
 
@@ -69,7 +69,7 @@ function httpException(error: MappedLockError): Error {
  * frees) in whole seconds, rounded up, at least 1; undefined (no header) when there is no estimate.
  * Not the holder's lease, which renewals keep full for as long as it works.
  */
-export function retryAfterSeconds(error: LockTimeoutError): number | undefined {
+function retryAfterSeconds(error: LockTimeoutError): number | undefined {
   if (error.likelyFreeInMs === undefined || !Number.isFinite(error.likelyFreeInMs)) return undefined;
   return Math.max(1, Math.ceil(error.likelyFreeInMs / 1000));
 }

@@ -19,7 +19,7 @@ export type LockKeys = LockKey | readonly LockKey[];
 const REQUEST_PARTS: readonly RequestPart[] = ['params', 'query', 'body', 'headers', 'data', 'args'];
 
 /** `{1.id}`: argument 1, then its `id`; `{params.sku}`: the request's `params.sku`, wherever a parameter carries it. */
-export interface Placeholder {
+interface Placeholder {
   readonly name: string;
   readonly source: number | RequestPart;
   readonly path: readonly string[];
@@ -35,7 +35,7 @@ export interface ArgumentPath {
 }
 
 /** One key as written, checked: a template's literal text and placeholders, or a function. */
-export type ParsedKey = { readonly template: string; readonly pieces: readonly (string | Placeholder)[] } | { readonly fn: Function };
+type ParsedKey = { readonly template: string; readonly pieces: readonly (string | Placeholder)[] } | { readonly fn: Function };
 
 /** A key, or a key list, as written and checked: {@link parseLockKey}. */
 export type ParsedKeys = ParsedKey | readonly ParsedKey[];
@@ -59,7 +59,7 @@ export function parseLockKey(key: unknown, where: string): ParsedKeys {
 }
 
 /** The placeholders of a parsed key that name parts of a request or message. */
-export function requestPlaceholders(parsed: ParsedKeys): RequestPlaceholder[] {
+function requestPlaceholders(parsed: ParsedKeys): RequestPlaceholder[] {
   const keys: readonly ParsedKey[] = isKeyList(parsed) ? parsed : [parsed];
   return keys.flatMap((key) => ('pieces' in key ? key.pieces.filter((piece): piece is RequestPlaceholder => typeof piece !== 'string' && typeof piece.source === 'string') : []));
 }

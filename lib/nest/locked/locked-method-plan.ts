@@ -17,7 +17,7 @@ export interface LockedMethodPlan {
 }
 
 /** What {@link planLockedMethod} reads. */
-export interface LockedMethodSource {
+interface LockedMethodSource {
   /** The prototype (or, for a static method, the class) the method is defined on. */
   readonly target: object;
   /** The class that declares the method: Nest keeps its parameter decorators there. */

@@ -16,7 +16,7 @@ import { checkStopAccepting } from './stop-accepting.option.js';
  * held: 10 s, a third of Kubernetes' default 30 s grace period, which leaves room for the HTTP
  * server's close and the other modules' hooks; the default `waitMs` is as long.
  */
-export const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 10_000;
+const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /**
  * @internal One lock store of an application (one `forRoot()`): its name and engine. It tells
