@@ -16,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import { loadPackage, packageUrl } from './lib/package-under-test.mjs';
+import { loadPackage } from './lib/package-under-test.mjs';
 import { freePort, redisVersion, startRedis } from './lib/redis-server.mjs';
 import { median, pairedRatio, round } from './lib/stats.mjs';
 
@@ -28,8 +28,8 @@ const workers = Number(values.workers);
 const MASTERS = 3;
 
 const { LockEngine, createLockBackend } = await loadPackage();
-// Internal: forces the plain fallback on a client (the module the package itself uses).
-const { setPubSubKind } = await import(new URL('./backends/redis/sharded-pubsub.js', packageUrl).href);
+// Internal: a client carrying a kind under this registered symbol announces with it (sharded-pubsub.ts).
+const PUB_SUB_KIND = Symbol.for('nestjs-distributed-lock.pub-sub-kind');
 
 /** A port p with p + 10000 (its cluster bus port) free too. */
 async function clusterPort() {
@@ -84,7 +84,7 @@ async function relayedSoFar(owner, others) {
 
 async function openEngine(nodes, kind) {
   const client = new Cluster(nodes.map((node) => ({ host: '127.0.0.1', port: node.port })), { enableAutoPipelining: true });
-  if (kind === 'plain') setPubSubKind(client, 'plain');
+  if (kind === 'plain') client[PUB_SUB_KIND] = 'plain';
   await new Promise((resolve, reject) => client.once('ready', resolve).once('error', reject));
   const engine = new LockEngine(await createLockBackend({ type: 'redis', client }), { leaseMs: 10_000, waitMs: 60_000 });
   return { engine, client, close: async () => (await engine.close(), await client.quit()) };

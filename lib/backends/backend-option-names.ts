@@ -12,18 +12,8 @@ const FIELDS: { readonly [Type in BackendType]: Record<keyof Extract<BackendOpti
   mysql: { type: true, url: true, client: true, uri: true, pool: true, table: true, idleKeyTtlMs: true, driftFactor: true },
 };
 
-/** Accepted but not public: the library's tests set them (e.g. 0 to make releases race acquirers on parent clean-up). */
-const UNLISTED: { readonly [Type in BackendType]?: readonly string[] } = {
-  zookeeper: ['parentCleanupDelayMs'],
-};
-
 /** @internal The option names the backend of `type` accepts and advertises (not the deprecated ones, which `createLockBackend` renames first). */
 export function backendOptionNames(type: BackendType): readonly string[] {
   const deprecated = deprecatedOptionNames(type);
   return Object.keys(FIELDS[type]).filter((name) => !deprecated.includes(name));
-}
-
-/** @internal Option names the backend of `type` accepts without advertising them. */
-export function unlistedBackendOptionNames(type: BackendType): readonly string[] {
-  return UNLISTED[type] ?? [];
 }

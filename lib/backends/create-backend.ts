@@ -1,7 +1,7 @@
 import { InvalidLockArgumentError } from '../errors.js';
 import { checkKnownFields } from '../util/known-fields.js';
 import { describe } from '../engine/lock-options.js';
-import { backendOptionNames, unlistedBackendOptionNames } from './backend-option-names.js';
+import { backendOptionNames } from './backend-option-names.js';
 import type { BackendConfig, BackendType } from './backend-options.js';
 import { renameDeprecatedOptions } from './deprecated-options.js';
 import type { LockBackend } from '../engine/lock-backend.js';
@@ -39,6 +39,6 @@ export async function createLockBackend(config: BackendConfig): Promise<LockBack
     throw new InvalidLockArgumentError(`Unknown backend type ${describe((config as { type: unknown }).type)}; expected one of ${Object.keys(factories).join(', ')}`);
   }
   const options = renameDeprecatedOptions(config);
-  checkKnownFields(options, backendOptionNames(options.type), `${options.type} backend`, unlistedBackendOptionNames(options.type));
+  checkKnownFields(options, backendOptionNames(options.type), `${options.type} backend`);
   return factory(options as never);
 }

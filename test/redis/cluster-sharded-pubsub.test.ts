@@ -3,12 +3,12 @@ import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, LockLostError } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { releaseLockHeard } from '../../lib/backends/redis/release.js';
 import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
-import { pubSubKindOf, setPubSubKind } from '../../lib/backends/redis/sharded-pubsub.js';
+import { pubSubKindOf } from '../../lib/backends/redis/sharded-pubsub.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn, forcePubSubKind } from '../support/internal-seams.js';
 
 /** What a node did about release messages: PUBLISH / SPUBLISH it ran, and messages the cluster bus brought it. */
 interface NodeCounts {
@@ -33,7 +33,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   async function clusterClient(kind?: 'plain'): Promise<Cluster> {
     const client = new Cluster(cluster.startupNodes, { enableAutoPipelining: true });
     clients.push(client);
-    if (kind) setPubSubKind(client, kind);
+    if (kind) forcePubSubKind(client, kind);
     await new Promise((resolve, reject) => {
       client.once('ready', resolve);
       client.once('error', reject);
@@ -48,7 +48,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   }
 
   const channelOf = (key: string) => redisLockKeys(`lock:${key}`).channel;
-  const asleep = (engine: LockEngine, key: string) => (engine.backend as RedisBackend).asleep(`lock:${key}`);
+  const asleep = (engine: LockEngine, key: string) => asleepOn(engine.backend, `lock:${key}`);
   const numberAfter = (text: string, pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
 
   async function counts(port: number): Promise<NodeCounts> {

@@ -3,9 +3,9 @@ import { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', () => {
   let cluster: RedisCluster;
@@ -100,7 +100,7 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
       const k = key(`cluster-rw-${n}`);
       const readers = [await a.acquire(k, { mode: 'read', waitMs: 0 }), await b.acquire(k, { mode: 'read', waitMs: 0 })];
       const writer = a.acquire(k, { mode: 'write' });
-      await waitUntil('the writer queued', () => (a.backend as RedisBackend).asleep(`lock:${k}`) === 1, 5_000, 2);
+      await waitUntil('the writer queued', () => asleepOn(a.backend, `lock:${k}`) === 1, 5_000, 2);
       expect(await b.tryAcquire(k, { mode: 'read' })).toBeNull(); // a new reader goes behind the writer
       const order: string[] = [];
       const fair = b.acquire(k, { fair: true }).then((lock) => (order.push('fair'), lock.release()));

@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { createLockBackend, LockEngine, LockTimeoutError, type Lock } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { QUEUE_PLACE_TTL_MS, QUEUE_REFRESH_MS } from '../../lib/backends/redis/wait-queue.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 const waiterScript = fileURLToPath(new URL('../support/fair-waiter-process.mjs', import.meta.url));
 
@@ -23,7 +23,7 @@ describe('redis fair (FIFO) locks', () => {
   const keyPrefix = `fair:${randomUUID().slice(0, 8)}:`;
   const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
   const queueOf = (k: string) => admin.zrange(redisLockKeys(keyPrefix + k).queue, 0, -1);
-  const asleep = (engine: number, k: string) => (backends[engine] as RedisBackend).asleep(keyPrefix + k);
+  const asleep = (engine: number, k: string) => asleepOn(backends[engine]!, keyPrefix + k);
 
   beforeAll(async () => {
     server = await RedisServer.start();

@@ -5,6 +5,7 @@ import { TURN_FENCES } from '../../lib/backends/redis/local-turn.js';
 import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 /**
  * Claims of one process (one backend) pass a plain lock between themselves without a round trip,
@@ -29,7 +30,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
     const backend = (await createLockBackend({ type: 'redis', url: server.url })) as RedisBackend;
     const engine = new LockEngine(backend, { leaseMs: 60_000, waitMs: 60_000, ...options });
     engines.push(engine);
-    return { engine, asleep: (key: string) => backend.asleep(`lock:${key}`) };
+    return { engine, asleep: (key: string) => asleepOn(backend, `lock:${key}`) };
   }
 
   it('passes the lock to the waiters of the process in arrival order, one fence each, without a round trip per hand-off', async () => {

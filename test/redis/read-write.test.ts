@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,7 +20,7 @@ describe('redis read/write locks', () => {
   const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
   const queueOf = (k: string) => admin.zrange(redisLockKeys(keyPrefix + k).queue, 0, -1);
   /** How many claims of backend `i` sleep, refused, until `k` is released. */
-  const asleep = (i: number, k: string) => (backends[i] as RedisBackend).asleep(keyPrefix + k);
+  const asleep = (i: number, k: string) => asleepOn(backends[i]!, keyPrefix + k);
 
   beforeAll(async () => {
     server = await RedisServer.start();

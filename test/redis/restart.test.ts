@@ -4,6 +4,7 @@ import { createLockBackend, LockBackendError, LockEngine, LockLostError, type Lo
 import { OWNED_CLIENT_OPTIONS } from '../../lib/backends/redis/redis-connection.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 describe('redis backend across a Redis restart (no persistence: the data is gone)', () => {
   let server: RedisServer;
@@ -62,7 +63,7 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
     const held = await holder.acquire('restart-wait');
     const backend = waiterEngine.backend as RedisBackend;
     const waiter = waiterEngine.acquire('restart-wait');
-    await waitUntil('the waiter asleep', () => backend.asleep('lock:restart-wait') === 1, 10_000, 5);
+    await waitUntil('the waiter asleep', () => asleepOn(backend, 'lock:restart-wait') === 1, 10_000, 5);
     const restartedAt = performance.now();
     await server.restart();
     const next = await waiter;

@@ -7,6 +7,7 @@ import { startChildHolder } from '../support/child-holder.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { ZkAdmin } from './zk-admin.js';
+import { withParentCleanupDelay } from '../support/internal-seams.js';
 
 /** Lock nodes in the store: parents are cleaned up, a lost create answer leaves no orphan, any key is safe. */
 describe('zookeeper lock nodes', () => {
@@ -56,7 +57,7 @@ describe('zookeeper lock nodes', () => {
 
     it('never fail an acquirer that races the clean-up, and nothing is left behind', async () => {
       // Parents deleted right at release (not a second later), so that acquirers keep racing the clean-up.
-      const immediate = { parentCleanupDelayMs: 0 } as Partial<ZookeeperBackendOptions>;
+      const immediate = withParentCleanupDelay<Partial<ZookeeperBackendOptions>>({}, 0);
       const racers = [await newEngine(immediate), await newEngine(immediate), await newEngine(immediate)];
       const keys = [key('race-a'), key('race-b')];
       let inside = 0;

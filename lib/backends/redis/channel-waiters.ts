@@ -34,10 +34,6 @@ export class ChannelWaiters {
     return this.activeSince !== Infinity;
   }
 
-  get asleep(): number {
-    return this.waiters.filter((waiter) => waiter.isAsleep).length;
-  }
-
   add(waiter: ReleaseWaiter): void {
     this.waiters.push(waiter);
   }

@@ -14,7 +14,6 @@ import { commandTimeoutOf, watchStuckConnection } from './stuck-connection.js';
 import { RedisInspection } from './redis-inspection.js';
 import { redisAddress } from '../store-address.js';
 import { atAddress } from '../../util/backend-error.js';
-import { redisLockKeys } from './redis-keys.js';
 import { ReleaseListener } from './release-listener.js';
 import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';
 import { RedisSemaphoreClaim } from './semaphore-claim.js';
@@ -72,11 +71,6 @@ export class RedisBackend implements LockBackend {
     } catch (error) {
       throw new LockBackendError(this.name, atAddress(`ping failed: ${error instanceof Error ? error.message : String(error)}`, this.address), { cause: error });
     }
-  }
-
-  /** @internal How many claims of this backend sleep until `storeKey` is released (for tests and diagnostics). */
-  asleep(storeKey: string): number {
-    return this.listener.asleep(redisLockKeys(storeKey).channel);
   }
 
   /** Closes the subscriber connection, and the client too if this backend created it. */

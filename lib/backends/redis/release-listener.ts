@@ -82,11 +82,6 @@ export class ReleaseListener {
     }
   }
 
-  /** How many claims sleep until a release of `channel`. */
-  asleep(channel: string): number {
-    return this.channels.get(channel)?.asleep ?? 0;
-  }
-
   /** Replaces the subscriber's connection (its client's connection was stuck: this one likely is too). It resubscribes on its own. */
   reconnect(): void {
     if (!this.closed) this.subscriber?.disconnect(true);

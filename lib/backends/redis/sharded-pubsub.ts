@@ -12,6 +12,12 @@ export type PubSubKind = 'plain' | 'sharded';
 const kinds = new WeakMap<RedisClient, PubSubKind | Promise<PubSubKind>>();
 
 /**
+ * @internal A kind a client carries under this registered symbol is taken as found, whatever the
+ * servers support: how the library's own tests and benchmarks make a Cluster announce on plain pub/sub.
+ */
+const KIND_OF_CLIENT = Symbol.for('nestjs-distributed-lock.pub-sub-kind');
+
+/**
  * @internal The kind for `client`: plain on a single node or Sentinel (nothing is broadcast there),
  * and on a Cluster sharded when both the servers (`COMMAND INFO SPUBLISH`, asked once and kept) and
  * the ioredis version (which must route SSUBSCRIBE to the channel's shard) support it.
@@ -21,15 +27,10 @@ export function pubSubKindOf(client: RedisClient): PubSubKind | Promise<PubSubKi
   if (!client.isCluster) return 'plain';
   let kind = kinds.get(client);
   if (kind === undefined) {
-    kind = detect(client);
+    kind = (client as { [KIND_OF_CLIENT]?: PubSubKind })[KIND_OF_CLIENT] ?? detect(client);
     kinds.set(client, kind);
   }
   return kind;
-}
-
-/** @internal For tests and benchmarks: announce with `kind` on `client`, whatever the servers support. */
-export function setPubSubKind(client: RedisClient, kind: PubSubKind): void {
-  kinds.set(client, kind);
 }
 
 /** @internal A script that announces a release, in one variant per kind (`redis.call(publish, channel, message)`). */

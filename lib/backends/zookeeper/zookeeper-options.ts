@@ -36,11 +36,16 @@ export interface ResolvedZookeeperOptions {
 const FORBIDDEN_PATH_CHARS = /[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/;
 const HOST_LIST = /^[^\s,/]+(,[^\s,/]+)*(\/.*)?$/;
 
+/**
+ * @internal Options may carry, under this registered symbol, how long an empty parent node is kept
+ * after a release: the library's own tests set 0 to make releases race acquirers on parent clean-up.
+ */
+const PARENT_CLEANUP_DELAY_MS = Symbol.for('nestjs-distributed-lock.zookeeper.parent-cleanup-delay-ms');
+
 /** Validates the `zookeeper` backend options and fills in the defaults. Throws InvalidLockArgumentError. */
 export function resolveZookeeperOptions(options: ZookeeperBackendOptions): ResolvedZookeeperOptions {
   const { url: connectionString, sessionTimeoutMs, connectTimeoutMs, rootPath, auth, acl } = options;
-  // Not public: tests set 0 to make releases race acquirers on parent clean-up.
-  const { parentCleanupDelayMs } = options as { parentCleanupDelayMs?: number };
+  const parentCleanupDelayMs = (options as { [PARENT_CLEANUP_DELAY_MS]?: number })[PARENT_CLEANUP_DELAY_MS];
   if (typeof connectionString !== 'string' || !HOST_LIST.test(connectionString)) {
     throw new InvalidLockArgumentError(`zookeeper url must look like 'host:2181' or 'h1:2181,h2:2181/chroot', got ${describe(connectionString)}`);
   }
