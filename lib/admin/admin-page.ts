@@ -1,8 +1,8 @@
 import type { LockEventType } from '../engine/lock-events.js';
-import { DETAIL_SCRIPT } from './admin-page-detail.script.js';
-import { EVENTS_SCRIPT } from './admin-page-events.script.js';
-import { LIST_SCRIPT } from './admin-page-list.script.js';
-import { PAGE_STYLE } from './admin-page.style.js';
+import { DETAIL_SCRIPT } from './admin-page-detail-script.js';
+import { EVENTS_SCRIPT } from './admin-page-events-script.js';
+import { LIST_SCRIPT } from './admin-page-list-script.js';
+import { PAGE_STYLE } from './admin-page-style.js';
 
 /** What the page is told when it is served. */
 interface AdminPageSettings {

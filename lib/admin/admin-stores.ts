@@ -1,6 +1,6 @@
 import { NotFoundException } from '@nestjs/common';
 import type { DiscoveryService } from '@nestjs/core';
-import { LockService } from '../nest/lock.service.js';
+import { LockService } from '../nest/lock-service.js';
 import { AdminEventLog } from './admin-event-log.js';
 
 /** One store the page can show: its `LockService` and this instance's recent events of it. */

@@ -5,19 +5,19 @@ import { backendOptionNames } from './backend-option-names.js';
 import type { BackendConfig, BackendType } from './backend-options.js';
 import { renameDeprecatedOptions } from './deprecated-options.js';
 import type { LockBackend } from '../engine/lock-backend.js';
-import { MemoryBackend } from './memory/memory.backend.js';
+import { MemoryBackend } from './memory/memory-backend.js';
 
 type Factory = (options: never) => Promise<LockBackend>;
 
 /** Each store's module is imported only when configured, so its driver stays an optional peer. */
 const factories: Record<BackendType, Factory> = {
   memory: async () => new MemoryBackend(),
-  redis: async (options) => (await import('./redis/redis.backend.js')).createRedisBackend(options),
-  redlock: async (options) => (await import('./redlock/redlock.backend.js')).createRedlockBackend(options),
-  zookeeper: async (options) => (await import('./zookeeper/zookeeper.backend.js')).createZookeeperBackend(options),
-  etcd: async (options) => (await import('./etcd/etcd.backend.js')).createEtcdBackend(options),
-  postgres: async (options) => (await import('./sql/postgres.backend.js')).createPostgresBackend(options),
-  mysql: async (options) => (await import('./sql/mysql.backend.js')).createMysqlBackend(options),
+  redis: async (options) => (await import('./redis/redis-backend.js')).createRedisBackend(options),
+  redlock: async (options) => (await import('./redlock/redlock-backend.js')).createRedlockBackend(options),
+  zookeeper: async (options) => (await import('./zookeeper/zookeeper-backend.js')).createZookeeperBackend(options),
+  etcd: async (options) => (await import('./etcd/etcd-backend.js')).createEtcdBackend(options),
+  postgres: async (options) => (await import('./sql/postgres-backend.js')).createPostgresBackend(options),
+  mysql: async (options) => (await import('./sql/mysql-backend.js')).createMysqlBackend(options),
 };
 
 export function isLockBackend(value: unknown): value is LockBackend {

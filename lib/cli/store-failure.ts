@@ -1,7 +1,7 @@
 import type { BackendOptions } from '../backends/backend-options.js';
 import { CAUSE_TEXT, diagnose, type Diagnosis } from './failure-cause.js';
 import { printable } from './cli-format.js';
-import { formatAddress, storeAddresses, type StoreAddress } from './store-address.js';
+import { formatAddress, storeAddresses, type StoreAddress } from './option-addresses.js';
 import { probe } from './store-probe.js';
 
 /**

@@ -4,7 +4,7 @@ import { loadOptional } from '../util/load-optional.js';
 import { OVERDUE, withinMs } from '../util/time-limit.js';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../backends/redis/redis-client.js';
 import { diagnose, type Diagnosis } from './failure-cause.js';
-import type { StoreAddress } from './store-address.js';
+import type { StoreAddress } from './option-addresses.js';
 
 /** How long a probe of one server may take. */
 const PROBE_MS = 3_000;

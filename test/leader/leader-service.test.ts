@@ -161,7 +161,7 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
       expect(() => new LeaderService(bare).lead('x', () => undefined)).toThrow(/does not declare fencing tokens/);
       await bare.close();
     }
-    const { RedlockBackend } = await import('../../lib/backends/redlock/redlock.backend.js');
+    const { RedlockBackend } = await import('../../lib/backends/redlock/redlock-backend.js');
     const engine = new LockEngine(new RedlockBackend([], { quorum: 1 } as ConstructorParameters<typeof RedlockBackend>[1]));
     expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(/Leader election is refused on the redlock backend/);
     await engine.close();

@@ -17,7 +17,7 @@ import {
 } from '../../lib/index.js';
 import { Agent, request as httpRequest } from 'node:http';
 import type { LockBackend } from '../../lib/backend.js';
-import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock-constants.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { hasSettled } from '../support/settled.js';
 import { baseUrl, openRequest, startHttpApp } from './http-platform.js';

@@ -10,7 +10,7 @@ import {
   LockService,
   type LockedOptions,
 } from '../../lib/index.js';
-import { LOCKED_METADATA } from '../../lib/nest/lock.constants.js';
+import { LOCKED_METADATA } from '../../lib/nest/lock-constants.js';
 import { collectEvents } from './nest-test-kit.js';
 
 describe('@Locked() validates its arguments when the class is defined', () => {

@@ -10,7 +10,7 @@ import {
   type DistributedLockOptionsFactory,
 } from '../../lib/index.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS } from '../../lib/engine/lock-engine.js';
-import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock-constants.js';
 import { RecordingBackend } from './nest-test-kit.js';
 
 const CONFIG = 'TEST_CONFIG';

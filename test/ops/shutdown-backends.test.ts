@@ -15,7 +15,7 @@ import {
   type Lock,
 } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
-import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock-constants.js';
 import { deferred } from '../nest/nest-test-kit.js';
 import { quietResources, settleResources } from './open-resources.js';
 import { OpsServers, type OpsStore } from './ops-stores.js';

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLockBackend, LockEngine, LockTimeoutError, type Lock } from '../../lib/index.js';
 import { Redis } from 'ioredis';
 import { TURN_FENCES } from '../../lib/backends/redis/local-turn.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
+import type { RedisBackend } from '../../lib/backends/redis/redis-backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
 import { asleepOn } from '../support/internal-seams.js';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
+import type { RedisBackend } from '../../lib/backends/redis/redis-backend.js';
 import { createLockBackend, LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
 import { OWNED_CLIENT_OPTIONS } from '../../lib/backends/redis/redis-connection.js';
 import { RedisServer } from '../harness/redis-server.js';

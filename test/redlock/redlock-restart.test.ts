@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { LockLostError } from '../../lib/index.js';
-import type { RedlockBackend } from '../../lib/backends/redlock/redlock.backend.js';
+import type { RedlockBackend } from '../../lib/backends/redlock/redlock-backend.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { waitUntil } from '../harness/server-process.js';
 import { extendDecisively, key, nextEvent, RedlockEngines } from './redlock-engines.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine } from '../../lib/index.js';
 import { keyHash } from '../../lib/backends/sql/sql-keys.js';
 import { expiryIndexName, parseTableName } from '../../lib/backends/sql/sql-names.js';
-import type { SqlBackend } from '../../lib/backends/sql/sql.backend.js';
+import type { SqlBackend } from '../../lib/backends/sql/sql-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import type { SqlTarget } from './sql-target.js';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidLockArgumentError, LockEngine, createLockBackend } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { displayKey, keyHash } from '../../lib/backends/sql/sql-keys.js';
-import type { SqlBackend } from '../../lib/backends/sql/sql.backend.js';
+import type { SqlBackend } from '../../lib/backends/sql/sql-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import type { SqlTarget } from './sql-target.js';
 

@@ -1,5 +1,5 @@
 import type { LockBackend } from '../../lib/engine/lock-backend.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
+import type { RedisBackend } from '../../lib/backends/redis/redis-backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import type { PubSubKind } from '../../lib/backends/redis/sharded-pubsub.js';
 

@@ -3,7 +3,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createLockBackend, LockBackendError, LockEngine, type LockEvent, type ZookeeperBackendOptions } from '../../lib/index.js';
 import { zkErrorCode, ZK_ERROR } from '../../lib/backends/zookeeper/zk-driver.js';
 import { lockParentPath } from '../../lib/backends/zookeeper/zk-paths.js';
-import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { TcpProxy } from './tcp-proxy.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type ZookeeperBackendOptions } from '../../lib/index.js';
-import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperEnsemble, type ZookeeperServer } from '../harness/zookeeper-server.js';
 import { ZkAdmin } from './zk-admin.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, LockLostError, type LockEvent, type ZookeeperBackendOptions } from '../../lib/index.js';
-import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { startChildHolder } from '../support/child-holder.js';

@@ -1,5 +1,5 @@
 import { isReachable, type RedlockMaster } from './redlock-masters.js';
-import { redisAddress } from '../store-address.js';
+import { redisAddress } from '../driver-address.js';
 
 /**
  * @internal What one master said to one command within the round's per-node timeout.

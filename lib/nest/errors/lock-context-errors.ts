@@ -1,7 +1,7 @@
 import * as common from '@nestjs/common';
 import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
 import { LockErrorCode } from './lock-error-codes.js';
-import { lostMessage } from './lock-http.exceptions.js';
+import { lostMessage } from './lock-http-exceptions.js';
 
 /** What a microservice or WebSocket client receives for a lock error, and a GraphQL error's `extensions`. */
 export interface LockErrorPayload {

@@ -1,7 +1,7 @@
 import { Logger, type ArgumentsHost } from '@nestjs/common';
 import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
 import { loadOptional } from '../../util/load-optional.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 import type { HandlerKind } from '../nest-metadata.js';
 import { isMappedLockError, LockGraphQLError, lockErrorPayload, type LockErrorPayload, type MappedLockError } from './lock-context-errors.js';
 import {
@@ -10,8 +10,8 @@ import {
   LockShuttingDownException,
   LockStoreUnavailableException,
   UNAVAILABLE_RETRY_AFTER_SECONDS,
-} from './lock-http.exceptions.js';
-import { StaleFenceException } from './stale-fence.exception.js';
+} from './lock-http-exceptions.js';
+import { StaleFenceException } from './stale-fence-exception.js';
 
 
 type ExceptionClass = new (error: object) => Error;

@@ -1,6 +1,6 @@
 import { assertKey, describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../../errors.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 
 /**
  * The parts of a handler call a key template may name: an HTTP request's `params`, `query`, `body`

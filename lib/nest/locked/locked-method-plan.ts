@@ -4,7 +4,7 @@ import type { LockOptions } from '../../engine/lock.js';
 import type { HandlerKind } from '../nest-metadata.js';
 import { decoratedParams, handlerKindOf } from '../nest-metadata.js';
 import { bindLockKey, type KeyResolver, type ParsedKeys } from './key-template.js';
-import type { CheckedLockedOptions } from './locked.options.js';
+import type { CheckedLockedOptions } from './locked-options.js';
 import { locateRequestPart } from './request-parts.js';
 
 /** How the calls of one `@Locked()` method run, worked out once from its options and its final metadata. */

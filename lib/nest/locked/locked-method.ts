@@ -4,11 +4,11 @@ import { LockTimeoutError } from '../../errors.js';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import type { ScopedLock } from '../../engine/lock-scope.js';
 import { answerLockError } from '../errors/lock-error-answers.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 import { holdResponse } from './held-response.js';
 import { parseLockKey } from './key-template.js';
-import { lockRegistry } from './lock.registry.js';
-import type { CheckedLockedOptions } from './locked.options.js';
+import { lockRegistry } from './lock-registry.js';
+import type { CheckedLockedOptions } from './locked-options.js';
 import { planLockedMethod, type LockedMethodPlan } from './locked-method-plan.js';
 
 type Method = (this: unknown, ...args: unknown[]) => unknown;

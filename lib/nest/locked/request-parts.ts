@@ -1,6 +1,6 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { HandlerKind } from '../nest-metadata.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 import { ParamType, type DecoratedParam } from '../nest-metadata.js';
 import type { ArgumentPath, RequestPart, RequestPlaceholder } from './key-template.js';
 

@@ -1,7 +1,7 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ShutdownMessages } from './shutdown.messages.js';
+import { ShutdownMessages } from './shutdown-messages.js';
 import { withinMs } from '../../util/time-limit.js';
 
 /** The servers a `StopAcceptingOnShutdown` looks after: one per server, however many stores ask for it. */

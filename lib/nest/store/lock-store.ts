@@ -5,11 +5,11 @@ import { LockEngine } from '../../engine/lock-engine.js';
 import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
+import type { DistributedLockModuleOptions } from './distributed-lock-options.js';
 import { borrowedBackend } from './borrowed-backend.js';
-import { Messages } from '../lock.messages.js';
-import { lockRegistry } from '../locked/lock.registry.js';
-import { checkStopAccepting } from './stop-accepting.option.js';
+import { Messages } from '../lock-messages.js';
+import { lockRegistry } from '../locked/lock-registry.js';
+import { checkStopAccepting } from './stop-accepting-option.js';
 
 /**
  * How long `app.close()` lets the work already inside a lock finish before revoking what is still

@@ -4,8 +4,8 @@ import { LockEngine } from '../engine/lock-engine.js';
 import type { LockEvent } from '../engine/lock-events.js';
 import type { Lock, LockOptions } from '../engine/lock.js';
 import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from '../engine/lock-info.js';
-import { LOCK_ENGINE } from './lock.constants.js';
-import { Messages } from './lock.messages.js';
+import { LOCK_ENGINE } from './lock-constants.js';
+import { Messages } from './lock-messages.js';
 
 /**
  * Distributed locks for code that does not fit `@Locked()`. Injectable wherever the module is

@@ -1,10 +1,10 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
-import { getLockEngineToken } from '../nest/store/lock-store.tokens.js';
-import { LeaderService } from './leader.service.js';
-import { getLeaderServiceToken } from './leader.tokens.js';
-import { LeadershipExplorer } from './leadership.explorer.js';
+import { getLockEngineToken } from '../nest/store/lock-store-tokens.js';
+import { LeaderService } from './leader-service.js';
+import { getLeaderServiceToken } from './leader-tokens.js';
+import { LeadershipExplorer } from './leadership-explorer.js';
 
 /** Leader election on the store `name`: its `LeaderService` (exported) and the explorer that starts `@OnLeadership()` campaigns. */
 export function leaderProviders(name: string): { providers: Provider[]; exports: NonNullable<DynamicModule['exports']> } {

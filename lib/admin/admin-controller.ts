@@ -20,14 +20,14 @@ import { randomBytes } from 'node:crypto';
 import type { Observable } from 'rxjs';
 import { InvalidLockArgumentError, LockBackendError } from '../errors.js';
 import type { LockInfo, LockList } from '../engine/lock-info.js';
-import { LockStoreUnavailableException } from '../nest/errors/lock-http.exceptions.js';
-import { getLockServiceToken } from '../nest/store/lock-store.tokens.js';
-import type { LockService } from '../nest/lock.service.js';
+import { LockStoreUnavailableException } from '../nest/errors/lock-http-exceptions.js';
+import { getLockServiceToken } from '../nest/store/lock-store-tokens.js';
+import type { LockService } from '../nest/lock-service.js';
 import type { AdminEventJson } from './admin-event-log.js';
 import { adminEventStream } from './admin-events.js';
 import { adminPageHtml } from './admin-page.js';
 import { AdminStores } from './admin-stores.js';
-import type { ResolvedAdminOptions } from './admin.options.js';
+import type { ResolvedAdminOptions } from './admin-options.js';
 
 
 /** The header-setting part of an Express response or a Fastify reply. */

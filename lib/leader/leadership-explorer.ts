@@ -1,10 +1,10 @@
 import type { OnApplicationBootstrap } from '@nestjs/common';
 import type { DiscoveryService } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
-import { lockRegistry } from '../nest/locked/lock.registry.js';
-import type { LeaderService } from './leader.service.js';
+import { lockRegistry } from '../nest/locked/lock-registry.js';
+import type { LeaderService } from './leader-service.js';
 import type { Leadership } from './leadership.js';
-import { leadershipMetadataOf } from './leadership.decorators.js';
+import { leadershipMetadataOf } from './leadership-decorators.js';
 
 type Task = (leadership: Leadership) => unknown;
 

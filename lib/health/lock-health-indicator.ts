@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import type { LockEngine } from '../engine/lock-engine.js';
 import { OVERDUE, withinMs } from '../util/time-limit.js';
-import { getLockEngineToken } from '../nest/store/lock-store.tokens.js';
+import { getLockEngineToken } from '../nest/store/lock-store-tokens.js';
 
 /** The status of one check, in the shape `@nestjs/terminus` expects (`HealthIndicatorResult`). */
 export interface LockHealthStatus {

@@ -1,18 +1,18 @@
 import type { DynamicModule, Provider } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import type { LockEngine } from '../../engine/lock-engine.js';
-import { DEFAULT_STORE_NAME } from '../lock.constants.js';
+import { DEFAULT_STORE_NAME } from '../lock-constants.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
-import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock.options.js';
-import { LOCK_MODULE_IMPORTED } from '../lock.constants.js';
-import { LockExplorer } from './lock.explorer.js';
-import { Messages } from '../lock.messages.js';
-import { LockService } from '../lock.service.js';
+import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions, DistributedLockOptionsFactory } from './distributed-lock-options.js';
+import { LOCK_MODULE_IMPORTED } from '../lock-constants.js';
+import { LockExplorer } from './lock-explorer.js';
+import { Messages } from '../lock-messages.js';
+import { LockService } from '../lock-service.js';
 import { createLockStore, type LockStore } from './lock-store.js';
-import { stopAcceptingProvider } from './stop-accepting.provider.js';
-import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store.tokens.js';
+import { stopAcceptingProvider } from './stop-accepting-provider.js';
+import { getLockEngineToken, getLockModuleOptionsToken, getLockServiceToken, getLockStoreToken } from './lock-store-tokens.js';
 
 /** The store name `forRoot()` / `forRootAsync()` was given; checked at the call, since the providers' tokens derive from it. */
 export function storeNameOf(name: unknown): string {

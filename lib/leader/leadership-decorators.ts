@@ -1,10 +1,10 @@
 import { describe } from '../engine/lock-options.js';
-import { DEFAULT_STORE_NAME } from '../nest/lock.constants.js';
+import { DEFAULT_STORE_NAME } from '../nest/lock-constants.js';
 import { InvalidLockArgumentError } from '../errors.js';
 import { copyMetadata } from '../nest/locked/copy-metadata.js';
-import { lockRegistry } from '../nest/locked/lock.registry.js';
-import { LeaderMessages } from './leader.messages.js';
-import { leaderRegistry } from './leader.service.js';
+import { lockRegistry } from '../nest/locked/lock-registry.js';
+import { LeaderMessages } from './leader-messages.js';
+import { leaderRegistry } from './leader-service.js';
 
 /**
  * Metadata key under which `@OnLeadership()` and `@LeaderOnly()` record what they ask for on the

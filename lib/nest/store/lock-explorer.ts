@@ -2,10 +2,10 @@ import type { OnModuleInit } from '@nestjs/common';
 import type { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InvalidLockArgumentError } from '../../errors.js';
 import { preloadContextException } from '../errors/lock-error-answers.js';
-import { LockErrorsFilter } from '../errors/lock-errors.filter.js';
-import { Messages } from '../lock.messages.js';
+import { LockErrorsFilter } from '../errors/lock-errors-filter.js';
+import { Messages } from '../lock-messages.js';
 import type { HandlerKind } from '../nest-metadata.js';
-import { lockRegistry } from '../locked/lock.registry.js';
+import { lockRegistry } from '../locked/lock-registry.js';
 import { prepareLockedMethod } from '../locked/locked-method.js';
 import { LockStore } from './lock-store.js';
 

@@ -1,5 +1,5 @@
 import { checkDriftFactor } from '../drift.js';
-import { mysqlAddress, urlAddress } from '../store-address.js';
+import { mysqlAddress, urlAddress } from '../driver-address.js';
 import type { MysqlBackendOptions } from '../backend-options.js';
 import { resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { LockBackend } from '../../engine/lock-backend.js';
@@ -8,7 +8,7 @@ import { MysqlDialect } from './mysql-dialect.js';
 import { MysqlInspectionQueries } from './mysql-inspection.js';
 import { CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
 import { parseTableName } from './sql-names.js';
-import { SqlBackend } from './sql.backend.js';
+import { SqlBackend } from './sql-backend.js';
 
 /**
  * The `mysql` backend for MySQL 8 and MariaDB 10.11 (driver: `mysql2`). With `url` it creates a

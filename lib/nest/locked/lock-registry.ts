@@ -1,6 +1,6 @@
 import { DistributedLockError } from '../../errors.js';
 import type { LockEngine } from '../../engine/lock-engine.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 
 const AMBIGUOUS = Symbol('ambiguous');
 

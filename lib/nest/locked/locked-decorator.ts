@@ -1,12 +1,12 @@
 import { UseFilters } from '@nestjs/common';
 import { InvalidLockArgumentError } from '../../errors.js';
-import { LOCKED_METADATA } from '../lock.constants.js';
-import { Messages } from '../lock.messages.js';
+import { LOCKED_METADATA } from '../lock-constants.js';
+import { Messages } from '../lock-messages.js';
 import { copyMetadata } from './copy-metadata.js';
 import type { LockKeys } from './key-template.js';
-import { LockModuleCheck } from './lock-module.check.js';
+import { LockModuleCheck } from './lock-module-check.js';
 import { createLockedMethod } from './locked-method.js';
-import { parseLockedArgs, type LockedOptions } from './locked.options.js';
+import { parseLockedArgs, type LockedOptions } from './locked-options.js';
 
 /**
  * Runs the method holding a distributed lock, taken once per call, inside the method: on a

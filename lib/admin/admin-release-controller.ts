@@ -1,6 +1,6 @@
 import { BadRequestException, Body, ForbiddenException, Headers, HttpCode, Post, Query, Req, UnsupportedMediaTypeException, type CanActivate, type Type } from '@nestjs/common';
-import { answer, createAdminReadController, guardedBy } from './admin.controller.js';
-import type { ResolvedAdminOptions } from './admin.options.js';
+import { answer, createAdminReadController, guardedBy } from './admin-controller.js';
+import type { ResolvedAdminOptions } from './admin-options.js';
 
 /** Refuses release when no guard protects it (unless the app opted in): never an open release endpoint by default. */
 function releaseSwitch(enabled: boolean): CanActivate {

@@ -1,8 +1,8 @@
 import { Catch, Inject, Injectable, Optional, type ExceptionFilter, type OnModuleInit } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DistributedLockError } from '../../errors.js';
-import { LOCK_MODULE_IMPORTED } from '../lock.constants.js';
-import { Messages } from '../lock.messages.js';
+import { LOCK_MODULE_IMPORTED } from '../lock-constants.js';
+import { Messages } from '../lock-messages.js';
 
 /** Never thrown: the check catches nothing. */
 class NeverThrown {}

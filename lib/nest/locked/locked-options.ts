@@ -1,9 +1,9 @@
-import { DEFAULT_STORE_NAME } from '../lock.constants.js';
+import { DEFAULT_STORE_NAME } from '../lock-constants.js';
 import type { LockMode } from '../../engine/lock-mode.js';
 import { checkHoldBounds, checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { LockKey, LockKeys } from './key-template.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 import { checkKnownFields } from '../../util/known-fields.js';
 
 /** What `@Locked()` does when the lock stays busy for `waitMs`. */

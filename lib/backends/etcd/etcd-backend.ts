@@ -1,5 +1,5 @@
 import type { Etcd3, IOptions } from 'etcd3';
-import { joinAddresses, urlAddress } from '../store-address.js';
+import { joinAddresses, urlAddress } from '../driver-address.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { EtcdBackendOptions } from '../backend-options.js';
 import type { ClaimRequest, LockBackend, LockClaim, BackendCapabilities } from '../../engine/lock-backend.js';

@@ -3,8 +3,8 @@ import { ApplicationConfig, BaseExceptionFilter } from '@nestjs/core';
 import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
 import { caughtTypesOf, type HandlerKind } from '../nest-metadata.js';
 import { answerLockError, baseFilterOf, preloadContextException } from './lock-error-answers.js';
-import { LockBusyException, LockLostException, LockShuttingDownException, LockStoreUnavailableException, type LockAnswerHeaders } from './lock-http.exceptions.js';
-import { StaleFenceException } from './stale-fence.exception.js';
+import { LockBusyException, LockLostException, LockShuttingDownException, LockStoreUnavailableException, type LockAnswerHeaders } from './lock-http-exceptions.js';
+import { StaleFenceException } from './stale-fence-exception.js';
 
 /** The library's HTTP exceptions: they name the headers their answer carries. */
 const HTTP_EXCEPTIONS = [LockBusyException, LockStoreUnavailableException, StaleFenceException, LockLostException, LockShuttingDownException] as const;

@@ -1,6 +1,6 @@
 import { Module, type MiddlewareConsumer, type NestModule } from '@nestjs/common';
 import { APP_FILTER, ApplicationConfig } from '@nestjs/core';
-import { LockErrorsFilter } from '../nest/errors/lock-errors.filter.js';
+import { LockErrorsFilter } from '../nest/errors/lock-errors-filter.js';
 
 /**
  * @internal Imported by every store's `DistributedLockModule`: a static module, so Nest makes one

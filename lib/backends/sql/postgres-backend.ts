@@ -8,8 +8,8 @@ import { PostgresInspectionQueries } from './postgres-inspection.js';
 import { PostgresReleaseListener } from './postgres-listener.js';
 import { APPLICATION_NAME, CONNECT_TIMEOUT_MS, pickConnection, POOL_SIZE } from './sql-options.js';
 import { parseTableName, releaseChannel } from './sql-names.js';
-import { SqlBackend } from './sql.backend.js';
-import { postgresAddress, urlAddress } from '../store-address.js';
+import { SqlBackend } from './sql-backend.js';
+import { postgresAddress, urlAddress } from '../driver-address.js';
 
 /**
  * The `postgres` backend (driver: `pg`). With `url` it creates a pool and closes it

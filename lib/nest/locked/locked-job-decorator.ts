@@ -2,8 +2,8 @@ import { InvalidLockArgumentError } from '../../errors.js';
 import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import type { LockKey, LockKeys } from './key-template.js';
-import { Messages } from '../lock.messages.js';
-import { Locked } from './locked.decorator.js';
+import { Messages } from '../lock-messages.js';
+import { Locked } from './locked-decorator.js';
 
 /** Options of `@LockedJob({ ... })`. */
 export interface LockedJobOptions {

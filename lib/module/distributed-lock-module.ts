@@ -1,10 +1,10 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { leaderProviders } from '../leader/leader.providers.js';
-import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/store/distributed-lock.options.js';
-import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/store/lock-store.providers.js';
-import { getLockModuleOptionsToken } from '../nest/store/lock-store.tokens.js';
-import { LockErrorsModule } from './lock-errors.module.js';
+import { leaderProviders } from '../leader/leader-providers.js';
+import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/store/distributed-lock-options.js';
+import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/store/lock-store-providers.js';
+import { getLockModuleOptionsToken } from '../nest/store/lock-store-tokens.js';
+import { LockErrorsModule } from './lock-errors-module.js';
 
 /**
  * Distributed locks for a Nest application: provides `LockService` and `LeaderService`, and makes

@@ -1,7 +1,7 @@
 import type { Provider } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import type { DistributedLockModuleOptions } from './distributed-lock.options.js';
-import { getLockModuleOptionsToken, getLockStoreToken } from './lock-store.tokens.js';
+import type { DistributedLockModuleOptions } from './distributed-lock-options.js';
+import { getLockModuleOptionsToken, getLockStoreToken } from './lock-store-tokens.js';
 import { StopAcceptingOnShutdown } from '../shutdown/stop-accepting.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
-import { isDefaultStore } from '../nest/store/lock-store.tokens.js';
-import { LeaderService } from './leader.service.js';
+import { isDefaultStore } from '../nest/store/lock-store-tokens.js';
+import { LeaderService } from './leader-service.js';
 
 /** Injection token of the `LeaderService` of the store `name`: the `LeaderService` class itself for the default (unnamed) store. */
 export function getLeaderServiceToken(name?: string): string | typeof LeaderService {

@@ -1,6 +1,6 @@
 import { ConflictException, HttpStatus } from '@nestjs/common';
 import type { StaleFenceError } from '../../errors.js';
-import type { LockAnswerHeaders } from './lock-http.exceptions.js';
+import type { LockAnswerHeaders } from './lock-http-exceptions.js';
 
 /**
  * 409 Conflict: a fenced write was refused because a newer holder of the lock has written since

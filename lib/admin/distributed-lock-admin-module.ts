@@ -1,7 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { createAdminController } from './admin-release.controller.js';
-import { resolveAdminOptions, type DistributedLockAdminOptions } from './admin.options.js';
+import { createAdminController } from './admin-release-controller.js';
+import { resolveAdminOptions, type DistributedLockAdminOptions } from './admin-options.js';
 
 /**
  * A page for operators, served by the app itself (no build step, nothing from a CDN): held locks

@@ -4,7 +4,7 @@ import { loadZookeeperDriver, type ZkDriver } from './zk-driver.js';
 import { explainAccessError } from './zk-access-error.js';
 import { ZookeeperInspection } from './zk-inspection.js';
 import { ZkSessions } from './zk-sessions.js';
-import { ZookeeperClaim } from './zookeeper.claim.js';
+import { ZookeeperClaim } from './zookeeper-claim.js';
 import { resolveZookeeperOptions } from './zookeeper-options.js';
 
 /**

@@ -1,6 +1,6 @@
 import { Inject } from '@nestjs/common';
-import { DEFAULT_STORE_NAME, LOCK_ENGINE } from '../lock.constants.js';
-import { LockService } from '../lock.service.js';
+import { DEFAULT_STORE_NAME, LOCK_ENGINE } from '../lock-constants.js';
+import { LockService } from '../lock-service.js';
 
 /** Whether `name` means the default store (its tokens are the plain classes and constants). */
 export const isDefaultStore = (name: string | undefined): boolean => name === undefined || name === DEFAULT_STORE_NAME;

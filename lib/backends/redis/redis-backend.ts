@@ -12,7 +12,7 @@ import type { RedisClient } from './redis-client.js';
 import { OWNED_CLIENT_OPTIONS, openRedisConnection } from './redis-connection.js';
 import { commandTimeoutOf, watchStuckConnection } from './stuck-connection.js';
 import { RedisInspection } from './redis-inspection.js';
-import { redisAddress } from '../store-address.js';
+import { redisAddress } from '../driver-address.js';
 import { atAddress } from '../../util/backend-error.js';
 import { ReleaseListener } from './release-listener.js';
 import { ReplicaAcknowledger, resolveReplicaAck, type ReplicaAck } from './replica-ack.js';

@@ -3,9 +3,9 @@ import { BehaviorSubject, distinctUntilChanged, type Observable } from 'rxjs';
 import type { LockEngine } from '../engine/lock-engine.js';
 import { assertKey, checkLeaseMs, describe } from '../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../errors.js';
-import { LOCK_ENGINE } from '../nest/lock.constants.js';
+import { LOCK_ENGINE } from '../nest/lock-constants.js';
 import { LeaderCampaign, type CampaignReporter } from './leader-campaign.js';
-import { LeaderMessages } from './leader.messages.js';
+import { LeaderMessages } from './leader-messages.js';
 import { leadershipKey, type AfterTask, type Campaign, type LeaderInfo, type Leadership, type LeadershipChange, type LeadOptions } from './leadership.js';
 
 const AFTER_TASK: readonly AfterTask[] = ['campaign', 'stop'];

@@ -1,6 +1,6 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import { withinMs } from '../../util/time-limit.js';
-import { joinAddresses, redisAddress } from '../store-address.js';
+import { joinAddresses, redisAddress } from '../driver-address.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';
 import { describeFailures } from './node-call.js';
