@@ -48,7 +48,10 @@ export function checkLayers() {
   const graph = new Map(files.map((file) => [file, importsOf(file)]));
   const problems = [];
   for (const file of files) {
-    if (!isKebabCaseFile(basename(file))) problems.push(`${relative(LIB, file)}: file names in lib/ are kebab-case (lower-case words joined by '-', as in lock-engine.ts)`);
+    if (!isKebabCaseFile(basename(file)))
+      problems.push(
+        `${relative(LIB, file)}: file names in lib/ are kebab-case (lower-case words joined by '-', as in lock-engine.ts)`,
+      );
   }
   for (const room of new Set(files.map(roomOf))) {
     if (!levelOf.has(room)) problems.push(`lib/${room} is in no layer of scripts/check-layers.mjs: place it`);
@@ -58,11 +61,14 @@ export function checkLayers() {
       const from = roomOf(file);
       const to = roomOf(target);
       if (levelOf.get(to) > levelOf.get(from) || (levelOf.get(to) === levelOf.get(from) && to !== from)) {
-        problems.push(`${relative(LIB, file)} imports ${relative(LIB, target)}: ${from} may not import ${to} (it is not below it)`);
+        problems.push(
+          `${relative(LIB, file)} imports ${relative(LIB, target)}: ${from} may not import ${to} (it is not below it)`,
+        );
       }
     }
   }
-  for (const circle of circlesOf(graph)) problems.push(`circle: ${circle.map((file) => relative(LIB, file)).join(' -> ')}`);
+  for (const circle of circlesOf(graph))
+    problems.push(`circle: ${circle.map((file) => relative(LIB, file)).join(' -> ')}`);
   return problems;
 }
 
@@ -103,6 +109,10 @@ function circlesOf(graph) {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const problems = checkLayers();
   for (const problem of problems) console.error(problem);
-  console.log(problems.length === 0 ? 'lib/: every import runs down the layers, no circles, every file name kebab-case' : `${problems.length} problem(s)`);
+  console.log(
+    problems.length === 0
+      ? 'lib/: every import runs down the layers, no circles, every file name kebab-case'
+      : `${problems.length} problem(s)`,
+  );
   process.exitCode = problems.length === 0 ? 0 : 1;
 }

@@ -29,7 +29,6 @@ import { adminPageHtml } from './admin-page.js';
 import { AdminStores } from './admin-stores.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 
-
 /** The header-setting part of an Express response or a Fastify reply. */
 interface HeaderTarget {
   header(name: string, value: string): unknown;
@@ -58,7 +57,10 @@ export function createAdminReadController(options: ResolvedAdminOptions): Type<{
   class DistributedLockAdminController implements OnApplicationBootstrap, OnModuleDestroy {
     readonly stores: AdminStores;
 
-    constructor(@Inject(getLockServiceToken(options.store)) locks: LockService, @Inject(DiscoveryService) discovery: DiscoveryService) {
+    constructor(
+      @Inject(getLockServiceToken(options.store)) locks: LockService,
+      @Inject(DiscoveryService) discovery: DiscoveryService,
+    ) {
       this.stores = new AdminStores(locks, discovery);
     }
 
@@ -76,7 +78,10 @@ export function createAdminReadController(options: ResolvedAdminOptions): Type<{
     page(@Res({ passthrough: true }) response: HeaderTarget): string {
       const nonce = randomBytes(16).toString('base64');
       response.header('Content-Type', 'text/html; charset=utf-8');
-      response.header('Content-Security-Policy', `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`);
+      response.header(
+        'Content-Security-Policy',
+        `default-src 'none'; script-src 'nonce-${nonce}'; style-src 'nonce-${nonce}'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+      );
       response.header('X-Content-Type-Options', 'nosniff');
       response.header('Cache-Control', 'no-store');
       response.header('Referrer-Policy', 'no-referrer');
@@ -92,9 +97,20 @@ export function createAdminReadController(options: ResolvedAdminOptions): Type<{
 
     /** `GET <path>/api/locks?store=&prefix=&limit=&cursor=`: one page of `LockService.list`. */
     @Get('api/locks')
-    list(@Query('store') store?: string, @Query('prefix') prefix?: string, @Query('limit') limit?: string, @Query('cursor') cursor?: string): Promise<LockList> {
+    list(
+      @Query('store') store?: string,
+      @Query('prefix') prefix?: string,
+      @Query('limit') limit?: string,
+      @Query('cursor') cursor?: string,
+    ): Promise<LockList> {
       const { locks } = this.stores.get(store);
-      return answer(() => locks.list({ prefix: prefix ?? '', limit: limit === undefined ? undefined : Number(limit), cursor: cursor || undefined }));
+      return answer(() =>
+        locks.list({
+          prefix: prefix ?? '',
+          limit: limit === undefined ? undefined : Number(limit),
+          cursor: cursor || undefined,
+        }),
+      );
     }
 
     /** `GET <path>/api/inspect?store=&key=`: `LockService.inspect`. */

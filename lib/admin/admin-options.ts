@@ -49,7 +49,13 @@ export interface ResolvedAdminOptions {
 }
 
 const OPTION_NAMES = Object.keys({
-  path: true, guards: true, releaseGuards: true, allowUnguardedRelease: true, store: true, readOnly: true, actor: true,
+  path: true,
+  guards: true,
+  releaseGuards: true,
+  allowUnguardedRelease: true,
+  store: true,
+  readOnly: true,
+  actor: true,
 } satisfies Record<keyof DistributedLockAdminOptions, true>);
 
 const PATH = /^(\/[A-Za-z0-9._~-]+)+$/;
@@ -57,11 +63,14 @@ const WHERE = 'DistributedLockAdminModule.register()';
 
 /** Checks the options when the module is registered; throws InvalidLockArgumentError naming the option. */
 export function resolveAdminOptions(options: DistributedLockAdminOptions = {}): ResolvedAdminOptions {
-  if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(`${WHERE}: options must be an object, got ${describe(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidLockArgumentError(`${WHERE}: options must be an object, got ${describe(options)}`);
   checkKnownFields(options, OPTION_NAMES, WHERE);
   const path = options.path ?? '/locks';
   if (typeof path !== 'string' || !PATH.test(path)) {
-    throw new InvalidLockArgumentError(`${WHERE}: path must look like '/locks' or '/ops/locks' (letters, digits, . _ ~ -), got ${describe(path)}`);
+    throw new InvalidLockArgumentError(
+      `${WHERE}: path must look like '/locks' or '/ops/locks' (letters, digits, . _ ~ -), got ${describe(path)}`,
+    );
   }
   const guards = checkGuards(options.guards, 'guards');
   const releaseGuards = checkGuards(options.releaseGuards, 'releaseGuards');
@@ -71,7 +80,9 @@ export function resolveAdminOptions(options: DistributedLockAdminOptions = {}): 
     throw new InvalidLockArgumentError(`${WHERE}: store must be the name of a store, got ${describe(options.store)}`);
   }
   if (options.actor !== undefined && typeof options.actor !== 'function') {
-    throw new InvalidLockArgumentError(`${WHERE}: actor must be a function (request) => string | undefined, got ${describe(options.actor)}`);
+    throw new InvalidLockArgumentError(
+      `${WHERE}: actor must be a function (request) => string | undefined, got ${describe(options.actor)}`,
+    );
   }
   return {
     path,
@@ -85,13 +96,23 @@ export function resolveAdminOptions(options: DistributedLockAdminOptions = {}): 
 }
 
 function checkBoolean(value: unknown, name: string): boolean {
-  if (value !== undefined && typeof value !== 'boolean') throw new InvalidLockArgumentError(`${WHERE}: ${name} must be a boolean, got ${describe(value)}`);
+  if (value !== undefined && typeof value !== 'boolean')
+    throw new InvalidLockArgumentError(`${WHERE}: ${name} must be a boolean, got ${describe(value)}`);
   return value === true;
 }
 
 function checkGuards(value: unknown, name: string): AdminGuard[] {
   if (value === undefined) return [];
-  const valid = Array.isArray(value) && value.every((guard) => typeof guard === 'function' || (typeof guard === 'object' && guard !== null && typeof (guard as CanActivate).canActivate === 'function'));
-  if (!valid) throw new InvalidLockArgumentError(`${WHERE}: ${name} must be an array of guards (classes or objects with canActivate), got ${describe(value)}`);
+  const valid =
+    Array.isArray(value) &&
+    value.every(
+      (guard) =>
+        typeof guard === 'function' ||
+        (typeof guard === 'object' && guard !== null && typeof (guard as CanActivate).canActivate === 'function'),
+    );
+  if (!valid)
+    throw new InvalidLockArgumentError(
+      `${WHERE}: ${name} must be an array of guards (classes or objects with canActivate), got ${describe(value)}`,
+    );
   return [...(value as AdminGuard[])];
 }

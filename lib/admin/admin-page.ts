@@ -16,8 +16,17 @@ interface AdminPageSettings {
 
 /** Every event type, for the events filter (the compiler says when a type is added). */
 const EVENT_TYPES = Object.keys({
-  acquired: true, released: true, extended: true, 'extend-failed': true, lost: true, timeout: true,
-  'release-failed': true, 'force-released': true, skipped: true, 'self-wait': true, 'acquire-failed': true,
+  acquired: true,
+  released: true,
+  extended: true,
+  'extend-failed': true,
+  lost: true,
+  timeout: true,
+  'release-failed': true,
+  'force-released': true,
+  skipped: true,
+  'self-wait': true,
+  'acquire-failed': true,
 } satisfies Record<LockEventType, true>);
 
 /**

@@ -1,4 +1,16 @@
-import { BadRequestException, Body, ForbiddenException, Headers, HttpCode, Post, Query, Req, UnsupportedMediaTypeException, type CanActivate, type Type } from '@nestjs/common';
+import {
+  BadRequestException,
+  Body,
+  ForbiddenException,
+  Headers,
+  HttpCode,
+  Post,
+  Query,
+  Req,
+  UnsupportedMediaTypeException,
+  type CanActivate,
+  type Type,
+} from '@nestjs/common';
 import { answer, createAdminReadController, guardedBy } from './admin-controller.js';
 import type { ResolvedAdminOptions } from './admin-options.js';
 
@@ -6,7 +18,10 @@ import type { ResolvedAdminOptions } from './admin-options.js';
 function releaseSwitch(enabled: boolean): CanActivate {
   return {
     canActivate: () => {
-      if (!enabled) throw new ForbiddenException('Release is off: register DistributedLockAdminModule with guards (or releaseGuards) to enable it');
+      if (!enabled)
+        throw new ForbiddenException(
+          'Release is off: register DistributedLockAdminModule with guards (or releaseGuards) to enable it',
+        );
       return true;
     },
   };
@@ -37,15 +52,22 @@ export function createAdminController(options: ResolvedAdminOptions): Type<unkno
     ): Promise<{ key: string; released: boolean }> {
       // JSON only: a cross-site form cannot send it without a CORS preflight; and a browser's
       // request from another site is refused outright.
-      if (!contentType?.toLowerCase().startsWith('application/json')) throw new UnsupportedMediaTypeException('Send JSON: { "key": "...", "reason": "..." }');
-      if (fetchSite !== undefined && CROSS_SITE.has(fetchSite)) throw new ForbiddenException('Release is refused from another site');
+      if (!contentType?.toLowerCase().startsWith('application/json'))
+        throw new UnsupportedMediaTypeException('Send JSON: { "key": "...", "reason": "..." }');
+      if (fetchSite !== undefined && CROSS_SITE.has(fetchSite))
+        throw new ForbiddenException('Release is refused from another site');
       const { key, reason } = (body ?? {}) as { key?: unknown; reason?: unknown };
       if (typeof key !== 'string' || typeof reason !== 'string' || reason.trim() === '') {
         throw new BadRequestException('Body must be { "key": string, "reason": string } with a non-empty reason');
       }
       const { locks } = this.stores.get(store);
       const actor = options.actor?.(request);
-      const released = await answer(() => locks.forceRelease(key, { reason: reason.trim(), ...(typeof actor === 'string' && actor !== '' ? { actor } : {}) }));
+      const released = await answer(() =>
+        locks.forceRelease(key, {
+          reason: reason.trim(),
+          ...(typeof actor === 'string' && actor !== '' ? { actor } : {}),
+        }),
+      );
       return { key, released };
     }
   }

@@ -23,6 +23,10 @@ import { resolveAdminOptions, type DistributedLockAdminOptions } from './admin-o
 export class DistributedLockAdminModule {
   /** The admin page, its JSON endpoints and its event stream, at `options.path` (default `/locks`). Unknown options are refused with `InvalidLockArgumentError`. */
   static register(options: DistributedLockAdminOptions = {}): DynamicModule {
-    return { module: DistributedLockAdminModule, imports: [DiscoveryModule], controllers: [createAdminController(resolveAdminOptions(options))] };
+    return {
+      module: DistributedLockAdminModule,
+      imports: [DiscoveryModule],
+      controllers: [createAdminController(resolveAdminOptions(options))],
+    };
   }
 }

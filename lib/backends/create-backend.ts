@@ -22,7 +22,11 @@ const factories: Record<BackendType, Factory> = {
 
 export function isLockBackend(value: unknown): value is LockBackend {
   const candidate = value as Partial<LockBackend> | null;
-  return typeof candidate?.claim === 'function' && typeof candidate.close === 'function' && typeof candidate.name === 'string';
+  return (
+    typeof candidate?.claim === 'function' &&
+    typeof candidate.close === 'function' &&
+    typeof candidate.name === 'string'
+  );
 }
 
 /**
@@ -32,11 +36,15 @@ export function isLockBackend(value: unknown): value is LockBackend {
 export async function createLockBackend(config: BackendConfig): Promise<LockBackend> {
   if (isLockBackend(config)) return config;
   if (typeof config !== 'object' || config === null) {
-    throw new InvalidLockArgumentError(`backend must be an object with a "type" (one of ${Object.keys(factories).join(', ')}) or a LockBackend, got ${describe(config)}`);
+    throw new InvalidLockArgumentError(
+      `backend must be an object with a "type" (one of ${Object.keys(factories).join(', ')}) or a LockBackend, got ${describe(config)}`,
+    );
   }
   const factory = factories[(config as { type: BackendType }).type];
   if (!factory || !Object.hasOwn(factories, config.type)) {
-    throw new InvalidLockArgumentError(`Unknown backend type ${describe((config as { type: unknown }).type)}; expected one of ${Object.keys(factories).join(', ')}`);
+    throw new InvalidLockArgumentError(
+      `Unknown backend type ${describe((config as { type: unknown }).type)}; expected one of ${Object.keys(factories).join(', ')}`,
+    );
   }
   const options = renameDeprecatedOptions(config);
   checkKnownFields(options, backendOptionNames(options.type), `${options.type} backend`);

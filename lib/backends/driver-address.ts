@@ -3,7 +3,8 @@
 
 type Bag = Record<string, unknown>;
 
-const asBag = (value: unknown): Bag | undefined => (typeof value === 'object' && value !== null ? (value as Bag) : undefined);
+const asBag = (value: unknown): Bag | undefined =>
+  typeof value === 'object' && value !== null ? (value as Bag) : undefined;
 
 /** `host:port`, or undefined when neither is known. */
 export function hostPort(host: unknown, port: unknown): string | undefined {
@@ -35,7 +36,11 @@ export function redisAddress(client: unknown): string | undefined {
   const options = asBag(bag?.options);
   if (bag?.isCluster === true) {
     const nodes = Array.isArray(bag.startupNodes) ? bag.startupNodes : [];
-    return joinAddresses(nodes.map((node) => (typeof node === 'string' ? urlAddress(node) : hostPort(asBag(node)?.host, asBag(node)?.port))));
+    return joinAddresses(
+      nodes.map((node) =>
+        typeof node === 'string' ? urlAddress(node) : hostPort(asBag(node)?.host, asBag(node)?.port),
+      ),
+    );
   }
   if (!options) return undefined;
   if (Array.isArray(options.sentinels) && options.sentinels.length > 0) {

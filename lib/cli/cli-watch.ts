@@ -17,7 +17,11 @@ interface WatchOptions {
  * refresh replaces the last (the screen is cleared); elsewhere (a pipe, a file) each refresh is
  * appended after a `--- <ISO time> ---` separator line. A failing refresh ends the watch (it rejects).
  */
-export async function watch(render: (now: number) => Promise<string>, stdout: Writable & { isTTY?: boolean }, options: WatchOptions): Promise<void> {
+export async function watch(
+  render: (now: number) => Promise<string>,
+  stdout: Writable & { isTTY?: boolean },
+  options: WatchOptions,
+): Promise<void> {
   const seconds = options.intervalMs / 1000;
   while (!options.signal?.aborted) {
     const now = Date.now();

@@ -27,10 +27,21 @@ export function storeAddresses(backend: BackendOptions): StoreAddress[] {
     case 'mysql':
       return fromUrls(backend.url === undefined ? [] : [backend.url], DEFAULT_PORTS.mysql, false);
     case 'etcd':
-      return fromUrls(typeof backend.urls === 'string' ? [backend.urls] : (backend.urls ?? []), DEFAULT_PORTS.etcd, false);
+      return fromUrls(
+        typeof backend.urls === 'string' ? [backend.urls] : (backend.urls ?? []),
+        DEFAULT_PORTS.etcd,
+        false,
+      );
     case 'zookeeper':
       // `h1:2181,h2:2181/chroot`: host:port pairs, the chroot after the first slash.
-      return fromUrls((backend.url ?? '').split('/')[0]!.split(',').map((hostPort) => hostPort.trim()), DEFAULT_PORTS.zookeeper, false);
+      return fromUrls(
+        (backend.url ?? '')
+          .split('/')[0]!
+          .split(',')
+          .map((hostPort) => hostPort.trim()),
+        DEFAULT_PORTS.zookeeper,
+        false,
+      );
     default:
       return [];
   }

@@ -15,8 +15,12 @@ export async function describeStoreFailure(backend: BackendOptions, error: unkno
   const found = diagnose(error);
   // A timeout may hide a sharper cause: ZooKeeper's client says "could not connect within 5000 ms" when refused.
   if (found && found.cause !== 'timeout') return `${store}: ${explain(found)}`;
-  const probed = await Promise.all(addresses.map(async (address) => ({ address, found: await probe(address).catch(() => undefined) })));
-  const failing = probed.filter((entry): entry is { address: StoreAddress; found: Diagnosis } => entry.found !== undefined);
+  const probed = await Promise.all(
+    addresses.map(async (address) => ({ address, found: await probe(address).catch(() => undefined) })),
+  );
+  const failing = probed.filter(
+    (entry): entry is { address: StoreAddress; found: Diagnosis } => entry.found !== undefined,
+  );
   if (found && failing.every((entry) => entry.found.cause === 'timeout')) return `${store}: ${explain(found)}`;
   if (failing.length === 0) return `${store}: ${oneLine(error instanceof Error ? error.message : String(error))}`;
   return `${backend.type} store ${failing.map((entry) => `at ${formatAddress(entry.address)}: ${explain(entry.found)}`).join('; ')}`;

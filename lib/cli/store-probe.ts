@@ -42,16 +42,27 @@ async function probeTcp({ host, port }: StoreAddress): Promise<Diagnosis | undef
 async function probeRedis(url: string): Promise<Diagnosis | undefined> {
   const Redis = redisConstructorOf(await loadOptional<IoredisModule>('ioredis', "The 'redis' backend"))!;
   // One attempt, no retries; a short disconnectTimeout, as ioredis otherwise keeps the process 2 s after closing a client of a dead server.
-  const options = { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: PROBE_MS, enableOfflineQueue: false, disconnectTimeout: 200 };
+  const options = {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: PROBE_MS,
+    enableOfflineQueue: false,
+    disconnectTimeout: 200,
+  };
   const client = new Redis(url, options) as RedisClient & { connect(): Promise<void> };
   // ioredis rejects connect() with "Connection is closed"; the reason (ECONNREFUSED, WRONGPASS, ...) comes as an event.
   const errors: unknown[] = [];
   client.on('error', (error: unknown) => errors.push(error));
   try {
-    await withinMs(client.connect().then(() => client.ping()), PROBE_MS);
+    await withinMs(
+      client.connect().then(() => client.ping()),
+      PROBE_MS,
+    );
     return undefined;
   } catch (error) {
-    const failure = error === OVERDUE ? Object.assign(new Error(`no answer within ${PROBE_MS} ms`), { code: 'ETIMEDOUT' }) : error;
+    const failure =
+      error === OVERDUE ? Object.assign(new Error(`no answer within ${PROBE_MS} ms`), { code: 'ETIMEDOUT' }) : error;
     return errors.map((emitted) => diagnose(emitted)).find(Boolean) ?? diagnose(failure);
   } finally {
     client.disconnect();

@@ -93,7 +93,9 @@ let sequence = 0;
 export function holderOwnerId(prefix: string, label: string | undefined, claimedAt: number = Date.now()): string {
   const id = PROCESS_TOKEN + sequence++;
   // Decimal: an integer double prints several times faster than in base 36.
-  return label === undefined ? `${prefix}${SEPARATOR}${id}${SEPARATOR}${claimedAt}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`;
+  return label === undefined
+    ? `${prefix}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`
+    : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`;
 }
 
 /** Epoch ms in decimal, up to the largest valid Date (8.64e15). */

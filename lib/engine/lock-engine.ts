@@ -1,6 +1,12 @@
 import { setMaxListeners } from 'node:events';
 import type { Observable } from 'rxjs';
-import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
+import {
+  InvalidLockArgumentError,
+  LockBackendError,
+  LockLostError,
+  LockShuttingDownError,
+  LockTimeoutError,
+} from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
 import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, WAIT_GRACE_MS } from './answer-deadlines.js';
 import { OVERDUE } from '../util/time-limit.js';
@@ -15,8 +21,24 @@ import { LockHandle } from './lock-handle.js';
 import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from './lock-info.js';
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
-import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import {
+  assertKey,
+  checkLeaseMs,
+  capWait,
+  checkWaitMs,
+  describe as describeValue,
+  resolveLockOptions,
+  type ResolvedLockOptions,
+} from './lock-options.js';
+import {
+  currentLock,
+  currentScope,
+  findHeldLease,
+  holdsAnyLock,
+  runInScope,
+  runInScopes,
+  type LockScope,
+} from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
@@ -143,7 +165,8 @@ export class LockEngine {
       deadlines: this.deadlines,
       calls: this.calls,
       shutdown: this.shutdown.signal,
-      newLease: (key, storeKey, claim, options, fence, attemptStartedAt, validityMs) => this.newLease(key, storeKey, claim, options, fence, attemptStartedAt, validityMs),
+      newLease: (key, storeKey, claim, options, fence, attemptStartedAt, validityMs) =>
+        this.newLease(key, storeKey, claim, options, fence, attemptStartedAt, validityMs),
       likelyFreeInMs: (key, storeKey, seenTakenMs) => this.likelyFreeInMs(key, storeKey, seenTakenMs),
       heldBySameChain: (storeKey) => this.heldBySameChain(storeKey),
       noticeSelfWait: (key, held, startedAt) => this.noticeSelfWait(key, held, startedAt),
@@ -165,11 +188,15 @@ export class LockEngine {
    * not handed out, so nothing waits for `run()` to enter it. Takes options checked once by
    * `checkOptions()` as they are. Bad arguments may throw before it returns a promise.
    */
-  acquireScoped(key: string | readonly string[], options?: LockOptions | CheckedLockOptions): Promise<LockHandle | MultiLockHandle> {
+  acquireScoped(
+    key: string | readonly string[],
+    options?: LockOptions | CheckedLockOptions,
+  ): Promise<LockHandle | MultiLockHandle> {
     // A string goes straight through: no list to build or sort on the common path.
     if (typeof key !== 'string') return this.acquireList(key, options, false);
     assertKey(key);
-    if (options instanceof CheckedLockOptions) return this.acquireResolved(key, this.checkedHere(options).resolved, options.refusal);
+    if (options instanceof CheckedLockOptions)
+      return this.acquireResolved(key, this.checkedHere(options).resolved, options.refusal);
     const resolved = resolveLockOptions(options, this);
     return this.acquireResolved(key, resolved, this.refusalOf(resolved));
   }
@@ -209,7 +236,11 @@ export class LockEngine {
   }
 
   /** Runs `fn` holding the lock (visible to `current()` and re-entrant inside it), then releases it. */
-  async withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  async withLock<T>(
+    key: string | readonly string[],
+    fn: (lock: Lock) => T | Promise<T>,
+    options?: LockOptions,
+  ): Promise<T> {
     if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
     const lock = await this.acquireScoped(key, options);
     let result: T;
@@ -284,14 +315,31 @@ export class LockEngine {
       if (evicted.length > 0) lease.markLost(`it was force-released by ${by}${reason ? ` (${reason})` : ''}`);
     }
     if (evicted.length > 0) {
-      this.emit({ type: 'force-released', key, backend: this.backend.name, store: this.name, by: this.instance, ...(reason === undefined ? {} : { reason }), ...(actor === undefined ? {} : { actor }), evicted });
+      this.emit({
+        type: 'force-released',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        by: this.instance,
+        ...(reason === undefined ? {} : { reason }),
+        ...(actor === undefined ? {} : { actor }),
+        evicted,
+      });
     }
     return evicted.length > 0;
   }
 
   /** @internal A call that skips its work when the lock is busy (`onBusy: 'skip'`) did so: emits `skipped`. */
   noteSkipped(key: string, method: string): void {
-    if (this.hub.wants('skipped')) this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+    if (this.hub.wants('skipped'))
+      this.emit({
+        type: 'skipped',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        method,
+        instance: this.instance,
+      });
   }
 
   /**
@@ -331,11 +379,18 @@ export class LockEngine {
   }
 
   /** A key list: all keys or none (multi-lock.ts). Anything else that is not a string is refused as a bad key. */
-  private acquireList(keys: readonly string[], options: LockOptions | CheckedLockOptions | undefined, oneAttempt: boolean): Promise<LockHandle | MultiLockHandle> {
+  private acquireList(
+    keys: readonly string[],
+    options: LockOptions | CheckedLockOptions | undefined,
+    oneAttempt: boolean,
+  ): Promise<LockHandle | MultiLockHandle> {
     if (!Array.isArray(keys)) assertKey(keys);
-    const resolved = options instanceof CheckedLockOptions ? this.checkedHere(options).resolved : resolveLockOptions(options, this);
+    const resolved =
+      options instanceof CheckedLockOptions ? this.checkedHere(options).resolved : resolveLockOptions(options, this);
     const refusal = this.refusalOf(resolved);
-    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) => this.acquireResolved(key, partOptions, refusal));
+    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) =>
+      this.acquireResolved(key, partOptions, refusal),
+    );
   }
 
   /** Re-entrant when the call chain holds the key; else a claim in the store, granted by `grant`. Bad arguments throw at once. */
@@ -346,7 +401,9 @@ export class LockEngine {
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
     if (held) {
       if (isShared(held.mode) && !isShared(options.mode)) {
-        throw new InvalidLockArgumentError(`Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`);
+        throw new InvalidLockArgumentError(
+          `Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`,
+        );
       }
       return Promise.resolve(new LockHandle(held, true, options.leaseMs));
     }
@@ -417,7 +474,16 @@ export class LockEngine {
     this.leases.add(lease);
     filed = lease;
     this.doneWaiting();
-    if (this.hub.wants('acquired')) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    if (this.hub.wants('acquired'))
+      this.emit({
+        type: 'acquired',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        fence: lease.fence,
+        mode: lease.mode,
+        waitedMs: Math.round(monotonicNow() - startedAt),
+      });
     return new LockHandle(lease, false, options.leaseMs);
   }
 
@@ -427,9 +493,29 @@ export class LockEngine {
     if (this.waiting === 0) this.noneWaiting?.();
   }
 
-  private newLease(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, fence: number | undefined, attemptStartedAt: number, validityMs: number): Lease {
+  private newLease(
+    key: string,
+    storeKey: string,
+    claim: LockClaim,
+    options: ResolvedLockOptions,
+    fence: number | undefined,
+    attemptStartedAt: number,
+    validityMs: number,
+  ): Lease {
     return new Lease(
-      { key, storeKey, mode: options.mode, permits: options.permits, fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs, minHoldMs: options.minHoldMs, maxHoldMs: options.maxHoldMs },
+      {
+        key,
+        storeKey,
+        mode: options.mode,
+        permits: options.permits,
+        fence,
+        claim,
+        leaseMs: options.leaseMs,
+        attemptStartedAt,
+        validityMs,
+        minHoldMs: options.minHoldMs,
+        maxHoldMs: options.maxHoldMs,
+      },
       this.leaseOwner,
     );
   }
@@ -446,8 +532,21 @@ export class LockEngine {
   /** An acquisition failed: `acquire-failed` when the store was unreachable or this instance is shutting down (a busy key has its `timeout`). */
   private noteFailed(key: string, error: unknown): void {
     if (!this.hub.wants('acquire-failed')) return;
-    const reason = error instanceof LockShuttingDownError ? 'shutting-down' : error instanceof LockBackendError ? 'store-unavailable' : undefined;
-    if (reason) this.emit({ type: 'acquire-failed', key, backend: this.backend.name, store: this.name, reason, error: error as Error });
+    const reason =
+      error instanceof LockShuttingDownError
+        ? 'shutting-down'
+        : error instanceof LockBackendError
+          ? 'store-unavailable'
+          : undefined;
+    if (reason)
+      this.emit({
+        type: 'acquire-failed',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        reason,
+        error: error as Error,
+      });
   }
 
   /**
@@ -492,7 +591,13 @@ export class LockEngine {
     if (waitedMs < SELF_WAIT_NOTICE_MS) return SELF_WAIT_NOTICE_MS - waitedMs;
     held.noticed = true;
     if (this.unscoped.get(held.lease.storeKey) === held && held.lease.isHeld) {
-      this.emit({ type: 'self-wait', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(waitedMs) });
+      this.emit({
+        type: 'self-wait',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        waitedMs: Math.round(waitedMs),
+      });
     }
     return Infinity;
   }
@@ -509,7 +614,8 @@ export class LockEngine {
 
   /** Checked options, as long as they were checked by this engine (its defaults are in them). */
   private checkedHere(options: CheckedLockOptions): CheckedLockOptions {
-    if (options.checkedBy !== this) throw new InvalidLockArgumentError('These lock options were checked by another lock service (checkOptions)');
+    if (options.checkedBy !== this)
+      throw new InvalidLockArgumentError('These lock options were checked by another lock service (checkOptions)');
     return options;
   }
 
@@ -561,7 +667,9 @@ export class LockEngine {
 
 function checkLabel(value: unknown, what: string): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
-    throw new InvalidLockArgumentError(`${what} must be a non-empty string of at most 200 characters, got ${describeValue(value)}`);
+    throw new InvalidLockArgumentError(
+      `${what} must be a non-empty string of at most 200 characters, got ${describeValue(value)}`,
+    );
   }
   return value;
 }

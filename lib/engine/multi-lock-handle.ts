@@ -87,7 +87,9 @@ export class MultiLockHandle implements MultiLock {
       await this.parts[i]!.release().catch((error: unknown) => errors.push(error));
     }
     const failure = errors.find((error) => error instanceof LockLostError) ?? errors[0];
-    this.end(failure instanceof LockLostError ? failure : new DOMException(`Locks "${this.key}" were released`, 'AbortError'));
+    this.end(
+      failure instanceof LockLostError ? failure : new DOMException(`Locks "${this.key}" were released`, 'AbortError'),
+    );
     if (errors.length > 0) throw failure;
   }
 

@@ -14,7 +14,11 @@ type AcquireOne = (key: string, options: ResolvedLockOptions) => Promise<LockHan
  * (`waitMs` from now); when one part fails, the parts already taken are released before the
  * call rejects. One distinct key gives a plain single-key lock.
  */
-export async function acquireAll(keys: readonly unknown[], options: ResolvedLockOptions, acquireOne: AcquireOne): Promise<LockHandle | MultiLockHandle> {
+export async function acquireAll(
+  keys: readonly unknown[],
+  options: ResolvedLockOptions,
+  acquireOne: AcquireOne,
+): Promise<LockHandle | MultiLockHandle> {
   const ordered = canonicalKeys(keys);
   if (options.permits !== undefined) {
     throw new InvalidLockArgumentError('A semaphore (permits) cannot span several keys: give one key, not a list');
@@ -45,7 +49,12 @@ function canonicalKeys(keys: readonly unknown[]): string[] {
   return [...new Set(keys as readonly string[])].sort();
 }
 
-async function takeInOrder(keys: readonly string[], options: ResolvedLockOptions, deadline: number, acquireOne: AcquireOne): Promise<LockHandle[]> {
+async function takeInOrder(
+  keys: readonly string[],
+  options: ResolvedLockOptions,
+  deadline: number,
+  acquireOne: AcquireOne,
+): Promise<LockHandle[]> {
   const parts: LockHandle[] = [];
   try {
     for (const key of keys) {
@@ -55,7 +64,8 @@ async function takeInOrder(keys: readonly string[], options: ResolvedLockOptions
   } catch (error) {
     await releaseAll(parts);
     // The caller waited for the whole set: report its waitMs, not what was left for this part.
-    if (error instanceof LockTimeoutError) throw new LockTimeoutError(error.key, options.waitMs, error.retryAfterMs, error.likelyFreeInMs);
+    if (error instanceof LockTimeoutError)
+      throw new LockTimeoutError(error.key, options.waitMs, error.retryAfterMs, error.likelyFreeInMs);
     throw error;
   }
 }

@@ -44,7 +44,12 @@ export class WakeScheduler {
   /** Wakes `target` at `due` (monotonic ms), give or take `slackMs` (capped at MAX_SLACK_MS); replaces its previous wake-up. */
   schedule(target: Wakeable, due: number, slackMs = 0): void {
     this.drop(target);
-    const entry: ScheduledWake = { target, due, earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS), cancelled: false };
+    const entry: ScheduledWake = {
+      target,
+      due,
+      earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS),
+      cancelled: false,
+    };
     target.scheduledWake = entry;
     this.live++;
     this.push(this.heap, entry);
@@ -83,7 +88,8 @@ export class WakeScheduler {
   }
 
   private compact(): void {
-    const live = (heap: ScheduledWake[]) => heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
+    const live = (heap: ScheduledWake[]) =>
+      heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
     this.heap = live(this.heap);
     this.exact = live(this.exact);
   }

@@ -51,29 +51,44 @@ export class LockHealthIndicator {
   constructor(private readonly moduleRef: ModuleRef) {}
 
   /** Pings the lock store; resolves `{ [key]: { status: 'up' | 'down', ... } }` and never rejects. */
-  async isHealthy<const Key extends string = 'lock'>(key: Key = 'lock' as Key, options: LockHealthOptions = {}): Promise<LockHealthResult<Key>> {
+  async isHealthy<const Key extends string = 'lock'>(
+    key: Key = 'lock' as Key,
+    options: LockHealthOptions = {},
+  ): Promise<LockHealthResult<Key>> {
     let engine: LockEngine;
     try {
       engine = this.moduleRef.get<LockEngine>(getLockEngineToken(options.store), { strict: false });
     } catch (error) {
       const message = `no lock store named "${options.store}": ${error instanceof Error ? error.message : String(error)}`;
-      return { [key]: { status: 'down', backend: 'unknown', store: options.store ?? 'default', message } } as LockHealthResult<Key>;
+      return {
+        [key]: { status: 'down', backend: 'unknown', store: options.store ?? 'default', message },
+      } as LockHealthResult<Key>;
     }
     return { [key]: await checkLockStore(engine, options) } as LockHealthResult<Key>;
   }
 }
 
 /** The check behind {@link LockHealthIndicator}, usable without Nest. Never rejects. */
-export async function checkLockStore(engine: Pick<LockEngine, 'backend' | 'name'>, options: Pick<LockHealthOptions, 'timeoutMs'> = {}): Promise<LockHealthStatus> {
+export async function checkLockStore(
+  engine: Pick<LockEngine, 'backend' | 'name'>,
+  options: Pick<LockHealthOptions, 'timeoutMs'> = {},
+): Promise<LockHealthStatus> {
   const { backend, name: store } = engine;
   if (typeof backend.ping !== 'function') return { status: 'up', backend: backend.name, store, pinged: false };
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const startedAt = performance.now();
   try {
     await withinMs(backend.ping(), timeoutMs);
-    return { status: 'up', backend: backend.name, store, latencyMs: Math.round(performance.now() - startedAt), pinged: true };
+    return {
+      status: 'up',
+      backend: backend.name,
+      store,
+      latencyMs: Math.round(performance.now() - startedAt),
+      pinged: true,
+    };
   } catch (error) {
-    const message = error === OVERDUE ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
+    const message =
+      error === OVERDUE ? `no answer within ${timeoutMs} ms` : error instanceof Error ? error.message : String(error);
     return { status: 'down', backend: backend.name, store, message, pinged: true };
   }
 }

@@ -88,7 +88,13 @@ export class LeaderCampaign {
     while (!stop.aborted && !this.engine.isClosed) {
       let lock: Lock;
       try {
-        lock = await this.engine.acquire(leadershipKey(this.settings.name), { leaseMs: this.settings.leaseMs, waitMs: Infinity, fair, signal: stop, label: 'leader' });
+        lock = await this.engine.acquire(leadershipKey(this.settings.name), {
+          leaseMs: this.settings.leaseMs,
+          waitMs: Infinity,
+          fair,
+          signal: stop,
+          label: 'leader',
+        });
       } catch (error) {
         if (stop.aborted || this.engine.isClosed) break;
         this.reporter.storeFailed(error, retryMs);

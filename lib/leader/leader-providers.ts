@@ -7,13 +7,21 @@ import { getLeaderServiceToken } from './leader-tokens.js';
 import { LeadershipExplorer } from './leadership-explorer.js';
 
 /** Leader election on the store `name`: its `LeaderService` (exported) and the explorer that starts `@OnLeadership()` campaigns. */
-export function leaderProviders(name: string): { providers: Provider[]; exports: NonNullable<DynamicModule['exports']> } {
+export function leaderProviders(name: string): {
+  providers: Provider[];
+  exports: NonNullable<DynamicModule['exports']>;
+} {
   const leaderToken = getLeaderServiceToken(name);
   const providers: Provider[] = [
-    { provide: leaderToken, useFactory: (engine: LockEngine) => new LeaderService(engine), inject: [getLockEngineToken(name)] },
+    {
+      provide: leaderToken,
+      useFactory: (engine: LockEngine) => new LeaderService(engine),
+      inject: [getLockEngineToken(name)],
+    },
     {
       provide: `DistributedLeadershipExplorer:${name}`,
-      useFactory: (discovery: DiscoveryService, engine: LockEngine, leaders: LeaderService) => new LeadershipExplorer(discovery, name, engine, leaders),
+      useFactory: (discovery: DiscoveryService, engine: LockEngine, leaders: LeaderService) =>
+        new LeadershipExplorer(discovery, name, engine, leaders),
       inject: [DiscoveryService, getLockEngineToken(name), leaderToken],
     },
   ];

@@ -6,7 +6,15 @@ import { InvalidLockArgumentError } from '../errors.js';
 import { LOCK_ENGINE } from '../nest/lock-constants.js';
 import { LeaderCampaign, type CampaignReporter } from './leader-campaign.js';
 import { LeaderMessages } from './leader-messages.js';
-import { leadershipKey, type AfterTask, type Campaign, type LeaderInfo, type Leadership, type LeadershipChange, type LeadOptions } from './leadership.js';
+import {
+  leadershipKey,
+  type AfterTask,
+  type Campaign,
+  type LeaderInfo,
+  type Leadership,
+  type LeadershipChange,
+  type LeadOptions,
+} from './leadership.js';
 
 const AFTER_TASK: readonly AfterTask[] = ['campaign', 'stop'];
 
@@ -52,13 +60,17 @@ export class LeaderService implements BeforeApplicationShutdown {
   lead(name: string, task: (leadership: Leadership) => unknown, options: LeadOptions = {}): Campaign {
     checkName(name);
     if (typeof task !== 'function') throw new InvalidLockArgumentError(LeaderMessages.task(name, describe(task)));
-    if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(LeaderMessages.options(name, describe(options)));
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidLockArgumentError(LeaderMessages.options(name, describe(options)));
     const { leaseMs, afterTask = 'campaign' } = options;
     if (leaseMs !== undefined) checkLeaseMs(leaseMs);
-    if (!AFTER_TASK.includes(afterTask)) throw new InvalidLockArgumentError(LeaderMessages.afterTask(name, describe(afterTask)));
-    if (!this.engine.supports('fenced')) throw new InvalidLockArgumentError(LeaderMessages.unfenced(this.engine.backend.name));
+    if (!AFTER_TASK.includes(afterTask))
+      throw new InvalidLockArgumentError(LeaderMessages.afterTask(name, describe(afterTask)));
+    if (!this.engine.supports('fenced'))
+      throw new InvalidLockArgumentError(LeaderMessages.unfenced(this.engine.backend.name));
     if (this.engine.isClosed) throw new InvalidLockArgumentError(LeaderMessages.closed());
-    if (this.campaigns.get(name)?.stopped === false) throw new InvalidLockArgumentError(LeaderMessages.alreadyCampaigning(name));
+    if (this.campaigns.get(name)?.stopped === false)
+      throw new InvalidLockArgumentError(LeaderMessages.alreadyCampaigning(name));
     const campaign = new LeaderCampaign(this.engine, { name, task, leaseMs, afterTask }, this.reporter(name));
     this.campaigns.set(name, campaign);
     return {
@@ -88,7 +100,10 @@ export class LeaderService implements BeforeApplicationShutdown {
     const info = await this.engine.inspect(leadershipKey(name));
     const holder = info.holders.find((each) => !each.permit);
     if (!holder) return undefined;
-    return { ...(holder.instance === undefined ? {} : { instance: holder.instance }), ...(holder.fence === undefined ? {} : { term: holder.fence }) };
+    return {
+      ...(holder.instance === undefined ? {} : { instance: holder.instance }),
+      ...(holder.fence === undefined ? {} : { term: holder.fence }),
+    };
   }
 
   /** This instance's leadership of `name`: the current state at once, then every change. Completes when the service closes. */
@@ -126,13 +141,15 @@ export class LeaderService implements BeforeApplicationShutdown {
     return {
       change: (change) => this.subject(name).next(change),
       taskFailed: (error) => this.logger.error(LeaderMessages.taskFailed(name, messageOf(error))),
-      storeFailed: (error, retryInMs) => this.logger.warn(LeaderMessages.storeFailed(name, messageOf(error), retryInMs)),
+      storeFailed: (error, retryInMs) =>
+        this.logger.warn(LeaderMessages.storeFailed(name, messageOf(error), retryInMs)),
     };
   }
 }
 
 function checkName(name: unknown): asserts name is string {
-  if (typeof name !== 'string' || name.length === 0) throw new InvalidLockArgumentError(LeaderMessages.name(describe(name)));
+  if (typeof name !== 'string' || name.length === 0)
+    throw new InvalidLockArgumentError(LeaderMessages.name(describe(name)));
   assertKey(leadershipKey(name));
 }
 

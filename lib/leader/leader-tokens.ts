@@ -11,4 +11,5 @@ export function getLeaderServiceToken(name?: string): string | typeof LeaderServ
  * Injects the `LeaderService` of a named store; without a name, the default store's (the same as
  * injecting `LeaderService`).
  */
-export const InjectLeaderService = (name?: string): ParameterDecorator & PropertyDecorator => Inject(getLeaderServiceToken(name));
+export const InjectLeaderService = (name?: string): ParameterDecorator & PropertyDecorator =>
+  Inject(getLeaderServiceToken(name));

@@ -95,13 +95,21 @@ function whereOf(target: object, propertyKey: string | symbol): string {
 }
 
 function checkMethod(decorator: string, where: string, value: unknown): Method {
-  if (typeof value !== 'function') throw new InvalidLockArgumentError(LeaderMessages.decoratorNotAMethod(decorator, where));
+  if (typeof value !== 'function')
+    throw new InvalidLockArgumentError(LeaderMessages.decoratorNotAMethod(decorator, where));
   return value as Method;
 }
 
-function checkArgs(decorator: string, where: string, name: unknown, options: LeadershipDecoratorOptions | undefined): { name: string; store: string } {
-  if (typeof name !== 'string' || name.length === 0) throw new InvalidLockArgumentError(LeaderMessages.decoratorName(decorator, where, describe(name)));
+function checkArgs(
+  decorator: string,
+  where: string,
+  name: unknown,
+  options: LeadershipDecoratorOptions | undefined,
+): { name: string; store: string } {
+  if (typeof name !== 'string' || name.length === 0)
+    throw new InvalidLockArgumentError(LeaderMessages.decoratorName(decorator, where, describe(name)));
   const store = options?.store ?? DEFAULT_STORE_NAME;
-  if (typeof store !== 'string' || store.length === 0) throw new InvalidLockArgumentError(LeaderMessages.decoratorStore(decorator, where, describe(store)));
+  if (typeof store !== 'string' || store.length === 0)
+    throw new InvalidLockArgumentError(LeaderMessages.decoratorStore(decorator, where, describe(store)));
   return { name, store };
 }

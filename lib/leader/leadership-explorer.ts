@@ -27,11 +27,13 @@ export class LeadershipExplorer implements OnApplicationBootstrap {
     const seen = new Set<object>();
     for (const wrapper of this.discovery.getProviders()) {
       const instance: unknown = wrapper.instance;
-      if (typeof instance !== 'object' || instance === null || seen.has(instance) || !wrapper.isDependencyTreeStatic()) continue;
+      if (typeof instance !== 'object' || instance === null || seen.has(instance) || !wrapper.isDependencyTreeStatic())
+        continue;
       seen.add(instance);
       for (const [methodName, method] of methodsOf(instance)) {
         for (const entry of leadershipMetadataOf(method)) {
-          if (entry.store !== this.storeName || !this.serves(instance, `${instance.constructor.name}.${methodName}`)) continue;
+          if (entry.store !== this.storeName || !this.serves(instance, `${instance.constructor.name}.${methodName}`))
+            continue;
           const named = tasks.get(entry.name) ?? [];
           if (entry.kind === 'task') named.push((leadership) => (method as Task).call(instance, leadership));
           tasks.set(entry.name, named);
@@ -39,7 +41,9 @@ export class LeadershipExplorer implements OnApplicationBootstrap {
       }
     }
     for (const [name, named] of tasks) {
-      this.leaders.lead(name, (leadership) => (named.length > 0 ? Promise.all(named.map((task) => task(leadership))) : untilAborted(leadership.signal)));
+      this.leaders.lead(name, (leadership) =>
+        named.length > 0 ? Promise.all(named.map((task) => task(leadership))) : untilAborted(leadership.signal),
+      );
     }
   }
 
@@ -56,7 +60,11 @@ export class LeadershipExplorer implements OnApplicationBootstrap {
 /** Every method of the instance's class chain (own and inherited, nearest first), by name. */
 function methodsOf(instance: object): Map<string, unknown> {
   const methods = new Map<string, unknown>();
-  for (let proto = Object.getPrototypeOf(instance); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = Object.getPrototypeOf(instance);
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (name === 'constructor' || methods.has(name)) continue;
       const value = Object.getOwnPropertyDescriptor(proto, name)?.value;
@@ -67,5 +75,7 @@ function methodsOf(instance: object): Map<string, unknown> {
 }
 
 function untilAborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+  return new Promise((resolve) =>
+    signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true }),
+  );
 }

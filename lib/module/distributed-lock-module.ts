@@ -1,7 +1,10 @@
 import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { leaderProviders } from '../leader/leader-providers.js';
-import type { DistributedLockModuleAsyncOptions, DistributedLockModuleOptions } from '../nest/store/distributed-lock-options.js';
+import type {
+  DistributedLockModuleAsyncOptions,
+  DistributedLockModuleOptions,
+} from '../nest/store/distributed-lock-options.js';
 import { asyncOptionsProviders, lockStoreProviders, storeNameOf } from '../nest/store/lock-store-providers.js';
 import { getLockModuleOptionsToken } from '../nest/store/lock-store-tokens.js';
 import { LockErrorsModule } from './lock-errors-module.js';
@@ -28,18 +31,32 @@ export class DistributedLockModule {
   static forRoot(options: DistributedLockModuleOptions): DynamicModule {
     const name = storeNameOf(options?.name);
     // Missing options (from JavaScript) fail at bootstrap like any other bad option, not here with a TypeError.
-    return storeModule(name, options?.isGlobal, options?.mapErrors, [{ provide: getLockModuleOptionsToken(name), useValue: options }]);
+    return storeModule(name, options?.isGlobal, options?.mapErrors, [
+      { provide: getLockModuleOptionsToken(name), useValue: options },
+    ]);
   }
 
   /** Registers a store whose options come from a factory, a class of yours, or an existing provider. */
   static forRootAsync(options: DistributedLockModuleAsyncOptions): DynamicModule {
     const name = storeNameOf(options?.name);
-    return storeModule(name, options?.isGlobal, options?.mapErrors, asyncOptionsProviders(name, options ?? {}), options?.imports);
+    return storeModule(
+      name,
+      options?.isGlobal,
+      options?.mapErrors,
+      asyncOptionsProviders(name, options ?? {}),
+      options?.imports,
+    );
   }
 }
 
 /** One store's dynamic module: the lock layer's providers and leader election's, side by side, and the application's lock errors filter. */
-function storeModule(name: string, isGlobal: boolean | undefined, mapErrors: unknown, options: Provider[], imports: DynamicModule['imports'] = []): DynamicModule {
+function storeModule(
+  name: string,
+  isGlobal: boolean | undefined,
+  mapErrors: unknown,
+  options: Provider[],
+  imports: DynamicModule['imports'] = [],
+): DynamicModule {
   const locks = lockStoreProviders(name, options, mapErrors === false ? false : undefined);
   const leaders = leaderProviders(name);
   return {

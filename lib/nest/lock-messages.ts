@@ -1,9 +1,16 @@
-const HANDLER_NAMES: Record<string, string> = { http: 'an HTTP route handler', rpc: 'a microservice handler', ws: 'a WebSocket gateway handler', graphql: 'a GraphQL resolver' };
+const HANDLER_NAMES: Record<string, string> = {
+  http: 'an HTTP route handler',
+  rpc: 'a microservice handler',
+  ws: 'a WebSocket gateway handler',
+  graphql: 'a GraphQL resolver',
+};
 
 /** Every error and log text of the Nest layer, in one place. */
 export const Messages = {
-  moduleOptionsNotObject: (got: string) => `DistributedLockModule options must be an object with a "backend", got ${got}`,
-  storeName: (got: string) => `DistributedLockModule: name must be a non-empty string of at most 200 characters, got ${got}`,
+  moduleOptionsNotObject: (got: string) =>
+    `DistributedLockModule options must be an object with a "backend", got ${got}`,
+  storeName: (got: string) =>
+    `DistributedLockModule: name must be a non-empty string of at most 200 characters, got ${got}`,
   storeNameMismatch: (name: string, got: string) =>
     `DistributedLockModule: the options factory returned name ${got} for the store registered as "${name}"; give the name in forRootAsync({ name }) only`,
   mapErrorsOption: (got: string) => `DistributedLockModule: mapErrors must be a boolean, got ${got}`,
@@ -22,12 +29,14 @@ export const Messages = {
   notAMethod: (where: string) => `@Locked() can only decorate methods; ${where} is not a method`,
   lockedArgs: (where: string) =>
     `@Locked() on ${where} takes (key?, leaseMs?, waitMs?) or ({ key?, leaseMs?, waitMs?, onBusy?, mode?, fair?, permits?, store?, minHoldMs?, maxHoldMs? }), not an options object followed by more arguments`,
-  lockedStore: (where: string, got: string) => `@Locked() on ${where}: store must be a non-empty string (a DistributedLockModule name), got ${got}`,
+  lockedStore: (where: string, got: string) =>
+    `@Locked() on ${where}: store must be a non-empty string (a DistributedLockModule name), got ${got}`,
   lockedOnBusy: (where: string, got: string) => `@Locked() on ${where}: onBusy must be 'throw' or 'skip', got ${got}`,
   lockedOption: (where: string, message: string) => `@Locked() on ${where}: ${message}`,
   lockedNoDefaultKey: (where: string) =>
     `@Locked() on ${where}: no key given, and the default key 'ClassName.methodName' is ambiguous here (an anonymous class or a method named by a symbol); give a key`,
-  jobArgs: (where: string, got: string) => `@LockedJob() on ${where} takes an options object ({ key?, minHoldMs?, maxHoldMs?, leaseMs?, store? }), got ${got}`,
+  jobArgs: (where: string, got: string) =>
+    `@LockedJob() on ${where} takes an options object ({ key?, minHoldMs?, maxHoldMs?, leaseMs?, store? }), got ${got}`,
 
   keyType: (where: string, got: string) =>
     `@Locked() on ${where}: the key must be a non-empty string template or a function (or a non-empty list of them), got ${got}`,
@@ -53,7 +62,8 @@ export const Messages = {
   keyFunctionResult: (where: string, got: string) =>
     `@Locked() on ${where}: the key function must return a non-empty string, got ${got}`,
 
-  lostAnswered: (message: string) => `${message}; the request it guarded was refused (answered as a conflict, code LOCK_LOST)`,
+  lostAnswered: (message: string) =>
+    `${message}; the request it guarded was refused (answered as a conflict, code LOCK_LOST)`,
 
   moduleNotImported: () =>
     `This application has @Locked() or @LockedJob() methods but does not import DistributedLockModule: add DistributedLockModule.forRoot({ backend: ... }) (or forRootAsync) to the imports of the application module (in a test: DistributedLockModule.forRoot({ backend: { type: 'memory' } }))`,

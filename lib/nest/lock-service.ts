@@ -27,9 +27,11 @@ export class LockService {
     // Only the warnings: a subscription to `events` would have every acquisition and release build its event.
     engine.listen(['lost', 'release-failed', 'self-wait', 'force-released'], (event) => {
       if (event.type === 'lost') this.logger.warn(Messages.lockLost(event.key, event.fence, event.error.message));
-      else if (event.type === 'release-failed') this.logger.warn(Messages.releaseFailed(event.key, event.fence, event.error.message));
+      else if (event.type === 'release-failed')
+        this.logger.warn(Messages.releaseFailed(event.key, event.fence, event.error.message));
       else if (event.type === 'self-wait') this.logger.warn(Messages.selfWait(event.key, event.waitedMs));
-      else if (event.type === 'force-released') this.logger.warn(Messages.forceReleased(event.key, event.by, event.reason, event.evicted.length, event.actor));
+      else if (event.type === 'force-released')
+        this.logger.warn(Messages.forceReleased(event.key, event.by, event.reason, event.evicted.length, event.actor));
     });
   }
 

@@ -63,20 +63,27 @@ export async function runMultiKeyLoad(engines: readonly LockEngine[], options: L
   const errors: unknown[] = [];
   const startedAt = performance.now();
   const stop = new AbortController();
-  const bound = setTimeout(() => stop.abort(new Error(`still running after ${options.boundMs} ms (deadlock?)`)), options.boundMs);
+  const bound = setTimeout(
+    () => stop.abort(new Error(`still running after ${options.boundMs} ms (deadlock?)`)),
+    options.boundMs,
+  );
   const workers = engines.flatMap((engine, e) =>
     Array.from({ length: options.workersPerEngine }, async (_, w) => {
       const random = seededRandom(options.seed + e * 1_000 + w);
       for (let i = 0; i < options.iterations && !stop.signal.aborted; i++) {
         const { list, distinct } = randomKeyList(options.keys, random);
         try {
-          await engine.withLock(list, async (lock) => {
-            if (!isMultiLock(lock)) throw new Error(`not a multi-lock: ${lock.key}`);
-            const values = distinct.map((key) => counters.get(key)!);
-            distinct.forEach((key, k) => reads.get(key)!.push({ fence: lock.fences[key]!, read: values[k]! }));
-            await options.gap();
-            distinct.forEach((key, k) => counters.set(key, values[k]! + 1));
-          }, { signal: stop.signal });
+          await engine.withLock(
+            list,
+            async (lock) => {
+              if (!isMultiLock(lock)) throw new Error(`not a multi-lock: ${lock.key}`);
+              const values = distinct.map((key) => counters.get(key)!);
+              distinct.forEach((key, k) => reads.get(key)!.push({ fence: lock.fences[key]!, read: values[k]! }));
+              await options.gap();
+              distinct.forEach((key, k) => counters.set(key, values[k]! + 1));
+            },
+            { signal: stop.signal },
+          );
           for (const key of distinct) expected[key]!++;
         } catch (error) {
           errors.push(error);
@@ -93,5 +100,14 @@ export async function runMultiKeyLoad(engines: readonly LockEngine[], options: L
     const holds = reads.get(key)!.sort((x, y) => x.fence - y.fence);
     return holds.some((hold, i) => hold.read !== i);
   });
-  return { acquisitions: engines.length * options.workersPerEngine * options.iterations, elapsedMs, finished: !stop.signal.aborted, errors, expected, actual, lostUpdates, misorderedKeys };
+  return {
+    acquisitions: engines.length * options.workersPerEngine * options.iterations,
+    elapsedMs,
+    finished: !stop.signal.aborted,
+    errors,
+    expected,
+    actual,
+    lostUpdates,
+    misorderedKeys,
+  };
 }

@@ -7,6 +7,9 @@ import { InvalidLockArgumentError } from '../errors.js';
  */
 export function checkKnownFields(options: object, known: readonly string[], where: string): void {
   for (const name of Object.keys(options)) {
-    if (!known.includes(name)) throw new InvalidLockArgumentError(`${where}: unknown option ${JSON.stringify(name)} (accepted: ${known.join(', ')})`);
+    if (!known.includes(name))
+      throw new InvalidLockArgumentError(
+        `${where}: unknown option ${JSON.stringify(name)} (accepted: ${known.join(', ')})`,
+      );
   }
 }

@@ -13,7 +13,9 @@ export async function loadOptional<T>(packageName: string, needs: string): Promi
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new InvalidLockArgumentError(`${needs} needs the "${packageName}" package: npm install ${packageName}`, { cause: error });
+      throw new InvalidLockArgumentError(`${needs} needs the "${packageName}" package: npm install ${packageName}`, {
+        cause: error,
+      });
     }
     throw error;
   }

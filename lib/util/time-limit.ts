@@ -127,7 +127,11 @@ const notKeepingAlive = new TimeLimits(0, false);
  * @internal Settles as `call` does, or rejects with {@link OVERDUE} after `ms` (or when `signal`
  * aborts). With `keepAlive: false` the wait does not keep the process alive.
  */
-export function withinMs<T>(call: Promise<T>, ms: number, options: { signal?: AbortSignal; keepAlive?: boolean } = {}): Promise<T> {
+export function withinMs<T>(
+  call: Promise<T>,
+  ms: number,
+  options: { signal?: AbortSignal; keepAlive?: boolean } = {},
+): Promise<T> {
   const limits = options.keepAlive === false ? notKeepingAlive : keepingAlive;
   return limits.within(call, monotonicNow() + ms, options.signal);
 }

@@ -9,7 +9,12 @@ export interface LoadResult {
   readonly elapsedMs: number;
 }
 
-export async function fireSales(urls: string[], path: string, requests: number, concurrency: number): Promise<LoadResult> {
+export async function fireSales(
+  urls: string[],
+  path: string,
+  requests: number,
+  concurrency: number,
+): Promise<LoadResult> {
   let next = 0;
   let sold = 0;
   let soldOut = 0;

@@ -43,8 +43,23 @@ function post(url: string): Promise<Answer> {
  * of a SKU picked in turn, sent to the instances round-robin as a load balancer would; a purchase
  * whose connection was refused goes to the next instance.
  */
-export async function buyUntil(urls: readonly string[], skus: readonly string[], concurrency: number, until: Promise<void>): Promise<Tally> {
-  const tally: Tally = { sold: 0, soldOut: 0, busy: 0, serverErrors: {}, serverErrorsByCode: {}, other: {}, notConnected: 0, soldBySku: Object.fromEntries(skus.map((sku) => [sku, 0])), errorSamples: [] };
+export async function buyUntil(
+  urls: readonly string[],
+  skus: readonly string[],
+  concurrency: number,
+  until: Promise<void>,
+): Promise<Tally> {
+  const tally: Tally = {
+    sold: 0,
+    soldOut: 0,
+    busy: 0,
+    serverErrors: {},
+    serverErrorsByCode: {},
+    other: {},
+    notConnected: 0,
+    soldBySku: Object.fromEntries(skus.map((sku) => [sku, 0])),
+    errorSamples: [],
+  };
   let done = false;
   void until.then(() => (done = true));
   let next = 0;

@@ -10,12 +10,21 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** One headless Chromium for a test file. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`bash scripts/install-servers.sh\` (or \`apt-get install -y chromium\`), or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: run \`bash scripts/install-servers.sh\` (or \`apt-get install -y chromium\`), or set CHROMIUM_PATH`,
+    );
   }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'],
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-gpu',
+    ],
   });
 }
 
@@ -61,16 +70,23 @@ export async function seriousA11yViolations(page: Page): Promise<A11yViolation[]
 }
 
 /** A reverse proxy that serves `target` under `mountPath` (stripped before forwarding), as nginx's `location /tools/ { proxy_pass http://app/; }`. */
-export async function startSubPathProxy(target: string, mountPath: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startSubPathProxy(
+  target: string,
+  mountPath: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((incoming, outgoing) => {
     if (!incoming.url?.startsWith(`${mountPath}/`) && incoming.url !== mountPath) {
       outgoing.writeHead(404).end('not under the proxy path');
       return;
     }
-    const forwarded = httpRequest(`${target}${incoming.url.slice(mountPath.length) || '/'}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const forwarded = httpRequest(
+      `${target}${incoming.url.slice(mountPath.length) || '/'}`,
+      { method: incoming.method, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     forwarded.on('error', () => outgoing.destroy());
     // A client that goes away (an event stream closed) closes the app's side too.
     outgoing.on('close', () => forwarded.destroy());

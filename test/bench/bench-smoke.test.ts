@@ -25,11 +25,17 @@ describe('bench/run.mjs --quick', () => {
     const out = mkdtempSync(join(tmpdir(), 'ndl-bench-smoke-'));
     try {
       await new Promise<void>((resolve, reject) =>
-        execFile(process.execPath, [runner, '--quick', '--workloads', 'uncontended,contended4x8', '--contenders', 'ours,raw', '--out', out], { timeout: 150_000 }, (error, _stdout, stderr) =>
-          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(),
+        execFile(
+          process.execPath,
+          [runner, '--quick', '--workloads', 'uncontended,contended4x8', '--contenders', 'ours,raw', '--out', out],
+          { timeout: 150_000 },
+          (error, _stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve()),
         ),
       );
-      const report = JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as { meta: Record<string, unknown>; workloads: Summary[] };
+      const report = JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as {
+        meta: Record<string, unknown>;
+        workloads: Summary[];
+      };
       expect(report.meta).toEqual(expect.objectContaining({ mode: 'quick', node: process.version }));
       expect(report.workloads.map((w) => w.id)).toEqual(['uncontended', 'contended4x8']);
       for (const workload of report.workloads) {

@@ -23,8 +23,26 @@ interface DemoJobs {
   instances: { instance: string; ran: number; skipped: number }[];
 }
 
-async function demo(...args: string[]): Promise<{ setup: string; leader?: { instance?: string; term?: number }; rows: DemoRow[]; jobs: DemoJobs }> {
-  const { stdout } = await run(process.execPath, ['.build/sample-app/demo.js', '--json', '--requests', '60', '--concurrency', '20', '--stock', '20', '--work-ms', '10', ...args], { timeout: 60_000 });
+async function demo(
+  ...args: string[]
+): Promise<{ setup: string; leader?: { instance?: string; term?: number }; rows: DemoRow[]; jobs: DemoJobs }> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '.build/sample-app/demo.js',
+      '--json',
+      '--requests',
+      '60',
+      '--concurrency',
+      '20',
+      '--stock',
+      '20',
+      '--work-ms',
+      '10',
+      ...args,
+    ],
+    { timeout: 60_000 },
+  );
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 

@@ -21,8 +21,16 @@ async function newEngine(spy?: BusySpy): Promise<LockEngine> {
 
 /** The permit keys of one semaphore, in queue order. */
 async function permitKeys(storeKey: string): Promise<{ key: string; createRevision: number; lease: string }[]> {
-  const response = await etcd.client.getAll().prefix(new SemaphoreKeys(storeKey).prefix).sort('Create', 'Ascend').exec();
-  return response.kvs.map((kv) => ({ key: kv.key.toString(), createRevision: Number(kv.create_revision), lease: kv.lease }));
+  const response = await etcd.client
+    .getAll()
+    .prefix(new SemaphoreKeys(storeKey).prefix)
+    .sort('Create', 'Ascend')
+    .exec();
+  return response.kvs.map((kv) => ({
+    key: kv.key.toString(),
+    createRevision: Number(kv.create_revision),
+    lease: kv.lease,
+  }));
 }
 
 beforeAll(() => etcd.start(), 30_000);
@@ -100,7 +108,11 @@ describe('etcd semaphores', () => {
     const deletedAt = performance.now();
     await etcd.client.delete().key(queued!.key);
     // Its own key's deletion wakes it (not the fallback look after the 10 s TTL): it queues again.
-    await waitUntil('the waiter to queue again', async () => (await permitKeys(keyPrefix + k))[1]?.createRevision !== undefined, 5_000);
+    await waitUntil(
+      'the waiter to queue again',
+      async () => (await permitKeys(keyPrefix + k))[1]?.createRevision !== undefined,
+      5_000,
+    );
     expect(performance.now() - deletedAt).toBeLessThan(3_000);
     const [, requeued] = await permitKeys(keyPrefix + k);
     expect(requeued!.createRevision).toBeGreaterThan(queued!.createRevision);

@@ -64,7 +64,11 @@ describe('etcd keys of a lock', () => {
     await waitUntil('the second waiter key', async () => (await etcd.lockKeys(keyPrefix + k)).length === 2, 5_000);
     controller.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
-    await waitUntil('the second waiter key to go', async () => (await etcd.lockKeys(keyPrefix + k)).length === 1, 5_000);
+    await waitUntil(
+      'the second waiter key to go',
+      async () => (await etcd.lockKeys(keyPrefix + k)).length === 1,
+      5_000,
+    );
     await holder.release();
   });
 
@@ -86,7 +90,7 @@ describe('etcd keys of a lock', () => {
     expect(spy.attempts.slice(1).map((claim) => claim.count)).toEqual([2, 2, 2, 2, 2, 2]);
   });
 
-  it("puts a waiter whose key was deleted behind its back back in the queue, and it still gets the lock", async () => {
+  it('puts a waiter whose key was deleted behind its back back in the queue, and it still gets the lock', async () => {
     const k = key('requeue');
     const holder = await a.acquire(k);
     const waiting = b.acquire(k);
@@ -103,7 +107,20 @@ describe('etcd keys of a lock', () => {
 
   it('keeps keys of any characters and 64 KiB long apart and safe', async () => {
     // 'a/write/x' first: unescaped, its key would sit under lock 'a' and block it.
-    const names = ['a/write/x', 'a/b', 'a', 'a%2Fb', '%', '/', '\uD800', '\uDC00', '\uFFFD', 'ü😀', 'k'.repeat(65_536), '/'.repeat(65_536)];
+    const names = [
+      'a/write/x',
+      'a/b',
+      'a',
+      'a%2Fb',
+      '%',
+      '/',
+      '\uD800',
+      '\uDC00',
+      '\uFFFD',
+      'ü😀',
+      'k'.repeat(65_536),
+      '/'.repeat(65_536),
+    ];
     const locks: Lock[] = [];
     for (const name of names) locks.push(await a.acquire(name, { waitMs: 0 }));
     for (const name of names) expect(await b.tryAcquire(name)).toBeNull();

@@ -34,13 +34,21 @@ export class FailoverLedger {
   private readonly counters = new Map<string, number>();
   private readonly maxFence = new Map<string, number>();
   private readonly sections: Section[] = [];
-  private readonly totals = { acquisitions: 0, writes: 0, secondHolders: 0, lostUpdates: 0, fenceRegressions: 0, staleWrites: 0 };
+  private readonly totals = {
+    acquisitions: 0,
+    writes: 0,
+    secondHolders: 0,
+    lostUpdates: 0,
+    fenceRegressions: 0,
+    staleWrites: 0,
+  };
   /** performance.now() of every acquisition (section begun), in order (the same index as `sections`). */
   readonly acquiredAt: number[] = [];
 
   begin(pid: number, key: string, fence: number, expiresAt: number): number {
     const now = Date.now();
-    if (this.sections.some((s) => s.open && s.key === key && s.expiresAt > now + LEASE_MARGIN_MS)) this.totals.secondHolders++;
+    if (this.sections.some((s) => s.open && s.key === key && s.expiresAt > now + LEASE_MARGIN_MS))
+      this.totals.secondHolders++;
     if (fence <= (this.maxFence.get(key) ?? -Infinity)) this.totals.fenceRegressions++;
     this.maxFence.set(key, Math.max(fence, this.maxFence.get(key) ?? -Infinity));
     this.totals.acquisitions++;

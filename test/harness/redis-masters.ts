@@ -26,8 +26,18 @@ class AofRedisServer extends ServerProcess implements MasterServer {
     private readonly dataDir: string,
   ) {
     super('redis-aof', requireBinary('/usr/bin/redis-server', 'redis-server'), [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dataDir,
-      '--appendonly', 'yes', '--appendfsync', 'always',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--dir',
+      dataDir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
     ]);
   }
 
@@ -44,7 +54,11 @@ class AofRedisServer extends ServerProcess implements MasterServer {
   async restart(): Promise<void> {
     if (this.running) await this.kill();
     this.start();
-    await waitUntil(`redis-server (AOF) on port ${this.port} (output: ${this.recentOutput})`, () => answersPing(this.port), 10_000);
+    await waitUntil(
+      `redis-server (AOF) on port ${this.port} (output: ${this.recentOutput})`,
+      () => answersPing(this.port),
+      10_000,
+    );
   }
 
   override async stop(): Promise<void> {
@@ -61,7 +75,9 @@ export class RedisMasters {
 
   /** Starts `count` masters on free ports: without persistence (RedisServer), or with an fsynced AOF each. */
   static async start(count = 5, persistence: 'none' | 'aof' = 'none'): Promise<RedisMasters> {
-    const servers = await Promise.all(Array.from({ length: count }, () => (persistence === 'aof' ? AofRedisServer.start() : RedisServer.start())));
+    const servers = await Promise.all(
+      Array.from({ length: count }, () => (persistence === 'aof' ? AofRedisServer.start() : RedisServer.start())),
+    );
     return new RedisMasters(servers);
   }
 
@@ -114,7 +130,11 @@ export class RedisMasters {
     let admin = this.admins.get(i);
     if (!admin) {
       // A short disconnectTimeout: ioredis' 2 s default would keep a timer alive after stop() for a master killed by a test.
-      admin = new Redis(this.servers[i]!.url, { maxRetriesPerRequest: 1, connectTimeout: 1_000, disconnectTimeout: 100 });
+      admin = new Redis(this.servers[i]!.url, {
+        maxRetriesPerRequest: 1,
+        connectTimeout: 1_000,
+        disconnectTimeout: 100,
+      });
       admin.on('error', () => undefined);
       this.admins.set(i, admin);
     }

@@ -41,7 +41,11 @@ process.on('message', async (message) => {
 
 leaders.lead(name, async ({ term, signal }) => {
   process.send({ event: 'leader', term, at: now() });
-  signal.addEventListener('abort', () => process.send({ event: 'follower', term, at: now(), reason: signal.reason?.name }), { once: true });
+  signal.addEventListener(
+    'abort',
+    () => process.send({ event: 'follower', term, at: now(), reason: signal.reason?.name }),
+    { once: true },
+  );
   while (!signal.aborted) {
     await rpc('checkpoint', { term });
     await rpc('write', { term });

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockService, type LockInfo } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  Locked,
+  LockService,
+  type LockInfo,
+} from '../../lib/index.js';
 
 @Injectable()
 class OrderService {

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockService, LockTimeoutError, type Lock } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  Locked,
+  LockService,
+  LockTimeoutError,
+  type Lock,
+} from '../../lib/index.js';
 import { deferred } from './nest-test-kit.js';
 
 /** Counts the calls inside a method at once, and lets the test hold them there. */
@@ -110,7 +117,11 @@ describe('@Locked({ key, permits }) on a provider method', () => {
         class Jobs {
           run(): void {}
         }
-        Locked({ key: 'x', permits: permits as number })(Jobs.prototype, 'run', Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!);
+        Locked({ key: 'x', permits: permits as number })(
+          Jobs.prototype,
+          'run',
+          Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!,
+        );
       };
       expect(decorate).toThrow(InvalidLockArgumentError);
       expect(decorate).toThrow('permits must be a whole number');

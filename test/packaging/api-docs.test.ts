@@ -25,9 +25,14 @@ function files(dir: string): string[] {
 beforeAll(async () => {
   const typedoc = join(ROOT, 'node_modules/typedoc/bin/typedoc');
   run = await new Promise((done) => {
-    execFile(process.execPath, [typedoc, '--out', out, '--logLevel', 'Warn'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 170_000 }, (error, stdout, stderr) => {
-      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      [typedoc, '--out', out, '--logLevel', 'Warn'],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 170_000 },
+      (error, stdout, stderr) => {
+        done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }, 180_000);
 
@@ -41,7 +46,9 @@ describe('API reference', () => {
 
   it('docs/api is up to date with the sources (run `npm run docs` and commit the result)', () => {
     expect(files(COMMITTED)).toEqual(files(out));
-    const stale = files(out).filter((file) => readFileSync(join(out, file), 'utf8') !== readFileSync(join(COMMITTED, file), 'utf8'));
+    const stale = files(out).filter(
+      (file) => readFileSync(join(out, file), 'utf8') !== readFileSync(join(COMMITTED, file), 'utf8'),
+    );
     expect(stale).toEqual([]);
   });
 });

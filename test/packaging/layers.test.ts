@@ -8,7 +8,18 @@ describe('lib/ layers', () => {
   });
 
   it('file names are kebab-case', () => {
-    expect(['lock-engine.ts', 'redis-claim.ts', 'errors.ts', 'ioredis6-client.ts'].filter((name) => !isKebabCaseFile(name))).toEqual([]);
-    expect(['zookeeper.claim.ts', 'lock.service.ts', 'redisClaim.ts', 'lock_engine.ts', 'lock--engine.ts', '-lock.ts'].filter(isKebabCaseFile)).toEqual([]);
+    expect(
+      ['lock-engine.ts', 'redis-claim.ts', 'errors.ts', 'ioredis6-client.ts'].filter((name) => !isKebabCaseFile(name)),
+    ).toEqual([]);
+    expect(
+      [
+        'zookeeper.claim.ts',
+        'lock.service.ts',
+        'redisClaim.ts',
+        'lock_engine.ts',
+        'lock--engine.ts',
+        '-lock.ts',
+      ].filter(isKebabCaseFile),
+    ).toEqual([]);
   });
 });

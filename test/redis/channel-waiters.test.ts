@@ -118,7 +118,7 @@ describe('ChannelWaiters', () => {
     expect(channel.takePending()).toBe(false);
   });
 
-  it('puts a new claim behind queued ones only while the last seen holder\'s lease runs', () => {
+  it("puts a new claim behind queued ones only while the last seen holder's lease runs", () => {
     const channel = new ChannelWaiters('c');
     channel.noteHolderUntil(performance.now() + 5_000);
     expect(channel.queuedAheadTtl()).toBeUndefined(); // nobody queued
@@ -131,7 +131,7 @@ describe('ChannelWaiters', () => {
     expect(channel.queuedAheadTtl()).toBeUndefined();
   });
 
-  it('ends a sleep on the caller\'s signal and after maxMs', async () => {
+  it("ends a sleep on the caller's signal and after maxMs", async () => {
     const waiter = new ReleaseWaiter();
     const controller = new AbortController();
     const aborted = waiter.sleep(60_000, controller.signal);

@@ -19,7 +19,10 @@ describe('redis scripts batched per tick', () => {
     server = await RedisServer.start();
     client = new Redis(server.url);
     const pipeline = client.pipeline.bind(client);
-    client.pipeline = ((...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args))) as Redis['pipeline'];
+    client.pipeline = ((...args: Parameters<Redis['pipeline']>) => (
+      pipelines++,
+      pipeline(...args)
+    )) as Redis['pipeline'];
     await runScriptBatched(client as unknown as RedisClient, ECHO, [], ['warm-up']);
   }, 30_000);
 
@@ -42,7 +45,11 @@ describe('redis scripts batched per tick', () => {
     const results = await Promise.allSettled(values.map(run));
     expect(pipelines).toBe(1);
     results.forEach((result, i) => {
-      if (i === 7) expect(result).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringContaining('asked to fail') }) });
+      if (i === 7)
+        expect(result).toMatchObject({
+          status: 'rejected',
+          reason: expect.objectContaining({ message: expect.stringContaining('asked to fail') }),
+        });
       else expect(result).toEqual({ status: 'fulfilled', value: `v${i}` });
     });
   });

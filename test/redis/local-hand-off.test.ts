@@ -38,7 +38,9 @@ describe('redis backend: local hand-off between claims of one process', () => {
     const other = await newProcess();
     const first = await one.engine.acquire('passed');
     const fences: number[] = [];
-    const waiters = Array.from({ length: 6 }, () => one.engine.withLock('passed', (lock) => void fences.push(lock.fence!)));
+    const waiters = Array.from({ length: 6 }, () =>
+      one.engine.withLock('passed', (lock) => void fences.push(lock.fence!)),
+    );
     await waitUntil('6 waiters asleep', () => one.asleep('passed') === 6, 10_000, 5);
 
     server.cli('CONFIG', 'RESETSTAT');
@@ -151,7 +153,11 @@ describe('redis backend: local hand-off between claims of one process', () => {
     giveUp.abort(new Error('gave up'));
     await released;
     await expect(abandoned).rejects.toThrow('gave up');
-    await waitUntil('the handed-over lock freed in Redis', () => server.cli('EXISTS', '{lock:abandoned}') === '0', 5_000);
+    await waitUntil(
+      'the handed-over lock freed in Redis',
+      () => server.cli('EXISTS', '{lock:abandoned}') === '0',
+      5_000,
+    );
     const after = await other.engine.tryAcquire('abandoned');
     expect(after).not.toBeNull();
     expect(after!.fence!).toBeGreaterThan(holder.fence! + 1);

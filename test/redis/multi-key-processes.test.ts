@@ -29,7 +29,15 @@ describe('multi-key locks across 2 OS processes on Redis', () => {
     // runWorkers also fails unless both processes exit with code 0.
     const results = await runWorkers<Done>(
       script,
-      [0, 1].map((p) => ({ url: server.url, keys: KEYS, keyPrefix: 'mkp:', workers: 4, iterations: 60, seed: 9_000 + p * 100, boundMs: 30_000 })),
+      [0, 1].map((p) => ({
+        url: server.url,
+        keys: KEYS,
+        keyPrefix: 'mkp:',
+        workers: 4,
+        iterations: 60,
+        seed: 9_000 + p * 100,
+        boundMs: 30_000,
+      })),
     );
     const reads = results.flatMap((result) => result.reads);
     const lostUpdates: Record<string, number> = {};

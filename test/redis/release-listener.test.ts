@@ -25,7 +25,7 @@ describe('redis release listener', () => {
     await server?.stop();
   });
 
-  it('subscribes a channel whose SUBSCRIBE goes out between the connection\'s connect and ready events', async () => {
+  it("subscribes a channel whose SUBSCRIBE goes out between the connection's connect and ready events", async () => {
     const rounds = 20;
     let subscribed = 0;
     for (let round = 0; round < rounds; round++) {

@@ -68,7 +68,11 @@ describe('redis backend waiting', () => {
     expect(triesAtFirstGrant - triesBefore).toBe(1);
     expect(stats.tries - triesBefore).toBe(20);
     expect(order).toHaveLength(20);
-    await waitUntil('the channel unsubscribed after the last waiter left', () => subscribers('{lock:herd}:released') === 0, 5_000);
+    await waitUntil(
+      'the channel unsubscribed after the last waiter left',
+      () => subscribers('{lock:herd}:released') === 0,
+      5_000,
+    );
   }, 30_000);
 
   it('wakes the oldest waiter of a process first', async () => {

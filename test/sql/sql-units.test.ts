@@ -14,7 +14,14 @@ import { parseTableName, quoteTableName, releaseChannel } from '../../lib/backen
 // Unit tests: no database (port 1 refuses connections). The behaviour against real servers is in test/contract/{postgres,mysql}.contract.test.ts.
 
 describe('SQL table names', () => {
-  it.each(['distributed_locks', 'Locks2', '_x', 'app.distributed_locks', 'a'.repeat(63), `${'s'.repeat(63)}.${'t'.repeat(63)}`])('accepts %j', (name) => {
+  it.each([
+    'distributed_locks',
+    'Locks2',
+    '_x',
+    'app.distributed_locks',
+    'a'.repeat(63),
+    `${'s'.repeat(63)}.${'t'.repeat(63)}`,
+  ])('accepts %j', (name) => {
     expect(parseTableName(name, 'postgres').text).toBe(name);
   });
 
@@ -36,7 +43,11 @@ describe('SQL table names', () => {
   });
 
   it('defaults to distributed_locks and quotes each part for its dialect', () => {
-    expect(parseTableName(undefined, 'postgres')).toEqual({ schema: undefined, table: 'distributed_locks', text: 'distributed_locks' });
+    expect(parseTableName(undefined, 'postgres')).toEqual({
+      schema: undefined,
+      table: 'distributed_locks',
+      text: 'distributed_locks',
+    });
     expect(quoteTableName(parseTableName('app.Locks', 'postgres'), '"')).toBe('"app"."Locks"');
     expect(quoteTableName(parseTableName('Locks', 'mysql'), '`')).toBe('`Locks`');
   });
@@ -93,12 +104,15 @@ describe('SQL backend options', () => {
   it.each<BackendOptions>([
     { type: 'postgres', url: 'postgres://nobody@127.0.0.1:1/none' },
     { type: 'mysql', url: 'mysql://nobody@127.0.0.1:1/none' },
-  ])('does not connect before the first lock, and ping reports a dead server as LockBackendError ($type)', async (options) => {
-    const backend = await createLockBackend(options);
-    expect(backend.name).toBe(options.type);
-    await expect(backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
-    await backend.close();
-  });
+  ])(
+    'does not connect before the first lock, and ping reports a dead server as LockBackendError ($type)',
+    async (options) => {
+      const backend = await createLockBackend(options);
+      expect(backend.name).toBe(options.type);
+      await expect(backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
+      await backend.close();
+    },
+  );
 });
 
 describe('polling backoff', () => {
@@ -187,7 +201,8 @@ describe('documented DDL', () => {
 });
 
 describe('MySQL statements chosen as deadlock victims', () => {
-  const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { errno: 1213 });
+  const deadlock = () =>
+    Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { errno: 1213 });
   /** A pool whose change statements fail as deadlock victims `failures` times, then change one row. */
   function poolFailing(failures: number) {
     const calls: string[] = [];
@@ -226,7 +241,9 @@ describe('MySQL statements chosen as deadlock victims', () => {
       },
       async end() {},
     };
-    await expect(new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false).release('hash', 'owner')).rejects.toThrow(/Lock wait timeout/);
+    await expect(
+      new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false).release('hash', 'owner'),
+    ).rejects.toThrow(/Lock wait timeout/);
     expect(calls).toHaveLength(1);
   });
 });

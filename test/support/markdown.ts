@@ -58,7 +58,8 @@ export function markdownLinks(markdown: string): MarkdownLink[] {
   const links: MarkdownLink[] = [];
   for (const { text, line } of proseLines(markdown)) {
     const prose = text.replace(/(`+)[^`]*?\1/g, '');
-    for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ target: match[1]!, line });
+    for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+      links.push({ target: match[1]!, line });
     for (const match of prose.matchAll(/<img\s[^>]*src="([^"]+)"/g)) links.push({ target: match[1]!, line });
     const reference = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(prose);
     if (reference) links.push({ target: reference[1]!, line });

@@ -1,8 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { InvalidLockArgumentError, LockEngine, LockLostError, LockTimeoutError, MemoryBackend, type Lock } from '../../lib/index.js';
+import {
+  InvalidLockArgumentError,
+  LockEngine,
+  LockLostError,
+  LockTimeoutError,
+  MemoryBackend,
+  type Lock,
+} from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 
-const request = (owner: string, leaseMs: number, permits = 2) => ({ key: 'lock:k', owner, leaseMs, mode: 'exclusive' as const, fair: false, permits, onLost: () => undefined });
+const request = (owner: string, leaseMs: number, permits = 2) => ({
+  key: 'lock:k',
+  owner,
+  leaseMs,
+  mode: 'exclusive' as const,
+  fair: false,
+  permits,
+  onLost: () => undefined,
+});
 
 describe('memory semaphore (fake timers)', () => {
   let backend: MemoryBackend;

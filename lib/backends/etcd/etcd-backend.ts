@@ -38,7 +38,13 @@ class EtcdBackend implements LockBackend {
     this.address = joinAddresses(hosts.map(urlAddress));
     // A member that hangs keeps the watch stream on it silent: with several members, waiters look again after one attempt's share of the request timeout.
     const fallbackWaitMs = hosts.length > 1 ? leases.attemptMs : Math.max(1_000, leases.ttlMs);
-    this.context = { client, leases, fallbackWaitMs, isLeaseNotFound: errors.isLeaseNotFound, isUnanswered: errors.isUnanswered };
+    this.context = {
+      client,
+      leases,
+      fallbackWaitMs,
+      isLeaseNotFound: errors.isLeaseNotFound,
+      isUnanswered: errors.isUnanswered,
+    };
     this.inspection = new EtcdInspection(client);
   }
 
@@ -68,7 +74,8 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
   const loaded = await loadOptional<EtcdDriver & { default?: EtcdDriver }>('etcd3', "The 'etcd' backend");
   // etcd3 is CommonJS: its exports may sit on `default` when imported from ESM.
   const driver = loaded.Etcd3 ? loaded : loaded.default!;
-  const isUnanswered = (error: unknown) => error instanceof driver.GRPCUnavailableError || error instanceof driver.GRPCDeadlineExceededError;
+  const isUnanswered = (error: unknown) =>
+    error instanceof driver.GRPCUnavailableError || error instanceof driver.GRPCDeadlineExceededError;
   const clientOptions: IOptions = {
     hosts,
     ...(credentials as Pick<IOptions, 'auth' | 'credentials'>),
@@ -86,5 +93,10 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     throw new InvalidLockArgumentError(`etcd backend: ${(error as Error).message}`, { cause: error });
   }
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
-  return new EtcdBackend(client, new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs, attemptTimeoutMs(requestTimeoutMs, hosts.length)), { isLeaseNotFound, isUnanswered }, hosts);
+  return new EtcdBackend(
+    client,
+    new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs, attemptTimeoutMs(requestTimeoutMs, hosts.length)),
+    { isLeaseNotFound, isUnanswered },
+    hosts,
+  );
 }

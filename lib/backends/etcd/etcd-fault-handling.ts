@@ -54,7 +54,9 @@ export function noticeUnansweredAttempts<T>(call: () => Promise<T>, onUnanswered
  * so cockatiel need not be a dependency, and a member is skipped only while another one is not
  * (cockatiel's breaker refuses every call once all are open).
  */
-export function lockFaultHandling(options: FaultHandlingOptions): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> {
+export function lockFaultHandling(
+  options: FaultHandlingOptions,
+): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> {
   const { hostCount, requestTimeoutMs, isUnanswered } = options;
   const attemptMs = attemptTimeoutMs(requestTimeoutMs, hostCount);
   const members: MemberPolicy[] = [];
@@ -153,7 +155,12 @@ class MemberPolicy {
 }
 
 function isStream(value: unknown): value is OpenStream {
-  return typeof value === 'object' && value !== null && typeof (value as Partial<OpenStream>).cancel === 'function' && typeof (value as Partial<OpenStream>).once === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Partial<OpenStream>).cancel === 'function' &&
+    typeof (value as Partial<OpenStream>).once === 'function'
+  );
 }
 
 /** Thrown without calling a member that is passed over: etcd3 then tries the next one. */

@@ -145,7 +145,8 @@ export class LeaseKeeper {
         () => this.keepAliveLater(granted, periodMs),
         () => {
           if (granted.dead) return;
-          if (monotonicNow() >= granted.aliveUntil) this.drop(granted, 'no keepalive of the etcd lease was answered within its TTL (etcd unreachable?)');
+          if (monotonicNow() >= granted.aliveUntil)
+            this.drop(granted, 'no keepalive of the etcd lease was answered within its TTL (etcd unreachable?)');
           else this.keepAliveLater(granted, KEEPALIVE_RETRY_MS);
         },
       );
@@ -159,7 +160,9 @@ export class LeaseKeeper {
       const sentAt = monotonicNow();
       if (granted.dead) throw new Error('the etcd lease is gone');
       try {
-        await granted.lease.keepaliveOnce({ deadline: Date.now() + Math.max(1, Math.min(this.attemptMs, endsAt - sentAt)) });
+        await granted.lease.keepaliveOnce({
+          deadline: Date.now() + Math.max(1, Math.min(this.attemptMs, endsAt - sentAt)),
+        });
         if (!granted.dead) granted.confirm(sentAt);
         return;
       } catch (error) {

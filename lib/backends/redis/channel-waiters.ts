@@ -59,7 +59,10 @@ export class ChannelWaiters {
    */
   wakeNext(after?: ReleaseWaiter): void {
     const from = after ? this.waiters.indexOf(after) + 1 : 0;
-    this.waiters.slice(from).find((waiter) => waiter.isAsleep)?.wake();
+    this.waiters
+      .slice(from)
+      .find((waiter) => waiter.isAsleep)
+      ?.wake();
   }
 
   /**

@@ -56,8 +56,20 @@ export class RedisBackend implements LockBackend {
     this.inspection = new RedisInspection(client);
     const track = <T>(command: Promise<T>) => this.inFlight.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
-    this.stopWatch = ownsClient ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () => this.listener.reconnect()) : () => undefined;
-    this.claims = { client, listener: this.listener, heartbeat: this.heartbeat, track, idleKeyTtlMs, replicas: replicas && new ReplicaAcknowledger(client, replicas), driftFactor };
+    this.stopWatch = ownsClient
+      ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () =>
+          this.listener.reconnect(),
+        )
+      : () => undefined;
+    this.claims = {
+      client,
+      listener: this.listener,
+      heartbeat: this.heartbeat,
+      track,
+      idleKeyTtlMs,
+      replicas: replicas && new ReplicaAcknowledger(client, replicas),
+      driftFactor,
+    };
   }
 
   claim(request: ClaimRequest): LockClaim {
@@ -69,7 +81,11 @@ export class RedisBackend implements LockBackend {
     try {
       await this.client.ping();
     } catch (error) {
-      throw new LockBackendError(this.name, atAddress(`ping failed: ${error instanceof Error ? error.message : String(error)}`, this.address), { cause: error });
+      throw new LockBackendError(
+        this.name,
+        atAddress(`ping failed: ${error instanceof Error ? error.message : String(error)}`, this.address),
+        { cause: error },
+      );
     }
   }
 
@@ -88,7 +104,14 @@ export class RedisBackend implements LockBackend {
     // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
     const giveUpAt = monotonicNow() + CLOSE_GRACE_MS;
     await withinMs(this.inFlight.settled(), giveUpAt - monotonicNow()).catch(() => undefined);
-    if (this.client.status === 'ready' && (await withinMs(this.client.quit(), giveUpAt - monotonicNow()).then(() => true, () => false))) return;
+    if (
+      this.client.status === 'ready' &&
+      (await withinMs(this.client.quit(), giveUpAt - monotonicNow()).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return;
     this.client.disconnect();
   }
 }

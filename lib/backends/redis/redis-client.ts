@@ -60,7 +60,18 @@ export interface IoredisModule {
 /** @internal */
 type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisClient;
 
-const REQUIRED_METHODS = ['evalsha', 'eval', 'ping', 'subscribe', 'unsubscribe', 'duplicate', 'quit', 'disconnect', 'on', 'off'] as const;
+const REQUIRED_METHODS = [
+  'evalsha',
+  'eval',
+  'ping',
+  'subscribe',
+  'unsubscribe',
+  'duplicate',
+  'quit',
+  'disconnect',
+  'on',
+  'off',
+] as const;
 
 /** @internal Whether `value` has the ioredis methods this backend calls (node-redis, for one, has `evalSha` instead). */
 export function looksLikeIoredisClient(value: unknown): value is RedisClient {
@@ -75,6 +86,10 @@ export function looksLikeIoredisClient(value: unknown): value is RedisClient {
  * gives the same shape. Look in both places, so either build and either major version works.
  */
 export function redisConstructorOf(driver: IoredisModule): RedisConstructor | undefined {
-  const candidates = [driver.Redis, (driver.default as { Redis?: RedisConstructor } | undefined)?.Redis, driver.default];
+  const candidates = [
+    driver.Redis,
+    (driver.default as { Redis?: RedisConstructor } | undefined)?.Redis,
+    driver.default,
+  ];
   return candidates.find((candidate): candidate is RedisConstructor => typeof candidate === 'function');
 }

@@ -126,7 +126,9 @@ export class ReleaseListener {
     // pubSubKindOf is 'plain' for anything but a Cluster.
     this.sharded = kind === 'sharded';
     const subscriber = this.duplicate();
-    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => this.channels.get(channel)?.heardRelease(message !== this.releaseMessage));
+    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) =>
+      this.channels.get(channel)?.heardRelease(message !== this.releaseMessage),
+    );
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     const wakeAll = () => {
       for (const entry of this.channels.values()) entry.wakeOne();
@@ -154,6 +156,9 @@ export class ReleaseListener {
     // it refreshes its slot map (then subscribes again on the new one), which ioredis does not do
     // periodically unless asked.
     const { slotsRefreshInterval } = (this.client.options ?? {}) as { slotsRefreshInterval?: number };
-    return this.client.duplicate([], { shardedSubscribers: true, slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS });
+    return this.client.duplicate([], {
+      shardedSubscribers: true,
+      slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS,
+    });
   }
 }

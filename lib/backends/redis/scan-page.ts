@@ -30,7 +30,14 @@ export const START: NodeCursor = { scan: '0', returned: new Set() };
  * it returned from that batch: asked again, SCAN may answer that cursor with other keys (some
  * released, or the table resized), so those are skipped rather than the rest of the batch.
  */
-export async function scanNode(node: Scanner, prefix: string, room: number, count: number, from: NodeCursor, maxRounds: number): Promise<NodeScan> {
+export async function scanNode(
+  node: Scanner,
+  prefix: string,
+  room: number,
+  count: number,
+  from: NodeCursor,
+  maxRounds: number,
+): Promise<NodeScan> {
   const pattern = `{${escapeGlob(prefix)}*`;
   const found: string[] = [];
   let { scan, returned } = from;

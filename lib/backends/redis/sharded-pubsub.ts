@@ -42,7 +42,12 @@ export function publishingScript(source: (publish: string) => string): Publishin
 }
 
 /** @internal `runScript` with the variant of `script` that `client` announces with; in this tick once the kind is known. */
-export function runPublishingScript(client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function runPublishingScript(
+  client: RedisClient,
+  script: PublishingScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   const kind = pubSubKindOf(client);
   if (typeof kind === 'string') return runScript(client, script[kind], keys, args);
   // Unanswered, the script most likely fails as well; if not, a plain release still frees the key.
@@ -53,7 +58,12 @@ export function runPublishingScript(client: RedisClient, script: PublishingScrip
 }
 
 /** @internal `sendScript` (run-script.ts) with the variant of `script` that `client` announces with; `runPublishingScript` without the fallback. */
-export function sendPublishingScript(client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function sendPublishingScript(
+  client: RedisClient,
+  script: PublishingScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   const kind = pubSubKindOf(client);
   if (typeof kind === 'string') return sendScript(client, script[kind], keys, args);
   // The kind is being found out (a Cluster's first release): the fallback is included.
@@ -61,7 +71,13 @@ export function sendPublishingScript(client: RedisClient, script: PublishingScri
 }
 
 /** @internal `afterScriptFailed` (run-script.ts) for a `sendPublishingScript` that rejected with `error`. */
-export function afterPublishingScriptFailed(error: unknown, client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function afterPublishingScriptFailed(
+  error: unknown,
+  client: RedisClient,
+  script: PublishingScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   const kind = pubSubKindOf(client);
   return afterScriptFailed(error, client, script[typeof kind === 'string' ? kind : 'plain'], keys, args);
 }
@@ -69,7 +85,10 @@ export function afterPublishingScriptFailed(error: unknown, client: RedisClient,
 async function detect(client: RedisClient): Promise<PubSubKind> {
   let kind: PubSubKind;
   try {
-    kind = routesShardedSubscriptions(client) && hasSpublish(await client.call!('COMMAND', 'INFO', 'SPUBLISH')) ? 'sharded' : 'plain';
+    kind =
+      routesShardedSubscriptions(client) && hasSpublish(await client.call!('COMMAND', 'INFO', 'SPUBLISH'))
+        ? 'sharded'
+        : 'plain';
   } catch (error) {
     // Not answered: ask again next time. Refused (COMMAND not allowed by an ACL): stay plain.
     if (!isServerReply(error)) {
@@ -94,7 +113,13 @@ function hasSpublish(reply: unknown): boolean {
  */
 function routesShardedSubscriptions(client: RedisClient): boolean {
   const options = client.options as { shardedSubscribers?: unknown; keyPrefix?: unknown } | undefined;
-  return typeof client.ssubscribe === 'function' && typeof client.call === 'function' && options !== undefined && 'shardedSubscribers' in options && !options.keyPrefix;
+  return (
+    typeof client.ssubscribe === 'function' &&
+    typeof client.call === 'function' &&
+    options !== undefined &&
+    'shardedSubscribers' in options &&
+    !options.keyPrefix
+  );
 }
 
 function isServerReply(error: unknown): boolean {

@@ -52,10 +52,18 @@ export class RedlockBackend implements LockBackend {
   /** Resolves when a quorum of masters answers PING (each within 1 s, or `nodeTimeoutMs` if longer). */
   async ping(): Promise<void> {
     const timeoutMs = Math.max(PING_TIMEOUT_MS, this.settings.nodeTimeoutMs ?? 0);
-    const replies = await runRound(this.masters, (master) => master.client.ping(), timeoutMs, (partial) => tally(partial, () => true).yes >= this.settings.quorum);
+    const replies = await runRound(
+      this.masters,
+      (master) => master.client.ping(),
+      timeoutMs,
+      (partial) => tally(partial, () => true).yes >= this.settings.quorum,
+    );
     const answered = tally(replies, () => true).yes;
     if (answered >= this.settings.quorum) return;
-    throw new LockBackendError(this.name, `ping: ${answered} of ${this.masters.length} masters answered, ${this.settings.quorum} needed (${describeFailures(replies, this.masters)})`);
+    throw new LockBackendError(
+      this.name,
+      `ping: ${answered} of ${this.masters.length} masters answered, ${this.settings.quorum} needed (${describeFailures(replies, this.masters)})`,
+    );
   }
 
   /** Closes the subscriber connections, and the clients this backend created. */
@@ -65,12 +73,14 @@ export class RedlockBackend implements LockBackend {
   }
 
   private async closeOnce(): Promise<void> {
-    await Promise.all(this.masters.map(async ({ client, owned, listener }) => {
-      await listener.close();
-      if (!owned) return;
-      if (client.status === 'ready') await withinMs(client.quit(), QUIT_TIMEOUT_MS).catch(() => undefined);
-      if (client.status !== 'end') client.disconnect();
-    }));
+    await Promise.all(
+      this.masters.map(async ({ client, owned, listener }) => {
+        await listener.close();
+        if (!owned) return;
+        if (client.status === 'ready') await withinMs(client.quit(), QUIT_TIMEOUT_MS).catch(() => undefined);
+        if (client.status !== 'end') client.disconnect();
+      }),
+    );
   }
 }
 

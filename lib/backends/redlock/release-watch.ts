@@ -39,7 +39,11 @@ export class ReleaseWatch {
     const lastTryAt = this.waiter.lastTryAt;
     const heardBefore = entries.filter((entry) => entry.activeSince < lastTryAt).length;
     // A release between the last round and these subscriptions was announced to nobody: try again.
-    if (heardBefore < this.enough && entries.some((entry) => Number.isFinite(entry.activeSince) && entry.activeSince >= lastTryAt)) return true;
+    if (
+      heardBefore < this.enough &&
+      entries.some((entry) => Number.isFinite(entry.activeSince) && entry.activeSince >= lastTryAt)
+    )
+      return true;
     if (entries.some((entry) => entry.takePending())) return true;
     await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
     return !signal.aborted && this.waiter.takeUnusedWake();

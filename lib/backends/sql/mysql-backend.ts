@@ -24,7 +24,14 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
   const connection = pickConnection('mysql', options.url, options.client, isPool);
   if ('pool' in connection) {
     const pool = asPromisePool(connection.pool)!;
-    return new SqlBackend('mysql', new MysqlDialect(pool, table, false), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor, mysqlAddress(pool));
+    return new SqlBackend(
+      'mysql',
+      new MysqlDialect(pool, table, false),
+      idleKeyTtlMs,
+      new MysqlInspectionQueries(pool, table),
+      driftFactor,
+      mysqlAddress(pool),
+    );
   }
   const driver = await loadMysqlDriver();
   const pool = driver
@@ -38,5 +45,12 @@ export async function createMysqlBackend(options: MysqlBackendOptions): Promise<
       supportBigNumbers: true,
     })
     .promise();
-  return new SqlBackend('mysql', new MysqlDialect(pool, table, true), idleKeyTtlMs, new MysqlInspectionQueries(pool, table), driftFactor, urlAddress(connection.url));
+  return new SqlBackend(
+    'mysql',
+    new MysqlDialect(pool, table, true),
+    idleKeyTtlMs,
+    new MysqlInspectionQueries(pool, table),
+    driftFactor,
+    urlAddress(connection.url),
+  );
 }

@@ -25,15 +25,34 @@ export async function createPostgresBackend(options: PostgresBackendOptions): Pr
   const channel = releaseChannel(table);
   if ('url' in connection) {
     const { Pool, Client } = await loadPgDriver();
-    const config = { connectionString: connection.url, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, keepAlive: true, fallback_application_name: APPLICATION_NAME };
+    const config = {
+      connectionString: connection.url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+      fallback_application_name: APPLICATION_NAME,
+    };
     const pool = new Pool({ ...config, max: POOL_SIZE, idleTimeoutMillis: 10_000 });
     // An idle connection dropped by the server (restart, failover) is replaced on the next query; without a listener it would crash the app.
     pool.on('error', () => undefined);
     const listener = new PostgresReleaseListener(() => new Client(config), channel);
-    return new SqlBackend('postgres', new PostgresDialect(pool, table, channel, listener, true), idleKeyTtlMs, new PostgresInspectionQueries(pool, table, channel), driftFactor, urlAddress(connection.url));
+    return new SqlBackend(
+      'postgres',
+      new PostgresDialect(pool, table, channel, listener, true),
+      idleKeyTtlMs,
+      new PostgresInspectionQueries(pool, table, channel),
+      driftFactor,
+      urlAddress(connection.url),
+    );
   }
   const listener = await listenerForUserPool(connection.pool, channel);
-  return new SqlBackend('postgres', new PostgresDialect(connection.pool, table, channel, listener, false), idleKeyTtlMs, new PostgresInspectionQueries(connection.pool, table, channel), driftFactor, postgresAddress(connection.pool.options));
+  return new SqlBackend(
+    'postgres',
+    new PostgresDialect(connection.pool, table, channel, listener, false),
+    idleKeyTtlMs,
+    new PostgresInspectionQueries(connection.pool, table, channel),
+    driftFactor,
+    postgresAddress(connection.pool.options),
+  );
 }
 
 /** A listening connection made with the user's pool settings, or none (waiters then poll) if the pool does not expose them. */
@@ -41,6 +60,10 @@ async function listenerForUserPool(pool: PgPool, channel: string): Promise<Postg
   const settings = pool.options;
   if (!settings) return undefined;
   const ClientClass = pool.Client ?? (await loadPgDriver()).Client;
-  const config = { ...settings, connectionTimeoutMillis: settings.connectionTimeoutMillis || CONNECT_TIMEOUT_MS, keepAlive: true };
+  const config = {
+    ...settings,
+    connectionTimeoutMillis: settings.connectionTimeoutMillis || CONNECT_TIMEOUT_MS,
+    keepAlive: true,
+  };
   return new PostgresReleaseListener((): PgClient => new ClientClass(config), channel);
 }

@@ -32,7 +32,11 @@ export class SqlClaim implements LockClaim {
     private readonly backend: SqlClaimStore,
     private readonly request: ClaimRequest,
   ) {
-    this.row = { keyHash: keyHash(request.key), displayKey: displayKey(request.key), owner: storedOwner(request.owner) };
+    this.row = {
+      keyHash: keyHash(request.key),
+      displayKey: displayKey(request.key),
+      owner: storedOwner(request.owner),
+    };
   }
 
   async tryAcquire(): Promise<AttemptResult> {
@@ -70,7 +74,9 @@ export class SqlClaim implements LockClaim {
 
   async renew(leaseMs: number): Promise<number | false> {
     if (!this.held) return false;
-    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? this.validityFor(leaseMs) : false;
+    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs))
+      ? this.validityFor(leaseMs)
+      : false;
   }
 
   async release(holdMs?: number): Promise<boolean> {

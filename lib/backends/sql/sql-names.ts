@@ -48,5 +48,7 @@ export function releaseChannel(name: TableName): string {
  */
 export function expiryIndexName(name: TableName): string {
   const readable = `${name.table}_expires_at`;
-  return readable.length <= 63 ? readable : `ndl_expires_at_${createHash('sha256').update(name.text).digest('hex').slice(0, 24)}`;
+  return readable.length <= 63
+    ? readable
+    : `ndl_expires_at_${createHash('sha256').update(name.text).digest('hex').slice(0, 24)}`;
 }

@@ -25,10 +25,13 @@ export class ParentJanitor {
       this.sweep(parentPath);
       return;
     }
-    this.due.set(parentPath, unrefTimer(() => {
-      this.due.delete(parentPath);
-      this.sweep(parentPath);
-    }, this.delayMs));
+    this.due.set(
+      parentPath,
+      unrefTimer(() => {
+        this.due.delete(parentPath);
+        this.sweep(parentPath);
+      }, this.delayMs),
+    );
   }
 
   /**

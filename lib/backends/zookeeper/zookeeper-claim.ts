@@ -73,10 +73,13 @@ export class ZookeeperClaim implements LockClaim {
         // A dropped connection (the client reconnects, e.g. to another ensemble member, also after a
         // request went unanswered) or an expired session (the next one is opened at once) is not the
         // store being down: try again, finding a node whose create answer was lost by its attempt id.
-        const retry = !session.authFailed && (isConnectionDrop(error) || (session.ended.aborted && !this.sessions.isClosed));
+        const retry =
+          !session.authFailed && (isConnectionDrop(error) || (session.ended.aborted && !this.sessions.isClosed));
         // A member found silent only at the end of the time: once, another connectTimeoutMs on the next connection.
-        if (retry && monotonicNow() >= deadline && !extended) [deadline, extended] = [monotonicNow() + connectTimeoutMs, true];
-        if (!retry || monotonicNow() >= deadline) throw explainAccessError(error, session, `a lock node under ${this.parentPath}`);
+        if (retry && monotonicNow() >= deadline && !extended)
+          [deadline, extended] = [monotonicNow() + connectTimeoutMs, true];
+        if (!retry || monotonicNow() >= deadline)
+          throw explainAccessError(error, session, `a lock node under ${this.parentPath}`);
       }
     }
   }
@@ -85,7 +88,10 @@ export class ZookeeperClaim implements LockClaim {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const node = await this.ensureNode(session);
       // Both reads in one round trip. The watch on our own node tells a holder at once when it is deleted behind its back.
-      const [children, stat] = await Promise.all([this.childrenOrNone(session), session.watchNode(node.path, node.watcher)]);
+      const [children, stat] = await Promise.all([
+        this.childrenOrNone(session),
+        session.watchNode(node.path, node.watcher),
+      ]);
       const position = queuePosition(children, node.name, this.shared);
       if (position.state === 'waiting') {
         this.predecessor = { session, path: `${this.parentPath}/${position.watch}` };
@@ -166,7 +172,8 @@ export class ZookeeperClaim implements LockClaim {
   }
 
   private async ensureNode(session: ZkSession): Promise<OwnNode> {
-    if (this.pendingCreate) await session.withinTimeout(this.pendingCreate, `an earlier create under ${this.parentPath}`);
+    if (this.pendingCreate)
+      await session.withinTimeout(this.pendingCreate, `an earlier create under ${this.parentPath}`);
     if (this.node?.session === session) return this.node;
     this.node = undefined; // none yet, or it died with an earlier session
     if (this.unconfirmed === session) {
@@ -175,7 +182,13 @@ export class ZookeeperClaim implements LockClaim {
       if (name) return this.ownNode(session, `${this.parentPath}/${name}`);
     }
     const attemptId = this.attemptId;
-    const answer = createLockNode(session, this.sessions.options.rootPath, this.parentPath, this.prefix(), Buffer.from(this.request.owner)).then(
+    const answer = createLockNode(
+      session,
+      this.sessions.options.rootPath,
+      this.parentPath,
+      this.prefix(),
+      Buffer.from(this.request.owner),
+    ).then(
       (path) => this.adopt(session, attemptId, path),
       (error: unknown) => {
         // The request may have been applied even though its answer was lost.
@@ -183,14 +196,18 @@ export class ZookeeperClaim implements LockClaim {
         throw error;
       },
     );
-    const pending = answer.then(() => undefined, () => undefined);
+    const pending = answer.then(
+      () => undefined,
+      () => undefined,
+    );
     this.pendingCreate = pending;
     void pending.then(() => {
       if (this.pendingCreate === pending) this.pendingCreate = undefined;
     });
     await session.withinTimeout(answer, `create under ${this.parentPath}`);
     const created = this.node as OwnNode | undefined; // set by adopt()
-    if (created?.session !== session) throw new LockBackendError('zookeeper', 'the claim was released while its node was being created');
+    if (created?.session !== session)
+      throw new LockBackendError('zookeeper', 'the claim was released while its node was being created');
     return created;
   }
 
@@ -204,7 +221,12 @@ export class ZookeeperClaim implements LockClaim {
   }
 
   private ownNode(session: ZkSession, path: string): OwnNode {
-    const node: OwnNode = { session, path, name: path.slice(path.lastIndexOf('/') + 1), watcher: (event) => this.onOwnNodeEvent(node, event) };
+    const node: OwnNode = {
+      session,
+      path,
+      name: path.slice(path.lastIndexOf('/') + 1),
+      watcher: (event) => this.onOwnNodeEvent(node, event),
+    };
     return (this.node = node);
   }
 
@@ -246,7 +268,8 @@ export class ZookeeperClaim implements LockClaim {
       };
     });
     const stat = await session.watchNode(path, () => notify());
-    if (stat === null) notify(); // already gone: go and look again
+    if (stat === null)
+      notify(); // already gone: go and look again
     else this.watch = { session, path, changed };
     return { changed };
   }
@@ -262,7 +285,11 @@ export class ZookeeperClaim implements LockClaim {
 
   private async removeByPrefix(session: ZkSession, prefix: string): Promise<void> {
     const children = await this.childrenOrNone(session);
-    await Promise.all(children.filter((child) => child.startsWith(prefix)).map((child) => removeIfPresent(session, `${this.parentPath}/${child}`)));
+    await Promise.all(
+      children
+        .filter((child) => child.startsWith(prefix))
+        .map((child) => removeIfPresent(session, `${this.parentPath}/${child}`)),
+    );
   }
 
   private prefix(): string {

@@ -1,13 +1,31 @@
 import { Catch, Injectable, Optional, type ArgumentsHost, type OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, BaseExceptionFilter } from '@nestjs/core';
-import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
+import {
+  LockBackendError,
+  LockLostError,
+  LockShuttingDownError,
+  LockTimeoutError,
+  StaleFenceError,
+} from '../../errors.js';
 import { caughtTypesOf, type HandlerKind } from '../nest-metadata.js';
 import { answerLockError, baseFilterOf, preloadContextException } from './lock-error-answers.js';
-import { LockBusyException, LockLostException, LockShuttingDownException, LockStoreUnavailableException, type LockAnswerHeaders } from './lock-http-exceptions.js';
+import {
+  LockBusyException,
+  LockLostException,
+  LockShuttingDownException,
+  LockStoreUnavailableException,
+  type LockAnswerHeaders,
+} from './lock-http-exceptions.js';
 import { StaleFenceException } from './stale-fence-exception.js';
 
 /** The library's HTTP exceptions: they name the headers their answer carries. */
-const HTTP_EXCEPTIONS = [LockBusyException, LockStoreUnavailableException, StaleFenceException, LockLostException, LockShuttingDownException] as const;
+const HTTP_EXCEPTIONS = [
+  LockBusyException,
+  LockStoreUnavailableException,
+  StaleFenceException,
+  LockLostException,
+  LockShuttingDownException,
+] as const;
 
 /**
  * Answers lock errors wherever in a call they are thrown, as `@Locked()` handlers answer theirs
@@ -69,17 +87,21 @@ export class LockErrorsFilter extends BaseExceptionFilter implements OnModuleIni
     const adapter = this.httpAdapterHost?.httpAdapter;
     const response: unknown = host.getArgByIndex(1);
     if (!adapter || adapter.isHeadersSent(response)) return;
-    for (const [name, value] of Object.entries((exception as { headers: LockAnswerHeaders }).headers)) adapter.setHeader(response, name, value);
+    for (const [name, value] of Object.entries((exception as { headers: LockAnswerHeaders }).headers))
+      adapter.setHeader(response, name, value);
   }
 
   /** The application's global filter Nest would pick for `exception`, other than this one: the last registered first. */
-  private nextGlobalFilter(exception: unknown): { catch(exception: unknown, host: ArgumentsHost): unknown } | undefined {
+  private nextGlobalFilter(
+    exception: unknown,
+  ): { catch(exception: unknown, host: ArgumentsHost): unknown } | undefined {
     const filters = this.config?.getGlobalFilters() ?? [];
     for (let i = filters.length - 1; i >= 0; i--) {
       const filter = filters[i] as { catch?: unknown } | undefined;
       if (!filter || filter instanceof LockErrorsFilter || typeof filter.catch !== 'function') continue;
       const types = caughtTypesOf(filter);
-      if (types.length === 0 || types.some((type) => exception instanceof type)) return filter as { catch(exception: unknown, host: ArgumentsHost): unknown };
+      if (types.length === 0 || types.some((type) => exception instanceof type))
+        return filter as { catch(exception: unknown, host: ArgumentsHost): unknown };
     }
     return undefined;
   }

@@ -25,7 +25,13 @@ export class LockBusyException extends ConflictException {
   readonly headers: LockAnswerHeaders;
 
   constructor(error: LockTimeoutError, retryAfter?: number) {
-    const body = { statusCode: HttpStatus.CONFLICT, error: 'Conflict', message: error.message, key: error.key, ...(retryAfter === undefined ? {} : { retryAfter }) };
+    const body = {
+      statusCode: HttpStatus.CONFLICT,
+      error: 'Conflict',
+      message: error.message,
+      key: error.key,
+      ...(retryAfter === undefined ? {} : { retryAfter }),
+    };
     super(body, { cause: error });
     this.name = 'LockBusyException';
     this.key = error.key;
@@ -46,7 +52,15 @@ export class LockStoreUnavailableException extends ServiceUnavailableException {
   readonly headers: LockAnswerHeaders;
 
   constructor(error: LockBackendError, retryAfter?: number) {
-    super({ statusCode: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', message: 'The lock store is unavailable', ...(retryAfter === undefined ? {} : { retryAfter }) }, { cause: error });
+    super(
+      {
+        statusCode: HttpStatus.SERVICE_UNAVAILABLE,
+        error: 'Service Unavailable',
+        message: 'The lock store is unavailable',
+        ...(retryAfter === undefined ? {} : { retryAfter }),
+      },
+      { cause: error },
+    );
     this.name = 'LockStoreUnavailableException';
     this.retryAfter = retryAfter;
     this.headers = retryAfter === undefined ? {} : { 'Retry-After': String(retryAfter) };
@@ -66,7 +80,13 @@ export class LockShuttingDownException extends ServiceUnavailableException {
 
   constructor(error: LockShuttingDownError, retryAfter = UNAVAILABLE_RETRY_AFTER_SECONDS) {
     super(
-      { statusCode: HttpStatus.SERVICE_UNAVAILABLE, error: 'Service Unavailable', message: 'This instance is shutting down', code: LockErrorCode.shuttingDown, retryAfter },
+      {
+        statusCode: HttpStatus.SERVICE_UNAVAILABLE,
+        error: 'Service Unavailable',
+        message: 'This instance is shutting down',
+        code: LockErrorCode.shuttingDown,
+        retryAfter,
+      },
       { cause: error },
     );
     this.name = 'LockShuttingDownException';
@@ -88,11 +108,21 @@ export class LockLostException extends ConflictException {
   readonly headers: LockAnswerHeaders = {};
 
   constructor(error: LockLostError) {
-    super({ statusCode: HttpStatus.CONFLICT, error: 'Conflict', message: lostMessage(error.key), code: LockErrorCode.lost, key: error.key }, { cause: error });
+    super(
+      {
+        statusCode: HttpStatus.CONFLICT,
+        error: 'Conflict',
+        message: lostMessage(error.key),
+        code: LockErrorCode.lost,
+        key: error.key,
+      },
+      { cause: error },
+    );
     this.name = 'LockLostException';
     this.key = error.key;
   }
 }
 
 /** What a client reads of a lost lock: its key, not the reason (which may name hosts). */
-export const lostMessage = (key: string): string => `Lock "${key}" was lost while the request held it; the work it guarded was refused`;
+export const lostMessage = (key: string): string =>
+  `Lock "${key}" was lost while the request held it; the work it guarded was refused`;

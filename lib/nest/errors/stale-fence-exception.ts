@@ -20,7 +20,10 @@ export class StaleFenceException extends ConflictException {
 
   constructor(error: StaleFenceError) {
     const { resource, fence, highest } = error;
-    super({ statusCode: HttpStatus.CONFLICT, error: 'Conflict', message: error.message, resource, fence, highest }, { cause: error });
+    super(
+      { statusCode: HttpStatus.CONFLICT, error: 'Conflict', message: error.message, resource, fence, highest },
+      { cause: error },
+    );
     this.name = 'StaleFenceException';
     this.resource = resource;
     this.fence = fence;

@@ -53,7 +53,10 @@ class LockRegistry {
     if (!byStore) this.classOwners.set(type, (byStore = new Map()));
     const owners = (byStore.get(store) ?? []).filter((owner) => this.isRunning(store, owner));
     const same = owners.find((owner) => owner.engine === engine);
-    byStore.set(store, [...owners.filter((owner) => owner !== same), { engine, visible: visible || same?.visible === true }]);
+    byStore.set(store, [
+      ...owners.filter((owner) => owner !== same),
+      { engine, visible: visible || same?.visible === true },
+    ]);
   }
 
   /** `self` is a provider (a service, gateway, resolver...) that Nest created, not a controller. */
@@ -71,7 +74,9 @@ class LockRegistry {
     if (byClass) return byClass;
     const engines = this.running.get(store);
     if (engines?.size === 1) return engines.values().next().value as LockEngine;
-    throw new DistributedLockError(engines?.size ? Messages.ambiguousModule(where, store) : Messages.noModule(where, store));
+    throw new DistributedLockError(
+      engines?.size ? Messages.ambiguousModule(where, store) : Messages.noModule(where, store),
+    );
   }
 
   private isRunning(store: string, owner: Owner): boolean {
@@ -80,7 +85,13 @@ class LockRegistry {
 
   /** The one running engine recorded for the class (preferring those its module can inject), if there is exactly one. */
   private classEngine(type: unknown, store: string): LockEngine | undefined {
-    const owners = typeof type === 'function' ? this.classOwners.get(type)?.get(store)?.filter((owner) => this.isRunning(store, owner)) : undefined;
+    const owners =
+      typeof type === 'function'
+        ? this.classOwners
+            .get(type)
+            ?.get(store)
+            ?.filter((owner) => this.isRunning(store, owner))
+        : undefined;
     if (!owners?.length) return undefined;
     const preferred = owners.some((owner) => owner.visible) ? owners.filter((owner) => owner.visible) : owners;
     return preferred.length === 1 ? (preferred[0].engine as LockEngine) : undefined;

@@ -61,7 +61,13 @@ export function Locked(...args: unknown[]): MethodDecorator {
     // 'ClassName.methodName' names one method unless the class has no name or the method is a symbol.
     const defaultKey = className && typeof propertyKey === 'string' ? where : undefined;
     const options = parseLockedArgs(args, where, defaultKey);
-    const lockedMethod = createLockedMethod(original as (...args: unknown[]) => unknown, options, where, target, propertyKey);
+    const lockedMethod = createLockedMethod(
+      original as (...args: unknown[]) => unknown,
+      options,
+      where,
+      target,
+      propertyKey,
+    );
     copyMetadata(original, lockedMethod);
     const recorded: unknown = Reflect.getOwnMetadata(LOCKED_METADATA, lockedMethod);
     Reflect.defineMetadata(LOCKED_METADATA, [...(Array.isArray(recorded) ? recorded : []), options], lockedMethod);

@@ -49,7 +49,8 @@ const JOB_OPTION_NAMES = ['key', 'minHoldMs', 'maxHoldMs', 'leaseMs', 'store', '
 export function LockedJob(options: LockedJobOptions = {}): MethodDecorator {
   return (target, propertyKey, descriptor) => {
     const where = `${typeof target === 'function' ? target.name : target.constructor.name}.${String(propertyKey)}`;
-    if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new InvalidLockArgumentError(Messages.jobArgs(where, describe(options)));
+    if (typeof options !== 'object' || options === null || Array.isArray(options))
+      throw new InvalidLockArgumentError(Messages.jobArgs(where, describe(options)));
     checkKnownFields(options, JOB_OPTION_NAMES, `@LockedJob() on ${where}`);
     const { minHoldMs = DEFAULT_JOB_MIN_HOLD_MS, ...rest } = options;
     const hold = minHoldMs === 0 ? {} : { minHoldMs };

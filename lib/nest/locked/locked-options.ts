@@ -1,6 +1,13 @@
 import { DEFAULT_STORE_NAME } from '../lock-constants.js';
 import type { LockMode } from '../../engine/lock-mode.js';
-import { checkHoldBounds, checkLeaseMs, checkMode, checkPermits, checkWaitMs, describe } from '../../engine/lock-options.js';
+import {
+  checkHoldBounds,
+  checkLeaseMs,
+  checkMode,
+  checkPermits,
+  checkWaitMs,
+  describe,
+} from '../../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../../errors.js';
 import type { LockKey, LockKeys } from './key-template.js';
 import { Messages } from '../lock-messages.js';
@@ -56,17 +63,38 @@ export interface LockedOptions {
 /** `LockedOptions` once checked: the store is always named. */
 export type CheckedLockedOptions = Readonly<LockedOptions & { key: LockKeys; store: string }>;
 
-const LOCKED_OPTION_NAMES = ['key', 'leaseMs', 'waitMs', 'onBusy', 'mode', 'fair', 'permits', 'store', 'label', 'minHoldMs', 'maxHoldMs'];
+const LOCKED_OPTION_NAMES = [
+  'key',
+  'leaseMs',
+  'waitMs',
+  'onBusy',
+  'mode',
+  'fair',
+  'permits',
+  'store',
+  'label',
+  'minHoldMs',
+  'maxHoldMs',
+];
 
 /**
  * Validates `@Locked()`'s arguments when the decorator is applied, so a bad one fails at class
  * definition. `defaultKey`: the key when none is given (`'ClassName.methodName'`), undefined where
  * that would be ambiguous.
  */
-export function parseLockedArgs(args: readonly unknown[], where: string, defaultKey: string | undefined): CheckedLockedOptions {
+export function parseLockedArgs(
+  args: readonly unknown[],
+  where: string,
+  defaultKey: string | undefined,
+): CheckedLockedOptions {
   const [first, leaseMs, waitMs] = args;
   if (args.length === 0) return checkOptions({}, where, defaultKey);
-  if (typeof first !== 'object' || first === null || Array.isArray(first)) return checkOptions({ key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number }, where, defaultKey);
+  if (typeof first !== 'object' || first === null || Array.isArray(first))
+    return checkOptions(
+      { key: first as LockKeys, leaseMs: leaseMs as number, waitMs: waitMs as number },
+      where,
+      defaultKey,
+    );
   if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
   checkKnownFields(first, LOCKED_OPTION_NAMES, `@Locked() on ${where}`);
   return checkOptions(first as LockedOptions, where, defaultKey);
@@ -74,16 +102,21 @@ export function parseLockedArgs(args: readonly unknown[], where: string, default
 
 function checkOptions(options: LockedOptions, where: string, defaultKey: string | undefined): CheckedLockedOptions {
   const { leaseMs, waitMs, onBusy, mode, fair, permits, store, label, minHoldMs, maxHoldMs } = options;
-  if (!('key' in options) && defaultKey === undefined) throw new InvalidLockArgumentError(Messages.lockedNoDefaultKey(where));
+  if (!('key' in options) && defaultKey === undefined)
+    throw new InvalidLockArgumentError(Messages.lockedNoDefaultKey(where));
   const key = 'key' in options ? options.key! : defaultKey!;
   if (label !== undefined && typeof label !== 'function' && (typeof label !== 'string' || label.length === 0)) {
-    throw new InvalidLockArgumentError(Messages.lockedOption(where, `label must be a non-empty string or a function, got ${describe(label)}`));
+    throw new InvalidLockArgumentError(
+      Messages.lockedOption(where, `label must be a non-empty string or a function, got ${describe(label)}`),
+    );
   }
   if (onBusy !== undefined && onBusy !== 'throw' && onBusy !== 'skip') {
     throw new InvalidLockArgumentError(Messages.lockedOnBusy(where, describe(onBusy)));
   }
-  if (permits !== undefined && Array.isArray(key)) throw new InvalidLockArgumentError(Messages.lockedPermitsWithKeyList(where));
-  if (store !== undefined && (typeof store !== 'string' || store.length === 0)) throw new InvalidLockArgumentError(Messages.lockedStore(where, describe(store)));
+  if (permits !== undefined && Array.isArray(key))
+    throw new InvalidLockArgumentError(Messages.lockedPermitsWithKeyList(where));
+  if (store !== undefined && (typeof store !== 'string' || store.length === 0))
+    throw new InvalidLockArgumentError(Messages.lockedStore(where, describe(store)));
   try {
     return Object.freeze({
       key: Array.isArray(key) ? Object.freeze([...key]) : key,

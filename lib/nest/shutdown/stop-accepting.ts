@@ -51,7 +51,10 @@ export class StopAcceptingOnShutdown implements OnApplicationBootstrap, OnModule
       () => false,
     );
     this.answered = undefined;
-    if (!answered) new Logger('DistributedLock').warn(ShutdownMessages.stillUnderWay(this.underWay.size, Math.round(performance.now() - startedAt)));
+    if (!answered)
+      new Logger('DistributedLock').warn(
+        ShutdownMessages.stillUnderWay(this.underWay.size, Math.round(performance.now() - startedAt)),
+      );
   }
 
   private readonly track = (_request: IncomingMessage, response: ServerResponse): void => {

@@ -34,8 +34,14 @@ export class LockExplorer implements OnModuleInit {
     const wrappers = [...this.discovery.getProviders(), ...controllers];
     const home = wrappers.find((wrapper) => wrapper.instance === this)?.host;
     // Two global stores of one name: injection would pick one silently, and every @Locked call would fail as ambiguous.
-    const twin = wrappers.find((wrapper) => wrapper.instance instanceof LockStore && wrapper.instance !== this.store && wrapper.instance.name === this.store.name);
-    if (twin && home?.isGlobal && twin.host?.isGlobal) throw new InvalidLockArgumentError(Messages.duplicateStore(this.store.name));
+    const twin = wrappers.find(
+      (wrapper) =>
+        wrapper.instance instanceof LockStore &&
+        wrapper.instance !== this.store &&
+        wrapper.instance.name === this.store.name,
+    );
+    if (twin && home?.isGlobal && twin.host?.isGlobal)
+      throw new InvalidLockArgumentError(Messages.duplicateStore(this.store.name));
     const { name, engine } = this.store;
     const kinds = new Set<HandlerKind>();
     for (const wrapper of wrappers) {
@@ -44,8 +50,10 @@ export class LockExplorer implements OnModuleInit {
       const provider = !controllers.includes(wrapper);
       for (const instance of instancesOf(wrapper)) lockRegistry.register(instance, name, engine, visible, provider);
       // Request-scoped and transient instances are created after init, so their class stands for them.
-      if (typeof wrapper.metatype === 'function' && !wrapper.isDependencyTreeStatic()) lockRegistry.registerClass(wrapper.metatype, name, engine, visible);
-      if (typeof wrapper.metatype === 'function') for (const kind of this.checkLockedMethods(wrapper.metatype)) kinds.add(kind);
+      if (typeof wrapper.metatype === 'function' && !wrapper.isDependencyTreeStatic())
+        lockRegistry.registerClass(wrapper.metatype, name, engine, visible);
+      if (typeof wrapper.metatype === 'function')
+        for (const kind of this.checkLockedMethods(wrapper.metatype)) kinds.add(kind);
       if (!this.store.mapErrors && wrapper.instance instanceof LockErrorsFilter) wrapper.instance.mapsErrors = false;
     }
     // So that the first busy answer of a microservice or gateway handler does not wait for an import.

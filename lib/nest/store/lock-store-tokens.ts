@@ -36,4 +36,5 @@ export const DISTRIBUTED_LOCK_MODULE_OPTIONS = getLockModuleOptionsToken();
  * constructor(@InjectLockService('critical') private readonly critical: LockService) {}
  * ```
  */
-export const InjectLockService = (name?: string): ParameterDecorator & PropertyDecorator => Inject(getLockServiceToken(name));
+export const InjectLockService = (name?: string): ParameterDecorator & PropertyDecorator =>
+  Inject(getLockServiceToken(name));

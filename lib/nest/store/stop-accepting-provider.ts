@@ -13,8 +13,14 @@ export function stopAcceptingProvider(name: string): Provider {
   const storeToken = getLockStoreToken(name);
   return {
     provide: `${storeToken}:stop-accepting`,
-    useFactory: (host: HttpAdapterHost, options: DistributedLockModuleOptions, store: { readonly gracefulShutdownTimeoutMs: number }) =>
-      options.stopAcceptingOnShutdown === true ? new StopAcceptingOnShutdown(host, store.gracefulShutdownTimeoutMs) : {},
+    useFactory: (
+      host: HttpAdapterHost,
+      options: DistributedLockModuleOptions,
+      store: { readonly gracefulShutdownTimeoutMs: number },
+    ) =>
+      options.stopAcceptingOnShutdown === true
+        ? new StopAcceptingOnShutdown(host, store.gracefulShutdownTimeoutMs)
+        : {},
     inject: [HttpAdapterHost, getLockModuleOptionsToken(name), storeToken],
   };
 }
