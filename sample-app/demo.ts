@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   const apps: RunningApp[] = [];
   try {
     if (useRedis) {
-      const env = { LOCK_BACKEND: 'redis', REDIS_URL: redisUrl!, WORK_MS: args['work-ms']! };
+      const env = { LOCK_BACKEND: 'redis', REDIS_URL: redisUrl!, WORK_MS: args['work-ms'] };
       apps.push(...(await Promise.all(Array.from({ length: Number(args.instances) }, () => startProcess(env)))));
     } else {
       apps.push(await startInProcess({ backend: { type: 'memory' }, workMs: Number(args['work-ms']) }));
@@ -142,9 +142,9 @@ function printReport(setup: string, requests: number, concurrency: number, rows:
       Math.round((row.requests / row.elapsedMs) * 1000),
     ].map(String),
   );
-  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i]!.length)));
+  const widths = header.map((title, i) => Math.max(title.length, ...lines.map((line) => line[i].length)));
   const format = (cells: string[]) =>
-    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join('  ');
+    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join('  ');
   console.log(format(header));
   for (const line of lines) console.log(format(line));
   console.log('\noversold = items sold that the stock never had: sold - (stock - remaining).');
@@ -176,7 +176,7 @@ function verdict(row: Row): string {
 /** `--redis` alone means "start a throwaway redis-server". */
 function normaliseRedisFlag(argv: string[]): string[] {
   return argv.flatMap((arg, i) =>
-    arg === '--redis' && (argv[i + 1] === undefined || argv[i + 1]!.startsWith('--')) ? ['--redis='] : [arg],
+    arg === '--redis' && (argv[i + 1] === undefined || argv[i + 1].startsWith('--')) ? ['--redis='] : [arg],
   );
 }
 

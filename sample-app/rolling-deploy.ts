@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   const env = {
     LOCK_BACKEND: 'redis',
     REDIS_URL: redisUrl,
-    WORK_MS: args['work-ms']!,
+    WORK_MS: args['work-ms'],
     STOP_ACCEPTING: args['without-stop-accepting'] ? '0' : '1',
   };
   const instances = await Promise.all(
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     await Promise.all(instances.map((instance) => instance.start()));
     const skus = Object.keys(STOCKS).map((name) => `${name}-${Date.now()}`);
     for (const [i, stock] of Object.values(STOCKS).entries()) {
-      await fetch(`${instances[0]!.url}/inventory/${skus[i]}`, {
+      await fetch(`${instances[0].url}/inventory/${skus[i]}`, {
         method: 'PUT',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ stock }),
@@ -75,10 +75,10 @@ async function main(): Promise<void> {
     const tally = await buying;
     const rows = await Promise.all(
       skus.map(async (sku, i) => {
-        const initial = Object.values(STOCKS)[i]!;
-        const remaining = ((await (await fetch(`${instances[0]!.url}/inventory/${sku}`)).json()) as { stock: number })
+        const initial = Object.values(STOCKS)[i];
+        const remaining = ((await (await fetch(`${instances[0].url}/inventory/${sku}`)).json()) as { stock: number })
           .stock;
-        const sold = tally.soldBySku[sku]!;
+        const sold = tally.soldBySku[sku];
         // Acknowledged sales the stock does not show (two sales wrote over each other), and sales past the stock.
         return {
           sku,

@@ -40,7 +40,7 @@ export async function createLockBackend(config: BackendConfig): Promise<LockBack
       `backend must be an object with a "type" (one of ${Object.keys(factories).join(', ')}) or a LockBackend, got ${describe(config)}`,
     );
   }
-  const factory = factories[(config as { type: BackendType }).type];
+  const factory = factories[config.type];
   if (!factory || !Object.hasOwn(factories, config.type)) {
     throw new InvalidLockArgumentError(
       `Unknown backend type ${describe((config as { type: unknown }).type)}; expected one of ${Object.keys(factories).join(', ')}`,

@@ -89,9 +89,7 @@ function refuseRenamedPrefix(argv: readonly string[]): void {
   const options = end === -1 ? argv : argv.slice(0, end);
   const at = options.findIndex((arg) => arg === '--prefix' || arg.startsWith('--prefix='));
   if (at === -1) return;
-  const value = options[at]!.startsWith('--prefix=')
-    ? options[at]!.slice('--prefix='.length)
-    : (options[at + 1] ?? 'P');
+  const value = options[at].startsWith('--prefix=') ? options[at].slice('--prefix='.length) : (options[at + 1] ?? 'P');
   throw new UsageError(
     `--prefix is now --key-prefix (the app's keyPrefix option); to list the keys that start with ${value}, give it after list: \`list ${value}\``,
   );
@@ -102,7 +100,7 @@ function parseErrorMessage(error: Error & { code?: string }): string {
   if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) return `unknown option ${unknown[1]}`;
   const missing = /^Option '(-[^' ]+)(?: <value>)?' argument (missing|is ambiguous)/.exec(error.message);
   if (missing) return `${missing[1]} needs a value`;
-  return error.message.split('\n')[0]!;
+  return error.message.split('\n')[0];
 }
 
 function refuseListOnly(values: { limit?: string; cursor?: string; all: boolean; watch: boolean }): void {
@@ -140,7 +138,7 @@ function backendOf(values: Record<string, string | boolean | undefined>): Backen
         ? 'name the store: --redis, --redlock, --postgres, --mysql, --etcd or --zookeeper'
         : `one store at a time, got --${given.join(', --')}`,
     );
-  const value = String(values[given[0]!]);
+  const value = String(values[given[0]]);
   if (value === '') throw new UsageError(`--${given[0]} needs a value`);
   const table = values.table === undefined ? {} : { table: String(values.table) };
   switch (given[0]) {

@@ -48,11 +48,11 @@ export function formatTable(locks: readonly LockInfo[], now = Date.now()): strin
       ? [holderCells(info, undefined, now)]
       : info.holders.map((holder) => holderCells(info, holder, now)),
   );
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   return [header, ...rows]
     .map((row) =>
       row
-        .map((cell, column) => cell.padEnd(widths[column]!))
+        .map((cell, column) => cell.padEnd(widths[column]))
         .join('  ')
         .trimEnd(),
     )

@@ -50,7 +50,7 @@ export function diagnose(error: unknown, seen = new Set<unknown>()): Diagnosis |
   seen.add(error);
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && Object.hasOwn(CODES, code))
-    return { cause: CODES[code]!, detail: typeof message === 'string' && message !== '' ? message : code };
+    return { cause: CODES[code], detail: typeof message === 'string' && message !== '' ? message : code };
   const nested = [(error as { cause?: unknown }).cause, ...(error instanceof AggregateError ? error.errors : [])];
   for (const inner of nested) {
     const found = diagnose(inner, seen);

@@ -36,7 +36,7 @@ export function storeAddresses(backend: BackendOptions): StoreAddress[] {
       // `h1:2181,h2:2181/chroot`: host:port pairs, the chroot after the first slash.
       return fromUrls(
         (backend.url ?? '')
-          .split('/')[0]!
+          .split('/')[0]
           .split(',')
           .map((hostPort) => hostPort.trim()),
         DEFAULT_PORTS.zookeeper,

@@ -32,5 +32,5 @@ function explain({ cause, detail }: Diagnosis): string {
 
 /** Driver messages may span lines (gRPC), be long, or carry a server's control characters: the first line, printable, at most 200 characters. */
 function oneLine(text: string): string {
-  return printable(text.split('\n')[0]!.trim(), 200);
+  return printable(text.split('\n')[0].trim(), 200);
 }

@@ -101,8 +101,8 @@ export function resolveLockOptions(
     mode: mode === undefined ? 'exclusive' : checkMode(mode),
     fair: fair === true,
     permits: permits === undefined ? undefined : checkPermits(permits),
-    signal: signal as AbortSignal | undefined,
-    label: label as string | undefined,
+    signal: signal,
+    label: label,
     ...checkHoldBounds(minHoldMs, maxHoldMs),
   };
 }

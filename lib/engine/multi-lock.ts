@@ -23,7 +23,7 @@ export async function acquireAll(
   if (options.permits !== undefined) {
     throw new InvalidLockArgumentError('A semaphore (permits) cannot span several keys: give one key, not a list');
   }
-  if (ordered.length === 1) return acquireOne(ordered[0]!, options);
+  if (ordered.length === 1) return acquireOne(ordered[0], options);
   const deadline = monotonicNow() + options.waitMs;
   for (;;) {
     const parts = await takeInOrder(ordered, options, deadline, acquireOne);
@@ -72,5 +72,5 @@ async function takeInOrder(
 
 /** Last taken first; a part that fails to release lapses on its own after its lease. */
 async function releaseAll(parts: readonly LockHandle[]): Promise<void> {
-  for (let i = parts.length - 1; i >= 0; i--) await parts[i]!.release().catch(() => undefined);
+  for (let i = parts.length - 1; i >= 0; i--) await parts[i].release().catch(() => undefined);
 }

@@ -95,8 +95,8 @@ export class WakeScheduler {
   }
 
   private arm(): void {
-    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop(this.heap);
-    while (this.exact.length > 0 && this.exact[0]!.cancelled) this.pop(this.exact);
+    while (this.heap.length > 0 && this.heap[0].cancelled) this.pop(this.heap);
+    while (this.exact.length > 0 && this.exact[0].cancelled) this.pop(this.exact);
     const top = this.heap[0];
     if (!top) return this.reset();
     const due = Math.min(top.due, this.exact[0]?.due ?? Infinity);
@@ -111,7 +111,7 @@ export class WakeScheduler {
     this.timerDue = Infinity;
     const now = monotonicNow();
     const ready: Wakeable[] = [];
-    while (this.heap.length > 0 && this.heap[0]!.earliest <= now) {
+    while (this.heap.length > 0 && this.heap[0].earliest <= now) {
       const entry = this.pop(this.heap)!;
       if (entry.cancelled) continue;
       this.drop(entry.target);
@@ -132,7 +132,7 @@ export class WakeScheduler {
     let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (heap[parent]!.earliest <= entry.earliest) break;
+      if (heap[parent].earliest <= entry.earliest) break;
       heap[i] = heap[parent]!;
       i = parent;
     }
@@ -147,8 +147,8 @@ export class WakeScheduler {
     for (;;) {
       const left = 2 * i + 1;
       if (left >= heap.length) break;
-      const child = left + 1 < heap.length && heap[left + 1]!.earliest < heap[left]!.earliest ? left + 1 : left;
-      if (heap[child]!.earliest >= last.earliest) break;
+      const child = left + 1 < heap.length && heap[left + 1].earliest < heap[left].earliest ? left + 1 : left;
+      if (heap[child].earliest >= last.earliest) break;
       heap[i] = heap[child]!;
       i = child;
     }

@@ -23,7 +23,7 @@ export class RedisFenceGuard {
   private readonly keyPrefix: string;
 
   constructor(private readonly client: FenceRedisClient) {
-    if (client === null || typeof client !== 'object' || typeof (client as FenceRedisClient).evalsha !== 'function') {
+    if (client === null || typeof client !== 'object' || typeof client.evalsha !== 'function') {
       throw new InvalidLockArgumentError(
         `RedisFenceGuard needs an ioredis client (Redis or Cluster), got ${describe(client)}`,
       );
@@ -77,7 +77,7 @@ export class RedisFenceGuard {
         'RedisFenceGuard.eval: `keys` must list at least one key (its first key names the fenced resource) and `args` must be an array',
       );
     }
-    return this.run(this.wrap(script), keys[0]!, keys.slice(1), args, fence);
+    return this.run(this.wrap(script), keys[0], keys.slice(1), args, fence);
   }
 
   private async run(

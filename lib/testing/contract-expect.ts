@@ -138,7 +138,7 @@ function settledMatchers(settle: () => Promise<unknown>, negated: boolean): Matc
           PropertyKey,
           (...values: unknown[]) => void
         >;
-        expectation[name]!(...args);
+        expectation[name](...args);
       },
   });
 }

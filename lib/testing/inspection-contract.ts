@@ -68,12 +68,12 @@ export function describeInspectionContract(
       expect(info.holders).toHaveLength(1);
       const [holder] = info.holders;
       expect(holder).toMatchObject({ instance: 'worker-a', label: 'order 42' });
-      if (can.holderFence && target.fences) expect(holder!.fence).toBe(lock.fence);
+      if (can.holderFence && target.fences) expect(holder.fence).toBe(lock.fence);
       if (can.leases) {
-        expect(holder!.expiresInMs).toBeGreaterThan(0);
-        expect(holder!.expiresInMs).toBeLessThanOrEqual(can.leaseMaxMs ?? 6_000);
+        expect(holder.expiresInMs).toBeGreaterThan(0);
+        expect(holder.expiresInMs).toBeLessThanOrEqual(can.leaseMaxMs ?? 6_000);
         const listed = (await b.list({ prefix: k })).locks;
-        expect(listed.map((info) => info.holders[0]!.expiresInMs! > 0)).toEqual([true]);
+        expect(listed.map((info) => info.holders[0].expiresInMs! > 0)).toEqual([true]);
       } else {
         expect(holder).not.toHaveProperty('expiresInMs');
       }
@@ -89,23 +89,23 @@ export function describeInspectionContract(
         const acquiredAt = await a.withLock(k, async (lock) => {
           const after = Date.now();
           const [holder] = (await b.inspect(k)).holders;
-          expect(holder!.acquiredAt).toBeGreaterThanOrEqual(before);
-          expect(holder!.acquiredAt).toBeLessThanOrEqual(after);
+          expect(holder.acquiredAt).toBeGreaterThanOrEqual(before);
+          expect(holder.acquiredAt).toBeLessThanOrEqual(after);
           await lock.extend();
-          expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
+          expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder.acquiredAt]);
           // The watchdog's own renewal (every leaseMs / 3 = 2 s).
           expect(await nextEvent(a, 'extended')).toMatchObject({ key: k });
           await a.withLock(k, async (inner) => {
             expect(inner.fence).toBe(lock.fence);
-            expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
+            expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder.acquiredAt]);
           });
-          expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder!.acquiredAt]);
-          return holder!.acquiredAt!;
+          expect((await b.inspect(k)).holders.map((seen) => seen.acquiredAt)).toEqual([holder.acquiredAt]);
+          return holder.acquiredAt!;
         });
         const next = await b.acquire(k);
         const [holder] = (await a.inspect(k)).holders;
-        expect(holder!.instance).toBe('worker-b');
-        expect(holder!.acquiredAt).toBeGreaterThanOrEqual(acquiredAt);
+        expect(holder.instance).toBe('worker-b');
+        expect(holder.acquiredAt).toBeGreaterThanOrEqual(acquiredAt);
         await next.release();
       },
     );
@@ -114,10 +114,10 @@ export function describeInspectionContract(
       const k = key('label');
       const hostile = '<script>alert(1)</script> | %41 \u0000\u001b[31m ✓ 𝄞';
       const lock = await a.acquire(k, { label: hostile });
-      expect((await b.inspect(k)).holders[0]!.label).toBe(hostile);
+      expect((await b.inspect(k)).holders[0].label).toBe(hostile);
       await lock.release();
       const long = await a.acquire(k, { label: 'é'.repeat(10_000) });
-      const label = (await b.inspect(k)).holders[0]!.label!;
+      const label = (await b.inspect(k)).holders[0].label!;
       expect(label.length).toBeGreaterThan(10);
       expect(label.length).toBeLessThanOrEqual(96);
       expect(label).toMatch(/^é+$/);
@@ -247,7 +247,7 @@ export function describeInspectionContract(
         cursor = page.cursor;
       } while (cursor !== undefined && ++pages < 500);
       expect(seen.map((info) => info.key).sort()).toEqual(keys);
-      expect(seen.every((info) => info.held && info.holders[0]!.label?.startsWith('job '))).toBe(true);
+      expect(seen.every((info) => info.held && info.holders[0].label?.startsWith('job '))).toBe(true);
       await Promise.all([...locks, other].map((lock) => lock.release()));
       expect((await b.list({ prefix: `${base}:` })).locks).toEqual([]);
     });

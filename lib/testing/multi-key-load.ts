@@ -21,10 +21,10 @@ function randomKeyList(keys: readonly string[], random: () => number): { list: s
   const pool = [...keys];
   for (let i = pool.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+    [pool[i], pool[j]] = [pool[j], pool[i]];
   }
   const distinct = pool.slice(0, random() < 0.5 ? 2 : 3);
-  return { list: random() < 0.2 ? [...distinct, distinct[0]!] : distinct, distinct };
+  return { list: random() < 0.2 ? [...distinct, distinct[0]] : distinct, distinct };
 }
 
 interface LoadOptions {
@@ -78,13 +78,13 @@ export async function runMultiKeyLoad(engines: readonly LockEngine[], options: L
             async (lock) => {
               if (!isMultiLock(lock)) throw new Error(`not a multi-lock: ${lock.key}`);
               const values = distinct.map((key) => counters.get(key)!);
-              distinct.forEach((key, k) => reads.get(key)!.push({ fence: lock.fences[key]!, read: values[k]! }));
+              distinct.forEach((key, k) => reads.get(key)!.push({ fence: lock.fences[key]!, read: values[k] }));
               await options.gap();
-              distinct.forEach((key, k) => counters.set(key, values[k]! + 1));
+              distinct.forEach((key, k) => counters.set(key, values[k] + 1));
             },
             { signal: stop.signal },
           );
-          for (const key of distinct) expected[key]!++;
+          for (const key of distinct) expected[key]++;
         } catch (error) {
           errors.push(error);
         }
@@ -95,7 +95,7 @@ export async function runMultiKeyLoad(engines: readonly LockEngine[], options: L
   clearTimeout(bound);
   const elapsedMs = Math.round(performance.now() - startedAt);
   const actual = Object.fromEntries(counters);
-  const lostUpdates = options.keys.reduce((sum, key) => sum + expected[key]! - actual[key]!, 0);
+  const lostUpdates = options.keys.reduce((sum, key) => sum + expected[key] - actual[key], 0);
   const misorderedKeys = options.keys.filter((key) => {
     const holds = reads.get(key)!.sort((x, y) => x.fence - y.fence);
     return holds.some((hold, i) => hold.read !== i);

@@ -43,12 +43,12 @@ export function describeSemaphoreContract(
         await spy.whenBusy(3, keyPrefix + k);
         expect(next).toBeUndefined();
         const releasedAt = performance.now();
-        await held[1]!.release();
+        await held[1].release();
         await waiter;
         // Woken by the store's notification, not by the 5 s lease or a long poll.
         expect(performance.now() - releasedAt).toBeLessThan(2_000);
         expect(await a.tryAcquire(k, { permits: 3 })).toBeNull();
-        await Promise.all([held[0]!.release(), held[2]!.release(), next!.release()]);
+        await Promise.all([held[0].release(), held[2].release(), next!.release()]);
         const again = await Promise.all([1, 2, 3].map((i) => (i % 2 ? a : b).semaphore(k, 3, { waitMs: 0 })));
         await Promise.all(again.map((lock) => lock.release()));
       },
@@ -83,9 +83,9 @@ export function describeSemaphoreContract(
       const started = performance.now();
       expect(await b.tryAcquire(k, { permits: 2 })).toBeNull();
       expect(performance.now() - started).toBeLessThan(1_000);
-      await held[0]!.release();
+      await held[0].release();
       const one = await a.semaphore(k, 2, { waitMs: 0 });
-      await Promise.all([held[1]!.release(), one.release()]);
+      await Promise.all([held[1].release(), one.release()]);
       const two = await Promise.all([a.semaphore(k, 2, { waitMs: 0 }), b.semaphore(k, 2, { waitMs: 0 })]);
       await Promise.all(two.map((lock) => lock.release()));
     });
@@ -180,8 +180,8 @@ export function describeSemaphoreContract(
           await lock.release();
         }
         await first.release();
-        expect(first.fence).toBeLessThan(fences[0]!);
-        for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!);
+        expect(first.fence).toBeLessThan(fences[0]);
+        for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
       });
     }
 

@@ -26,13 +26,13 @@ export class Instance {
     });
     this.child = child;
     this.output = '';
-    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     return new Promise((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         this.output += chunk.toString();
         if (/listening on/.test(this.output)) resolve();
       };
-      child.stdout!.on('data', onData);
+      child.stdout.on('data', onData);
       child.once('exit', (code) =>
         reject(new Error(`sample app on port ${this.port} exited with ${code}:\n${this.output}`)),
       );

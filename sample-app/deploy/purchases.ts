@@ -65,7 +65,7 @@ export async function buyUntil(
   let next = 0;
   const buyer = async () => {
     while (!done) {
-      const sku = skus[next % skus.length]!;
+      const sku = skus[next % skus.length];
       let answer: Answer;
       let tries = 0;
       do answer = await post(`${urls[next++ % urls.length]}/inventory/${sku}/sale`);
@@ -74,7 +74,7 @@ export async function buyUntil(
       if (answer.status === 200) {
         if ((JSON.parse(answer.body) as { sold: boolean }).sold) {
           tally.sold++;
-          tally.soldBySku[sku]!++;
+          tally.soldBySku[sku]++;
         } else tally.soldOut++;
       } else if (answer.status === 409) tally.busy++;
       else if (answer.status >= 500 || answer.status === 0) {

@@ -96,7 +96,7 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     await page.locator('#live.live').waitFor();
     await row('reports:nightly').waitFor();
     expect(await row('reports:nightly').locator('td.c-holders li').textContent()).toBe(
-      `web-1nightly report <b>2026-11-25</b>#${held[0]!.fence}`,
+      `web-1nightly report <b>2026-11-25</b>#${held[0].fence}`,
     );
     expect(await page.locator('#locks b').count()).toBe(0);
     expect(await row('shared:report').locator('td.c-mode').textContent()).toBe('read');
@@ -224,7 +224,7 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     await page.fill('#release-reason', 'stuck after deploy');
     await page.click('#release-confirm');
     await page.locator('#message', { hasText: 'Released shared:report' }).waitFor();
-    const readers = [held[2]!, held[3]!];
+    const readers = [held[2], held[3]];
     expect(readers.every((reader) => typeof reader.fence === 'number')).toBe(true);
     expect(await event).toMatchObject({
       key: 'shared:report',
@@ -234,11 +234,11 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     });
     expect((await event).evicted).toEqual(
       [
-        { instance: 'web-1', label: 'reader a', fence: readers[0]!.fence },
-        { instance: 'web-2', label: 'reader b', fence: readers[1]!.fence },
+        { instance: 'web-1', label: 'reader a', fence: readers[0].fence },
+        { instance: 'web-2', label: 'reader b', fence: readers[1].fence },
       ].map((holder) => expect.objectContaining(holder)),
     );
-    expect(held[2]!.signal.aborted).toBe(true);
+    expect(held[2].signal.aborted).toBe(true);
     await page
       .locator('#events li[data-type=force-released]')
       .filter({ hasText: 'by alice on web-1 · stuck after deploy' })

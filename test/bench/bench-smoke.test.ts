@@ -45,12 +45,12 @@ describe('bench/run.mjs --quick', () => {
         expect(workload.ratios.raw).toBeGreaterThan(0);
       }
       // The keys each run left in Redis: ours a fence counter per key, every one expiring; raw none.
-      const uncontended = report.workloads[0]!.contenders;
-      expect(uncontended.ours!.median.keysLeft).toBeGreaterThan(0);
-      expect(uncontended.ours!.median.keysWithoutTtl).toBe(0);
-      expect(uncontended.raw!.median.keysLeft).toBe(0);
+      const uncontended = report.workloads[0].contenders;
+      expect(uncontended.ours.median.keysLeft).toBeGreaterThan(0);
+      expect(uncontended.ours.median.keysWithoutTtl).toBe(0);
+      expect(uncontended.raw.median.keysLeft).toBe(0);
       expect(readFileSync(join(out, 'benchmarks-table.md'), 'utf8')).toContain('keys left in redis');
-      const contended = report.workloads[1]!.contenders.ours!.median;
+      const contended = report.workloads[1].contenders.ours.median;
       expect(contended.fairness).toBeGreaterThanOrEqual(0);
       expect(contended.fairness).toBeLessThanOrEqual(1);
       expect(contended.bargingShare).toBeGreaterThanOrEqual(0);

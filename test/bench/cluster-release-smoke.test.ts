@@ -24,7 +24,7 @@ describe('bench/cluster-release.mjs', () => {
         .split('\n')
         .map((line) => line.split(' | '))
         .filter((cells) => cells.length === 4)
-        .map(([metric, ...values]) => [metric!, values.map(Number)]),
+        .map(([metric, ...values]) => [metric, values.map(Number)]),
     );
     expect(rows.get('releases/s')![0]).toBeGreaterThan(0);
     expect(rows.get('releases/s')![1]).toBeGreaterThan(0);

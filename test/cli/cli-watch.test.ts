@@ -52,7 +52,7 @@ describe('list --watch, its stdout a pipe', () => {
     const frames = run.stdout.split(SEPARATOR);
     expect(frames[0]).toBe('');
     expect(frames.length - 1).toBeGreaterThanOrEqual(2);
-    expect(frames[1]!.trim()).toBe('no locks held');
+    expect(frames[1].trim()).toBe('no locks held');
     expect(frames.at(-1)).toMatch(/^\nKEY\s+MODE/);
   }, 30_000);
 

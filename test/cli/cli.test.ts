@@ -47,7 +47,7 @@ const stores: Store[] = [
   },
   {
     name: 'mysql',
-    wrongPassword: ([flag, uri]) => [flag!, uri!.replace(/:[^:@/]+@/, ':wrong-pw@')],
+    wrongPassword: ([flag, uri]) => [flag, uri.replace(/:[^:@/]+@/, ':wrong-pw@')],
     async start() {
       const server = await MariadbServer.start();
       return { flags: ['--mysql', server.uri], options: { type: 'mysql', url: server.uri }, stop: () => server.stop() };
@@ -117,14 +117,14 @@ describe.each(stores)('the CLI on $name', (store) => {
     expect(row.slice(0, 4)).toEqual([`${prefix}report`, 'exclusive', 'web-1', 'nightly report']);
     // AGE: seconds since the acquisition (acquiredAt), at least the time the CLI took after it, at most the time since before it.
     expect(row[5]).toMatch(/^\d+\.\ds$/);
-    expect(Number.parseFloat(row[5]!)).toBeGreaterThanOrEqual(0);
-    expect(Number.parseFloat(row[5]!)).toBeLessThanOrEqual((listedBy - before) / 1000 + 0.05);
+    expect(Number.parseFloat(row[5])).toBeGreaterThanOrEqual(0);
+    expect(Number.parseFloat(row[5])).toBeLessThanOrEqual((listedBy - before) / 1000 + 0.05);
     const json = await cli(['list', prefix, '--json', ...flags]);
     const listed = JSON.parse(json.stdout) as {
       locks: { key: string; holders: { instance: string; label: string; acquiredAt: number }[] }[];
     };
     expect(listed.locks.map((info) => info.key).sort()).toEqual([`${prefix}invoice:7`, `${prefix}report`]);
-    const holder = listed.locks.find((info) => info.key === `${prefix}invoice:7`)!.holders[0]!;
+    const holder = listed.locks.find((info) => info.key === `${prefix}invoice:7`)!.holders[0];
     expect(holder).toMatchObject({ instance: 'web-1', label: 'invoice 7' });
     expect(holder.acquiredAt).toBeGreaterThanOrEqual(before);
     expect(holder.acquiredAt).toBeLessThanOrEqual(acquired);

@@ -25,7 +25,7 @@ async function buyConcurrently(
 ): Promise<number> {
   const responses = await Promise.all(
     Array.from({ length: count }, (_, i) =>
-      request(apps[i % apps.length]!.getHttpServer()).post(`/inventory/${sku}/${endpoint}`),
+      request(apps[i % apps.length].getHttpServer()).post(`/inventory/${sku}/${endpoint}`),
     ),
   );
   for (const response of responses) expect(response.status).toBe(200);
@@ -102,36 +102,36 @@ describe('sample inventory app', () => {
     });
 
     it('never oversells with purchases spread over both instances', async () => {
-      await request(apps[0]!.getHttpServer()).put('/inventory/kiwi').send({ stock: 20 }).expect(200);
+      await request(apps[0].getHttpServer()).put('/inventory/kiwi').send({ stock: 20 }).expect(200);
       const sold = await buyConcurrently(apps, 'kiwi', 'sale', 50);
       expect(sold).toBe(20);
-      expect(await remaining(apps[1]!, 'kiwi')).toBe(0);
+      expect(await remaining(apps[1], 'kiwi')).toBe(0);
     });
 
     it('the Redis stock store (RedisFenceGuard) refuses a holder whose lock an operator force-released once a newer holder sold', async () => {
-      await request(apps[0]!.getHttpServer()).put('/inventory/melon').send({ stock: 5 }).expect(200);
-      const stale = await apps[0]!.get(LockService).acquire('inventory:melon');
-      expect(await apps[1]!.get(LockService).forceRelease('inventory:melon', { reason: 'e2e: a stuck holder' })).toBe(
+      await request(apps[0].getHttpServer()).put('/inventory/melon').send({ stock: 5 }).expect(200);
+      const stale = await apps[0].get(LockService).acquire('inventory:melon');
+      expect(await apps[1].get(LockService).forceRelease('inventory:melon', { reason: 'e2e: a stuck holder' })).toBe(
         true,
       );
-      const response = await request(apps[1]!.getHttpServer()).post('/inventory/melon/sale').expect(200);
+      const response = await request(apps[1].getHttpServer()).post('/inventory/melon/sale').expect(200);
       expect(response.body).toMatchObject({ sold: true, remaining: 4 });
       expect(response.body.fence).toBeGreaterThan(stale.fence!);
-      const store = apps[0]!.get<StockStore>(STOCK_STORE);
+      const store = apps[0].get<StockStore>(STOCK_STORE);
       await expect(store.writeFenced('melon', 4, stale.fence)).rejects.toMatchObject({
         name: 'StaleFenceError',
         fence: stale.fence,
         highest: response.body.fence,
       });
       await expect(store.readFenced('melon', stale.fence)).rejects.toBeInstanceOf(StaleFenceError);
-      expect(await remaining(apps[1]!, 'melon')).toBe(4);
+      expect(await remaining(apps[1], 'melon')).toBe(4);
       await stale.release().catch(() => undefined);
     });
 
     it('oversells through the unguarded twin', async () => {
-      await request(apps[0]!.getHttpServer()).put('/inventory/lime').send({ stock: 20 }).expect(200);
+      await request(apps[0].getHttpServer()).put('/inventory/lime').send({ stock: 20 }).expect(200);
       const sold = await buyConcurrently(apps, 'lime', 'sale-unguarded', 50);
-      const left = await remaining(apps[0]!, 'lime');
+      const left = await remaining(apps[0], 'lime');
       expect(sold - (20 - left)).toBeGreaterThan(0);
     });
   });

@@ -112,7 +112,7 @@ describe('etcd: holder processes that crash or pause', () => {
       expect(String(event.reason)).toContain('LockLostError');
       // The resumed holder cleaned up only its own key: the new holder keeps the lock.
       const [remaining] = await etcd.lockKeys(keyPrefix + k);
-      expect(remaining!.createRevision).toBe(next.fence);
+      expect(remaining.createRevision).toBe(next.fence);
       expect(next.signal.aborted).toBe(false);
       await next.release();
     } finally {
@@ -127,7 +127,7 @@ describe('etcd: the lease', () => {
     const engine = await newEngine(3);
     const [k1, k2, k3] = [key('revoked-1'), key('revoked-2'), key('after')];
     const locks = [await engine.acquire(k1), await engine.acquire(k2)];
-    const { lease } = (await etcd.lockKeys(keyPrefix + k1))[0]!;
+    const { lease } = (await etcd.lockKeys(keyPrefix + k1))[0];
     const revokedAt = performance.now();
     await etcd.client.leaseClient.leaseRevoke({ ID: lease });
     await within(
@@ -139,9 +139,9 @@ describe('etcd: the lease', () => {
     for (const lock of locks) expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     const after = await engine.acquire(k3, { waitMs: 0 });
     const [current] = await etcd.lockKeys(keyPrefix + k3);
-    expect(current!.lease).not.toBe(lease);
+    expect(current.lease).not.toBe(lease);
     await after.release();
-    await expect(locks[0]!.release()).rejects.toBeInstanceOf(LockLostError);
+    await expect(locks[0].release()).rejects.toBeInstanceOf(LockLostError);
   }, 20_000);
 });
 
@@ -164,7 +164,7 @@ describe('etcd: the server restarts, goes down, hangs', () => {
       await within(15_000, 'renewal after the restart', nextEvent(holderEngine, 'extended'));
       expect(lock.signal.aborted).toBe(false);
       const [stored] = await etcd.lockKeys(keyPrefix + k);
-      expect(stored!.createRevision).toBe(lock.fence);
+      expect(stored.createRevision).toBe(lock.fence);
       expect(await other.tryAcquire(k)).toBeNull();
       console.info(
         `etcd: restart ${crash ? 'after SIGKILL' : 'after SIGTERM'} took ${downMs} ms; the held lock survived`,

@@ -73,9 +73,7 @@ describe('etcd backend options', () => {
     ['infinite request timeout', { urls: 'http://127.0.0.1:2379', requestTimeoutMs: Number.POSITIVE_INFINITY }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
-    await expect(createLockBackend({ type: 'etcd', ...options } as BackendOptions)).rejects.toBeInstanceOf(
-      InvalidLockArgumentError,
-    );
+    await expect(createLockBackend({ type: 'etcd', ...options })).rejects.toBeInstanceOf(InvalidLockArgumentError);
   });
 
   it('accepts one URL or several, and creates no connection until used', async () => {

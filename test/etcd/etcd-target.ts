@@ -39,7 +39,7 @@ export class EtcdFixture {
   }
 
   async backend(leaseTtlSeconds?: number, extra: Record<string, unknown> = {}): Promise<LockBackend> {
-    const backend = await createLockBackend({ ...this.options(leaseTtlSeconds), ...extra } as BackendOptions);
+    const backend = await createLockBackend({ ...this.options(leaseTtlSeconds), ...extra });
     this.backends.push(backend);
     return backend;
   }

@@ -62,11 +62,11 @@ export class FailoverLedger {
   }
 
   read(section: number): number {
-    return this.counters.get(this.sections[section]!.key) ?? 0;
+    return this.counters.get(this.sections[section].key) ?? 0;
   }
 
   write(section: number, value: number): void {
-    const { key, fence } = this.sections[section]!;
+    const { key, fence } = this.sections[section];
     if (value !== (this.counters.get(key) ?? 0) + 1) this.totals.lostUpdates++;
     if (fence < (this.maxFence.get(key) ?? -Infinity)) this.totals.staleWrites++;
     this.counters.set(key, value);
@@ -74,7 +74,7 @@ export class FailoverLedger {
   }
 
   end(section: number): void {
-    this.sections[section]!.open = false;
+    this.sections[section].open = false;
   }
 
   /** A worker process exited: it holds nothing any more. */
@@ -88,7 +88,7 @@ export class FailoverLedger {
 
   /** Sections begun before `before` (performance.now()) that are still open. */
   openSince(before: number): number {
-    return this.sections.filter((s, i) => s.open && this.acquiredAt[i]! <= before).length;
+    return this.sections.filter((s, i) => s.open && this.acquiredAt[i] <= before).length;
   }
 
   /** Acquisitions since `since` (performance.now()). */

@@ -88,7 +88,7 @@ export async function sentinelTopology(): Promise<FailoverTopology> {
 /** Three masters with one replica each; the keys all live on the first master's slots. */
 export async function clusterTopology(): Promise<FailoverTopology> {
   const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
-  const anyNode = cluster.ports[0]!;
+  const anyNode = cluster.ports[0];
   const slotOf = async (key: string) =>
     Number(await cluster.cli(anyNode, 'CLUSTER', 'KEYSLOT', redisLockKeys(KEY_PREFIX + key).lock));
   // Keys on one master, so that each failover hits every one of them.
@@ -99,7 +99,7 @@ export async function clusterTopology(): Promise<FailoverTopology> {
     firstMaster ??= master;
     if (master === firstMaster) keys.push(`counter-${i}`);
   }
-  const slot = await slotOf(keys[0]!);
+  const slot = await slotOf(keys[0]);
   return {
     name: 'Cluster (3 masters, 1 replica each)',
     keys,

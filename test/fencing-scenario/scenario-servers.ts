@@ -56,7 +56,7 @@ export class ScenarioServers {
     const failed = started.find((result) => result.status === 'rejected');
     if (failed) {
       await servers.stop();
-      throw (failed as PromiseRejectedResult).reason;
+      throw failed.reason;
     }
     for (const address of servers.resources()) await prepareGuardedResource(address, lib);
     return servers;

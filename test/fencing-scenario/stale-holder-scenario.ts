@@ -81,8 +81,7 @@ export async function runStaleHolder(params: {
     else if (!(await params.engineB.forceRelease(key, { reason: 'fencing scenario: an operator frees a stuck lock' })))
       throw new Error('forceRelease found nobody holding the lock');
     lockB = await params.engineB.acquire(key, { waitMs: B_WAIT_MS });
-    for (const [i, { connectionB }] of params.resources.entries())
-      await connectionB.write(names[i]!, 'B', lockB.fence!);
+    for (const [i, { connectionB }] of params.resources.entries()) await connectionB.write(names[i], 'B', lockB.fence!);
     // The order reaches A through the pipe once it runs again, as its own next step would have.
     child.send({ cmd: 'write', value: 'A: late write, after the pause' });
     child.kill('SIGCONT');
@@ -90,12 +89,12 @@ export async function runStaleHolder(params: {
     const [first, late] = [holding.first, written.outcomes] as WriteOutcome[][];
     return await Promise.all(
       params.resources.map(async ({ connectionB }, i) => ({
-        name: names[i]!,
+        name: names[i],
         fenceA: holding.fence as number,
         fenceB: lockB!.fence!,
-        firstWriteA: first![i]!,
-        lateWriteA: late![i]!,
-        valueAfter: await connectionB.read(names[i]!),
+        firstWriteA: first[i],
+        lateWriteA: late[i],
+        valueAfter: await connectionB.read(names[i]),
       })),
     );
   } finally {
@@ -123,23 +122,23 @@ export async function runBlockedHolderInProcess(
   const fenceA = lockA.fence!;
   const first: WriteOutcome[] = [];
   for (const [i, resource] of resources.entries())
-    first.push(await guardedWrite(resource, names[i]!, 'A: first write, while holding', fenceA));
+    first.push(await guardedWrite(resource, names[i], 'A: first write, while holding', fenceA));
   const acquiringB = engine.acquire(key, { waitMs: B_WAIT_MS });
   blockEventLoop(leaseMs + 150);
   const lockB = await acquiringB;
   try {
-    for (const [i, resource] of resources.entries()) await resource.write(names[i]!, 'B', lockB.fence!);
+    for (const [i, resource] of resources.entries()) await resource.write(names[i], 'B', lockB.fence!);
     const late: WriteOutcome[] = [];
     for (const [i, resource] of resources.entries())
-      late.push(await guardedWrite(resource, names[i]!, 'A: late write, after the pause', fenceA));
+      late.push(await guardedWrite(resource, names[i], 'A: late write, after the pause', fenceA));
     return await Promise.all(
       resources.map(async (resource, i) => ({
-        name: names[i]!,
+        name: names[i],
         fenceA,
         fenceB: lockB.fence!,
-        firstWriteA: first[i]!,
-        lateWriteA: late[i]!,
-        valueAfter: await resource.read(names[i]!),
+        firstWriteA: first[i],
+        lateWriteA: late[i],
+        valueAfter: await resource.read(names[i]),
       })),
     );
   } finally {

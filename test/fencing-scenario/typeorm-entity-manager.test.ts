@@ -23,7 +23,7 @@ describe('TypeORM EntityManager on PostgreSQL: holder A paused (SIGSTOP) past it
 
   beforeAll(async () => {
     [servers, dist] = await Promise.all([ScenarioServers.start(['postgres']), snapshotDist()]);
-    const address = { kind: 'typeorm-postgres' as const, url: servers.resources()[0]!.url };
+    const address = { kind: 'typeorm-postgres' as const, url: servers.resources()[0].url };
     resource = { address, connectionB: await openGuardedResource(address, lib) };
     const engineB = new LockEngine(await createLockBackend(servers.storeOptions('postgres')), {
       keyPrefix: KEY_PREFIX,

@@ -41,7 +41,7 @@ async function threeMasters(): Promise<Target> {
   });
   return {
     client,
-    slot: async (key) => Number(await cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', key)),
+    slot: async (key) => Number(await cluster.cli(cluster.ports[0], 'CLUSTER', 'KEYSLOT', key)),
     async stop() {
       await client.quit().catch(() => undefined);
       await cluster.stop();
@@ -175,7 +175,7 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
         (name) => name.endsWith(k) || name === `{${k}}:highest-fence`,
       );
       expect(fenceKeys).toHaveLength(1);
-      expect(await target.slot(fenceKeys[0]!)).toBe(await target.slot(k));
+      expect(await target.slot(fenceKeys[0])).toBe(await target.slot(k));
     }
     // A '}' without a tag: the key hashes as a whole, and no tag can name it.
     for (const k of ['a}b', '{}x']) await expect(guard.set(k, 'v', 1)).rejects.toThrow(/hash tag/);
@@ -198,7 +198,7 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
           (name) => name.startsWith('app:') && name.includes(k),
         );
         expect(fenceKeys).toHaveLength(1);
-        expect(await target.slot(fenceKeys[0]!)).toBe(await target.slot(`app:${k}`));
+        expect(await target.slot(fenceKeys[0])).toBe(await target.slot(`app:${k}`));
       }
     } finally {
       prefixed.disconnect();

@@ -42,7 +42,7 @@ describe.each([
     (await db.rows(`SELECT qty FROM stock WHERE resource = ${p(1)}`, [resource]))[0]?.qty;
   const highestOf = async (resource: string) => {
     const rows = await db.rows(`SELECT highest FROM fenced_resources WHERE resource = ${p(1)}`, [resource]);
-    return rows.length === 0 ? undefined : Number(rows[0]!.highest);
+    return rows.length === 0 ? undefined : Number(rows[0].highest);
   };
   const staleError = async (promise: Promise<unknown>) => {
     const error = await promise.then(
@@ -175,7 +175,7 @@ describe.each([
     const qualified = new SqlFenceGuard({ dialect: db.dialect, table: `${schema}.other_fences` });
     await qualified.ensureTable((sql, params) => db.rows(sql, params));
     await db.transaction((query) => qualified.check(query, 'x', 7));
-    expect((await db.rows('SELECT highest FROM other_fences WHERE resource = ' + p(1), ['x']))[0]!.highest).toEqual(
+    expect((await db.rows('SELECT highest FROM other_fences WHERE resource = ' + p(1), ['x']))[0].highest).toEqual(
       db.dialect === 'postgres' ? '7' : 7,
     );
   });
@@ -191,7 +191,7 @@ describe.each([
       });
     const highestOf = async (resource: string) => {
       const rows = await db.rows(`SELECT highest FROM pruned_fences WHERE resource = ${p(1)}`, [resource]);
-      return rows.length === 0 ? undefined : Number(rows[0]!.highest);
+      return rows.length === 0 ? undefined : Number(rows[0].highest);
     };
     await write('prune:old-1', 100, 1);
     await write('prune:old-2', 200, 1);

@@ -71,7 +71,7 @@ export class EtcdCluster {
     for (let i = 0; i < size; i++) ports.push({ name: `m${i + 1}`, client: await freePort(), peer: await freePort() });
     const initial = ports.map((p) => `${p.name}=http://127.0.0.1:${p.peer}`).join(',');
     const cluster = new EtcdCluster(
-      ports.map((p) => new EtcdMember(p.name, p.client, p.peer, tempDir('etcd'), initial, `ndl-${ports[0]!.client}`)),
+      ports.map((p) => new EtcdMember(p.name, p.client, p.peer, tempDir('etcd'), initial, `ndl-${ports[0].client}`)),
     );
     for (const member of cluster.members) member.start();
     await waitUntil(

@@ -96,25 +96,25 @@ export class RedisCluster {
 
   /** The node process on `port` (to kill, pause or resume it). */
   node(port: number): ServerProcess {
-    return this.nodes[this.ports.indexOf(port)]!;
+    return this.nodes[this.ports.indexOf(port)];
   }
 
   /** The master and replicas that serve `slot` now, as `liveNode` sees the cluster. */
   async slotNodes(slot: number, liveNode: number): Promise<SlotNodes> {
     const lines = (await this.cli(liveNode, 'CLUSTER', 'NODES')).split('\n').map((line) => line.split(' '));
-    const portOf = (address: string) => Number(address.split('@')[0]!.split(':')[1]);
+    const portOf = (address: string) => Number(address.split('@')[0].split(':')[1]);
     const master = lines.find(
       (parts) =>
-        parts[2]!.includes('master') &&
-        !parts[2]!.includes('fail') &&
+        parts[2].includes('master') &&
+        !parts[2].includes('fail') &&
         parts.slice(8).some((range) => {
           const [from, to = from] = range.split('-').map(Number) as [number, number?];
-          return slot >= from && slot <= to!;
+          return slot >= from && slot <= to;
         }),
     );
     if (!master) throw new Error(`no live master serves slot ${slot} (as seen from ${liveNode})`);
-    const replicas = lines.filter((parts) => parts[3] === master[0]).map((parts) => portOf(parts[1]!));
-    return { master: portOf(master[1]!), replicas };
+    const replicas = lines.filter((parts) => parts[3] === master[0]).map((parts) => portOf(parts[1]));
+    return { master: portOf(master[1]), replicas };
   }
 
   /** Waits until a node other than `oldMaster` serves `slot` and answers as its master; resolves its port. */
@@ -160,7 +160,7 @@ export class RedisCluster {
         return infos.every(
           (info, i) =>
             info.includes('role:master') ||
-            (info.includes('master_link_status:up') && isOnlineReplica(online, ports[i]!)),
+            (info.includes('master_link_status:up') && isOnlineReplica(online, ports[i])),
         );
       },
       30_000,

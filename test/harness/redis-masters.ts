@@ -87,21 +87,21 @@ export class RedisMasters {
 
   /** SIGKILL: the masters stay down until `restart`. */
   async kill(...indexes: number[]): Promise<void> {
-    await Promise.all(indexes.map((i) => this.servers[i]!.kill()));
+    await Promise.all(indexes.map((i) => this.servers[i].kill()));
   }
 
   /** Starts the masters again on their ports (a running one is SIGKILLed first). Without persistence they come back empty. */
   async restart(...indexes: number[]): Promise<void> {
-    await Promise.all(indexes.map((i) => this.servers[i]!.restart()));
+    await Promise.all(indexes.map((i) => this.servers[i].restart()));
   }
 
   /** SIGSTOP: the master accepts connections but answers nothing until `resume`. */
   pause(i: number): void {
-    this.servers[i]!.pause();
+    this.servers[i].pause();
   }
 
   resume(i: number): void {
-    this.servers[i]!.resume();
+    this.servers[i].resume();
   }
 
   /** Runs a command on master `i` through an admin connection of the test. */
@@ -130,7 +130,7 @@ export class RedisMasters {
     let admin = this.admins.get(i);
     if (!admin) {
       // A short disconnectTimeout: ioredis' 2 s default would keep a timer alive after stop() for a master killed by a test.
-      admin = new Redis(this.servers[i]!.url, {
+      admin = new Redis(this.servers[i].url, {
         maxRetriesPerRequest: 1,
         connectTimeout: 1_000,
         disconnectTimeout: 100,

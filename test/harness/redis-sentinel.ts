@@ -84,7 +84,7 @@ export class RedisSentinelGroup {
   /** The port of the master the Sentinels name now. */
   async masterPort(): Promise<number> {
     const reply = await sentinelCli(
-      this.sentinels[0]!.port,
+      this.sentinels[0].port,
       'SENTINEL',
       'GET-MASTER-ADDR-BY-NAME',
       SENTINEL_MASTER_NAME,

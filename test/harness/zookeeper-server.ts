@@ -125,7 +125,7 @@ export class ZookeeperEnsemble {
       clientPorts.push(await freePort());
     }
     const ensemble = new ZookeeperEnsemble(
-      quorum.map((member, i) => ZookeeperServer.configure(member.id, clientPorts[i]!, quorum)),
+      quorum.map((member, i) => ZookeeperServer.configure(member.id, clientPorts[i], quorum)),
     );
     for (const member of ensemble.members) member.start();
     await Promise.all(ensemble.members.map((member) => member.waitReady(60_000)));

@@ -5,7 +5,7 @@ import { checkHistory, type HistoryEvent } from './checker.mjs';
 function history(...events: [HistoryEvent['process'], HistoryEvent['type'], string, number, Partial<HistoryEvent>?][]) {
   return {
     meta: { leaseMs: 1000 },
-    events: events.map(([process, type, f, time, extra]) => ({ process, type, f, time, ...extra }) as HistoryEvent),
+    events: events.map(([process, type, f, time, extra]) => ({ process, type, f, time, ...extra })),
   };
 }
 const kinds = (report: ReturnType<typeof checkHistory>) => report.violations.map((v) => v.kind);

@@ -33,7 +33,7 @@ describe('nemesis: long partitions', () => {
       async () => {
         let store: StartedStore | undefined;
         try {
-          store = await NEMESIS_STORES[name]!();
+          store = await NEMESIS_STORES[name]();
           const run = await runNemesis(store, 'partition tcp', {
             seed: NEMESIS_SEED,
             rounds: 1,

@@ -137,12 +137,12 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   /** The same with `replicas: { min: 1, timeoutMs: 200 }`. */
   'redis-cluster-acked': () => clusterStore('redis-cluster-acked', { min: 1, timeoutMs: 200 }),
   /** PostgreSQL and MariaDB 20 ms away each way (their proxies add it): the lost signal's margin must not shrink with the round trip. */
-  'postgres-20ms': () => withLatency('postgres-20ms', 20, NEMESIS_STORES.postgres!),
-  'mysql-20ms': () => withLatency('mysql-20ms', 20, NEMESIS_STORES.mysql!),
+  'postgres-20ms': () => withLatency('postgres-20ms', 20, NEMESIS_STORES.postgres),
+  'mysql-20ms': () => withLatency('mysql-20ms', 20, NEMESIS_STORES.mysql),
   /** The servers' clocks run 1 % fast (libfaketime): PostgreSQL, MariaDB, ZooKeeper. Not redis-server 7.0 (it does not start under libfaketime 0.9.10) nor etcd (Go reads the clock without the C library). */
-  'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres!),
-  'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql!),
-  'zookeeper-clock-fast': () => withFastClock('zookeeper-clock-fast', NEMESIS_STORES.zookeeper!),
+  'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres),
+  'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql),
+  'zookeeper-clock-fast': () => withFastClock('zookeeper-clock-fast', NEMESIS_STORES.zookeeper),
   /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients: every packet to or from its ports, and its own connections to its peers) for 8 s. Clients are given every member. */
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
@@ -163,7 +163,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       async isolateMember(which) {
         // Each round starts from a cluster whose members all follow one leader and have caught up (the previous round's isolated member included).
         await cluster.settled();
-        const member = which === 'leader' ? await cluster.leader() : cluster.members[which]!;
+        const member = which === 'leader' ? await cluster.leader() : cluster.members[which];
         return {
           member: member.memberName,
           heal: isolatePorts([member.clientPort, member.peerPort], { peersOnly: false, pid: member.pid! }),
@@ -195,7 +195,7 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       async isolateMember(which) {
         // Each round starts from an ensemble whose members all serve again (the previous round's isolated member rejoins seconds after its heal).
         await ensemble.settled();
-        const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which]!;
+        const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which];
         return {
           member: member.name,
           heal: isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! }),

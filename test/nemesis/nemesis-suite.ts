@@ -83,7 +83,7 @@ export function describeNemesis(
     beforeAll(async () => {
       dist = await snapshotDist();
       resource = await RedisServer.start();
-      store = await NEMESIS_STORES[storeName]!();
+      store = await NEMESIS_STORES[storeName]();
     }, 120_000);
     afterAll(async () => {
       if (runs.length > 0)

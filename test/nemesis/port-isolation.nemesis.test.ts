@@ -88,12 +88,12 @@ if (!plan.run && !plan.skip)
           // The others notice its silence, elect one of them and commit writes without it.
           await waitUntil(
             'a write through another member',
-            () => etcdPut(others[0]!, 'ndl-isolation/through-other', 2_000),
+            () => etcdPut(others[0], 'ndl-isolation/through-other', 2_000),
             30_000,
             100,
           );
-          const { leader: newLeader } = await others[1]!.status();
-          expect([(await others[0]!.status()).member, (await others[1]!.status()).member]).toContain(newLeader);
+          const { leader: newLeader } = await others[1].status();
+          expect([(await others[0].status()).member, (await others[1].status()).member]).toContain(newLeader);
         } finally {
           heal();
           earlier.socket.destroy();

@@ -28,7 +28,7 @@ function natMap(
   endpoints: readonly number[],
   ports: readonly number[],
 ): Record<string, { host: string; port: number }> {
-  return Object.fromEntries(endpoints.map((real, i) => [`127.0.0.1:${real}`, { host: '127.0.0.1', port: ports[i]! }]));
+  return Object.fromEntries(endpoints.map((real, i) => [`127.0.0.1:${real}`, { host: '127.0.0.1', port: ports[i] }]));
 }
 
 /**
@@ -63,7 +63,7 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
         name: SENTINEL_MASTER_NAME,
         replicas,
         failoverDetector: SENTINEL_FAILOVER_DETECTOR,
-        sentinels: sentinelPorts.map((_, i) => ({ host: '127.0.0.1', port: ports[i]! })),
+        sentinels: sentinelPorts.map((_, i) => ({ host: '127.0.0.1', port: ports[i] })),
         natMap: natMap(endpoints, ports),
       }) as unknown as BackendOptions,
     async isolateMember(_which, { peersOnly }) {
@@ -128,7 +128,7 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
   for (const port of endpoints) await cluster.cli(port, 'CONFIG', 'SET', 'protected-mode', 'no');
   /** The slot of `storeKey`'s lock and its nodes now (every node runs between rounds: the first answers). */
   const slotOf = async (storeKey: string) => {
-    const asked = endpoints[0]!;
+    const asked = endpoints[0];
     const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
     return { slot, ...(await cluster.slotNodes(slot, asked)) };
   };

@@ -81,7 +81,7 @@ export function sqlServerClock(
     return {
       now: async () =>
         Number(
-          ((await client.query('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms')) as [{ ms: string }[], unknown])[0][0]!.ms,
+          ((await client.query('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms')) as [{ ms: string }[], unknown])[0][0].ms,
         ),
       end: () => client.end(),
     };

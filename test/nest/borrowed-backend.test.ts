@@ -21,7 +21,7 @@ const MEMBERS = Object.keys({
 class FullBackend implements LockBackend {
   readonly name = 'full';
   readonly address = 'full.example:1';
-  readonly inspection: LockInspection = new MemoryBackend().inspection!;
+  readonly inspection: LockInspection = new MemoryBackend().inspection;
   readonly calls: string[] = [];
   #store = new MemoryBackend();
 

@@ -79,8 +79,8 @@ describe('what Nest, Swagger and callers see of a @Locked handler', () => {
       expect(Reflect.getMetadata('design:paramtypes', LockedOrders.prototype, method)).toEqual(
         Reflect.getMetadata('design:paramtypes', PlainOrders.prototype, method),
       );
-      expect((LockedOrders.prototype as unknown as Record<string, Function>)[method]!.length).toBe(
-        (PlainOrders.prototype as unknown as Record<string, Function>)[method]!.length,
+      expect((LockedOrders.prototype as unknown as Record<string, Function>)[method].length).toBe(
+        (PlainOrders.prototype as unknown as Record<string, Function>)[method].length,
       );
     }
   });
@@ -99,7 +99,7 @@ describe('what Nest, Swagger and callers see of a @Locked handler', () => {
       expect(strip(document.paths['/locked/{shop}'])).toEqual(strip(document.paths['/plain/{shop}']));
       expect(strip(document.paths['/locked/{id}'])).toEqual(strip(document.paths['/plain/{id}']));
       expect(
-        document.paths['/locked/{shop}']!.post!.parameters!.map((parameter) => (parameter as { name: string }).name),
+        document.paths['/locked/{shop}'].post!.parameters!.map((parameter) => (parameter as { name: string }).name),
       ).toEqual(['shop', 'dry']);
     } finally {
       await app.close();

@@ -162,7 +162,7 @@ describe('@LockedJob and the default key', () => {
   it('@Interval and @Timeout in either order run through the lock (acquired, then skipped while held)', async () => {
     expect(registry.getIntervals().sort()).toEqual(['interval-above', 'interval-below']);
     const [belowAcquired, belowSkipped, aboveAcquired, aboveSkipped] = await pollEvents;
-    expect([belowAcquired!.type, belowSkipped!.type, aboveAcquired!.type, aboveSkipped!.type]).toEqual([
+    expect([belowAcquired.type, belowSkipped.type, aboveAcquired.type, aboveSkipped.type]).toEqual([
       'acquired',
       'skipped',
       'acquired',
@@ -196,7 +196,7 @@ describe('@LockedJob and the default key', () => {
 
 describe('@Locked() / @LockedJob() bad input', () => {
   const define = (decorator: MethodDecorator, name: string | symbol = 'run', className = 'Jobs') => {
-    const holder = { [className]: class {} }[className]!;
+    const holder = { [className]: class {} }[className];
     const descriptor: PropertyDescriptor = { value: function run() {}, writable: true, configurable: true };
     decorator(holder.prototype, name, descriptor);
   };

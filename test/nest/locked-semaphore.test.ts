@@ -104,11 +104,11 @@ describe('@Locked({ key, permits }) on a provider method', () => {
     const permits = [await locks.semaphore('reports', 2), await locks.semaphore('reports', 2)];
     await expect(locks.semaphore('reports', 2, { waitMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
     const call = service.render(7);
-    await permits[0]!.release();
+    await permits[0].release();
     await service.gauge.whenInside(1);
     service.gauge.open();
     expect((await call).id).toBe(7);
-    await permits[1]!.release();
+    await permits[1].release();
   });
 
   it('refuses bad permits when the class is defined', () => {

@@ -116,7 +116,7 @@ interface Started {
 /** Resolves when `object[method]` is first called; the call goes through unchanged (observed, not replaced). */
 function calledOnce(object: object, method: string): Promise<void> {
   const target = object as Record<string, (...args: unknown[]) => unknown>;
-  const original = target[method]!.bind(object);
+  const original = target[method].bind(object);
   const called = deferred();
   target[method] = (...args: unknown[]) => (called.resolve(), original(...args));
   return called.promise;

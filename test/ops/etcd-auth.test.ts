@@ -111,7 +111,7 @@ describe('etcd auth and TLS options', () => {
       type: 'etcd',
       urls: 'http://127.0.0.1:2379',
       ...extra,
-    } as EtcdBackendOptions).catch((caught: unknown) => caught);
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
     expect((error as Error).message).not.toMatch(/hunter2/);
   });

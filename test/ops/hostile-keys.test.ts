@@ -79,23 +79,23 @@ describe.each(servers.stores().map((store) => [store.name, store] as const))(
   (name, store: OpsStore) => {
     it('each is its own lock, exclusive across instances, and none disturbs another lock', async () => {
       const [a, b, c] = await threeEngines(store);
-      const canary = await c!.acquire('canary');
+      const canary = await c.acquire('canary');
 
       // All at once from one instance: two keys that met in the store would make one of these busy.
       const held = [];
-      for (const key of HOSTILE_KEYS) held.push(await a!.acquire(key));
-      for (const key of HOSTILE_KEYS) expect(await b!.tryAcquire(key)).toBeNull();
+      for (const key of HOSTILE_KEYS) held.push(await a.acquire(key));
+      for (const key of HOSTILE_KEYS) expect(await b.tryAcquire(key)).toBeNull();
       expect(new Set(held.map((lock) => lock.key)).size).toBe(HOSTILE_KEYS.length);
       expect(held.every((lock) => !lock.signal.aborted)).toBe(true);
 
       // Nothing escaped its key: the canary is still held, in the store as well as locally.
       expect(canary.signal.aborted).toBe(false);
-      expect(await b!.tryAcquire('canary')).toBeNull();
+      expect(await b.tryAcquire('canary')).toBeNull();
 
       await Promise.all(held.map((lock) => lock.release()));
       for (const [i, key] of HOSTILE_KEYS.entries()) {
-        const again = await b!.acquire(key);
-        if (name !== 'redlock') expect(again.fence!).toBeGreaterThan(held[i]!.fence!); // redlock has no fences
+        const again = await b.acquire(key);
+        if (name !== 'redlock') expect(again.fence!).toBeGreaterThan(held[i].fence!); // redlock has no fences
         await again.release();
       }
       expect(canary.signal.aborted).toBe(false);

@@ -47,7 +47,7 @@ beforeAll(async () => {
 afterAll(() => masters?.stop());
 
 describe('redis backend with credentials', () => {
-  const url = () => masters.urls[0]!;
+  const url = () => masters.urls[0];
 
   it('logs in with the password in the URL (requirepass)', () =>
     expectWorking({ type: 'redis', url: withCredentials(url(), `:${PASSWORD}`) }));

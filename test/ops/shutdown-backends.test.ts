@@ -91,9 +91,9 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const probe = new LockEngine(probeBackend, { keyPrefix: engine.keyPrefix, leaseMs: 30_000, waitMs: 0 });
     cleanups.push(() => probe.close());
 
-    const held = await app.get(LockService).acquire(keys[0]!);
+    const held = await app.get(LockService).acquire(keys[0]);
     const job = app.get(LongJob);
-    const running = job.run(ids[1]!);
+    const running = job.run(ids[1]);
     const outcome = running.then(
       (value) => ({ value }),
       (error: unknown) => ({ error }),
@@ -112,7 +112,7 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     // acquisition whose first attempt is on its way to the store when the app closes.
     const waiting = app
       .get(LockService)
-      .acquire(keys[0]!, { waitMs: 20_000 })
+      .acquire(keys[0], { waitMs: 20_000 })
       .then(
         (value) => ({ value }),
         (error: unknown) => ({ error }),
@@ -120,7 +120,7 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     await new Promise((resolve) => setTimeout(resolve, 50)); // let it take its place in the queue (ZooKeeper, etcd)
     const racing = app
       .get(LockService)
-      .acquire(keys[2]!)
+      .acquire(keys[2])
       .then(
         (value) => ({ value }),
         (error: unknown) => ({ error }),
@@ -141,7 +141,7 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     expect((settled as { error: Error }).error.message).toMatch(/shut/);
     await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(LockShuttingDownError);
     await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(/shutting down/);
-    await expect(job.run(ids[0]!)).rejects.toThrow(LockShuttingDownError);
+    await expect(job.run(ids[0])).rejects.toThrow(LockShuttingDownError);
 
     await probe.close(); // closes probeBackend too
     expect(await settleResources(baseline)).toEqual(baseline);

@@ -51,7 +51,7 @@ async function preparePostgres(admin: pg.Pool): Promise<void> {
   chmodSync(join(sslDir, 'server.key'), 0o600);
   if (process.getuid?.() === 0) {
     const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })));
-    for (const file of ['server.crt', 'server.key', '']) chownSync(join(sslDir, file), uid!, gid!);
+    for (const file of ['server.crt', 'server.key', '']) chownSync(join(sslDir, file), uid, gid);
   }
   const hbaFile = (await admin.query('SHOW hba_file')).rows[0].hba_file as string;
   const rules = [

@@ -22,7 +22,7 @@ beforeAll(() => {
     encoding: 'utf8',
   });
   const [pack] = JSON.parse(out.slice(out.indexOf('['))) as { files: { path: string }[] }[];
-  shipped = new Set(pack!.files.map((f) => f.path));
+  shipped = new Set(pack.files.map((f) => f.path));
 }, 60_000);
 
 describe('links in the shipped Markdown', () => {
@@ -53,7 +53,7 @@ describe('links in the shipped Markdown', () => {
       if (levels[0] !== 1 || levels.filter((level) => level === 1).length !== 1)
         bad.push(`${file}: the title is not the one '#' heading`);
       levels.forEach((level, i) => {
-        if (i > 0 && level > levels[i - 1]! + 1)
+        if (i > 0 && level > levels[i - 1] + 1)
           bad.push(`${file}: heading ${i + 1} skips from ${levels[i - 1]} to ${level}`);
       });
     }

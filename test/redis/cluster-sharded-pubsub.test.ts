@@ -75,7 +75,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     const after = await Promise.all(cluster.ports.map(counts));
     return new Map(
       cluster.ports.map((port, i) => {
-        const [was, now] = [before[i]!, after[i]!];
+        const [was, now] = [before[i], after[i]];
         // Less the marker relayedSoFar published.
         const marker = port === master ? { publish: 1, bus: 0 } : { publish: 0, bus: 1 };
         return [
@@ -161,7 +161,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     for (let n = 0; keyOnMaster.size < cluster.ports.length; n++) {
       const key = `shard-${run}-${n}`;
       const slot = Number(await client.call('CLUSTER', 'KEYSLOT', channelOf(key)));
-      const { master } = await cluster.slotNodes(slot, cluster.ports[0]!);
+      const { master } = await cluster.slotNodes(slot, cluster.ports[0]);
       if (!keyOnMaster.has(master)) keyOnMaster.set(master, key);
     }
   }, 60_000);
@@ -281,7 +281,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
 
   it("wakes a sleeping waiter when its sharded subscriber's connection drops, since a release may have gone unheard", async () => {
     const [holder, waiter] = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
-    const [master, key] = [...keyOnMaster][1]!;
+    const [master, key] = [...keyOnMaster][1];
     const held = await holder.acquire(key, { leaseMs: 60_000 });
     const waiting = waiter.acquire(key, { waitMs: WAIT_MS });
     await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);

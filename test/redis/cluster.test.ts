@@ -46,9 +46,7 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     for (const storeKey of ['lock:plain', 'lock:{user}:1', 'lock:}{', 'lock:{}', 'lock:a}b{c', 'lock:\ud800']) {
       const keys = redisLockKeys(storeKey);
       const slots = new Set(
-        await Promise.all(
-          Object.values(keys).map((name) => cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', name)),
-        ),
+        await Promise.all(Object.values(keys).map((name) => cluster.cli(cluster.ports[0], 'CLUSTER', 'KEYSLOT', name))),
       );
       expect(slots.size).toBe(1);
     }
@@ -124,7 +122,7 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
       await Promise.all(readers.map((lock) => lock.release()));
       const write = await writer;
       order.push('writer');
-      expect(write.fence!).toBeGreaterThan(readers[1]!.fence!);
+      expect(write.fence!).toBeGreaterThan(readers[1].fence!);
       await write.release();
       await fair;
       expect(order).toEqual(['writer', 'fair']);
@@ -169,7 +167,7 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     const [first] = (await b.list({ prefix: `${prefix}1`, limit: 100 })).locks.filter(
       (info) => info.key === `${prefix}1`,
     );
-    expect(first!.holders).toMatchObject([{ label: 'job 1' }]);
+    expect(first.holders).toMatchObject([{ label: 'job 1' }]);
     await Promise.all([...locks, outside].map((lock) => lock.release()));
     expect(await listAll(b, prefix, 100)).toEqual([]);
   }, 30_000);

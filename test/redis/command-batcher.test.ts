@@ -19,11 +19,8 @@ describe('redis scripts batched per tick', () => {
     server = await RedisServer.start();
     client = new Redis(server.url);
     const pipeline = client.pipeline.bind(client);
-    client.pipeline = ((...args: Parameters<Redis['pipeline']>) => (
-      pipelines++,
-      pipeline(...args)
-    )) as Redis['pipeline'];
-    await runScriptBatched(client as unknown as RedisClient, ECHO, [], ['warm-up']);
+    client.pipeline = (...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args));
+    await runScriptBatched(client, ECHO, [], ['warm-up']);
   }, 30_000);
 
   afterAll(async () => {
@@ -31,7 +28,7 @@ describe('redis scripts batched per tick', () => {
     await server?.stop();
   });
 
-  const run = (value: string) => runScriptBatched(client as unknown as RedisClient, ECHO, [], [value]);
+  const run = (value: string) => runScriptBatched(client, ECHO, [], [value]);
 
   it('sends a lone script as it is, without a pipeline', async () => {
     pipelines = 0;

@@ -23,14 +23,14 @@ describe('redis fair (FIFO) locks', () => {
   const keyPrefix = `fair:${randomUUID().slice(0, 8)}:`;
   const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
   const queueOf = (k: string) => admin.zrange(redisLockKeys(keyPrefix + k).queue, 0, -1);
-  const asleep = (engine: number, k: string) => asleepOn(backends[engine]!, keyPrefix + k);
+  const asleep = (engine: number, k: string) => asleepOn(backends[engine], keyPrefix + k);
 
   beforeAll(async () => {
     server = await RedisServer.start();
     admin = new Redis(server.url);
     for (let i = 0; i < 2; i++) {
       backends.push(await createLockBackend({ type: 'redis', url: server.url }));
-      engines.push(new LockEngine(backends[i]!, { keyPrefix, leaseMs: 5_000, waitMs: 20_000 }));
+      engines.push(new LockEngine(backends[i], { keyPrefix, leaseMs: 5_000, waitMs: 20_000 }));
     }
   }, 30_000);
 
@@ -47,7 +47,7 @@ describe('redis fair (FIFO) locks', () => {
     queued: number,
     options: { waitMs?: number; signal?: AbortSignal } = {},
   ): Promise<{ lock: Promise<Lock> }> {
-    const lock = engines[i]!.acquire(k, { fair: true, ...options });
+    const lock = engines[i].acquire(k, { fair: true, ...options });
     lock.catch(() => undefined);
     await waitUntil(`waiter ${queued} queued`, async () => (await queueOf(k)).length === queued, 5_000, 2);
     return { lock };
@@ -55,7 +55,7 @@ describe('redis fair (FIFO) locks', () => {
 
   it('hands the lock to fair waiters of two instances in exactly their arrival order, with increasing fences', async () => {
     const k = key('fifo');
-    const holder = await engines[0]!.acquire(k);
+    const holder = await engines[0].acquire(k);
     const order: number[] = [];
     const fences: number[] = [];
     const runs: Promise<void>[] = [];
@@ -67,13 +67,13 @@ describe('redis fair (FIFO) locks', () => {
     await Promise.all(runs);
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     expect(fences).toEqual([...fences].sort((x, y) => x - y));
-    expect(fences[0]!).toBeGreaterThan(holder.fence!);
+    expect(fences[0]).toBeGreaterThan(holder.fence!);
     expect(await admin.exists(redisLockKeys(keyPrefix + k).queue)).toBe(0);
   }, 30_000);
 
   it("keeps a waiter's place while it waits longer than a place lasts unrefreshed (the heartbeat)", async () => {
     const k = key('heartbeat');
-    const holder = await engines[0]!.acquire(k, { leaseMs: 60_000 }); // no fallback wake-up during the test
+    const holder = await engines[0].acquire(k, { leaseMs: 60_000 }); // no fallback wake-up during the test
     const { lock: first } = await queueUp(1, k, 1);
     await new Promise((resolve) => setTimeout(resolve, QUEUE_PLACE_TTL_MS + 2 * QUEUE_REFRESH_MS));
     const { lock: second } = await queueUp(0, k, 2);
@@ -89,10 +89,10 @@ describe('redis fair (FIFO) locks', () => {
 
   it('puts a plain (not fair) claim that finds a queue behind it', async () => {
     const k = key('plain');
-    const holder = await engines[0]!.acquire(k);
+    const holder = await engines[0].acquire(k);
     const order: string[] = [];
     const { lock: fair } = await queueUp(1, k, 1);
-    const plain = engines[0]!.acquire(k);
+    const plain = engines[0].acquire(k);
     await waitUntil('the plain claim queued', async () => (await queueOf(k)).length === 2, 5_000, 2);
     const done = [
       fair.then((lock) => (order.push('fair'), lock.release())),
@@ -111,7 +111,7 @@ describe('redis fair (FIFO) locks', () => {
     const fences: number[] = [];
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        engines[i % 2]!.withLock(
+        engines[i % 2].withLock(
           k,
           async (lock) => {
             maxInside = Math.max(maxInside, ++inside);
@@ -135,7 +135,7 @@ describe('redis fair (FIFO) locks', () => {
     'a waiter that gives up (%s) leaves the queue at once',
     async (how) => {
       const k = key('give-up');
-      const holder = await engines[0]!.acquire(k, { leaseMs: 60_000 });
+      const holder = await engines[0].acquire(k, { leaseMs: 60_000 });
       const quitter = new AbortController();
       const { lock: quitting } = await queueUp(
         1,
@@ -162,27 +162,27 @@ describe('redis fair (FIFO) locks', () => {
 
   it('a fair reader waits behind a queued writer, then shares with the readers behind it', async () => {
     const k = key('fair-read');
-    const reader = await engines[0]!.acquire(k, { mode: 'read' });
-    const writer = engines[1]!.acquire(k, { mode: 'write', fair: true });
+    const reader = await engines[0].acquire(k, { mode: 'read' });
+    const writer = engines[1].acquire(k, { mode: 'write', fair: true });
     await waitUntil('the writer queued', () => asleep(1, k) === 1, 5_000, 2);
     const late = [
-      engines[0]!.acquire(k, { mode: 'read', fair: true }),
-      engines[1]!.acquire(k, { mode: 'read', fair: true }),
+      engines[0].acquire(k, { mode: 'read', fair: true }),
+      engines[1].acquire(k, { mode: 'read', fair: true }),
     ];
     await waitUntil('the readers queued', async () => (await queueOf(k)).length === 3, 5_000, 2);
     await reader.release();
     const write = await writer;
-    expect(await engines[0]!.tryAcquire(k, { mode: 'read' })).toBeNull();
+    expect(await engines[0].tryAcquire(k, { mode: 'read' })).toBeNull();
     await write.release();
     const reads = await Promise.all(late);
     expect(reads.every((lock) => !lock.signal.aborted)).toBe(true);
-    expect(reads[0]!.fence!).toBeGreaterThan(write.fence!);
+    expect(reads[0].fence!).toBeGreaterThan(write.fence!);
     await Promise.all(reads.map((lock) => lock.release()));
   }, 30_000);
 
   it(`a queued waiter whose process was SIGKILLed holds the queue back at most ${QUEUE_PLACE_TTL_MS} ms`, async () => {
     const k = key('dead-waiter');
-    const holder = await engines[0]!.acquire(k, { leaseMs: 60_000 });
+    const holder = await engines[0].acquire(k, { leaseMs: 60_000 });
     const child = spawn(
       process.execPath,
       [
@@ -199,7 +199,7 @@ describe('redis fair (FIFO) locks', () => {
         stdio: ['ignore', 'pipe', 'inherit'],
       },
     );
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     const events: string[] = [];
     lines.on('line', (line) => events.push((JSON.parse(line) as { event: string }).event));
     await waitUntil('the child process queued', async () => (await queueOf(k)).length === 1, 10_000, 5);

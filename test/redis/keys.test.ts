@@ -87,7 +87,7 @@ describe('redis backend with awkward keys on a real server', () => {
     for (const key of keys) expect(await b.tryAcquire(key)).toBeNull();
     await Promise.all(locks.map((lock) => lock.release()));
     const again = await Promise.all(keys.map((key) => b.acquire(key)));
-    again.forEach((lock, i) => expect(lock.fence!).toBeGreaterThan(locks[i]!.fence!));
+    again.forEach((lock, i) => expect(lock.fence!).toBeGreaterThan(locks[i].fence!));
     await Promise.all(again.map((lock) => lock.release()));
   });
 

@@ -51,13 +51,13 @@ describe('redis backend: local hand-off between claims of one process', () => {
     // first waiter took the key reserving a turn's fences, and handed it on five times locally; the last
     // one freed the key: 3 scripts for 7 holds.
     expect(evalshaCalls()).toBe(3);
-    expect(fences).toEqual([0, 1, 2, 3, 4, 5].map((i) => fences[0]! + i));
-    expect(fences[0]!).toBeGreaterThan(first.fence!);
+    expect(fences).toEqual([0, 1, 2, 3, 4, 5].map((i) => fences[0] + i));
+    expect(fences[0]).toBeGreaterThan(first.fence!);
     expect(server.cli('EXISTS', '{lock:passed}')).toBe('0');
     // The fence counter already covers the whole turn: another process's next holder comes after all of it.
-    expect(Number(server.cli('GET', '{lock:passed}:fence'))).toBe(fences[0]! + TURN_FENCES - 1);
+    expect(Number(server.cli('GET', '{lock:passed}:fence'))).toBe(fences[0] + TURN_FENCES - 1);
     const next = await other.engine.acquire('passed');
-    expect(next.fence!).toBeGreaterThanOrEqual(fences[0]! + TURN_FENCES);
+    expect(next.fence!).toBeGreaterThanOrEqual(fences[0] + TURN_FENCES);
     await next.release();
   }, 30_000);
 
@@ -108,7 +108,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
               await process.engine.withLock('shared-io', async () => {
                 // The critical section does I/O, as real code does: each hold is a round trip long.
                 await counter.incr('shared-io:count');
-                holds[p]!++;
+                holds[p]++;
                 total++;
                 perProcessOrder.push(p);
               });

@@ -42,10 +42,10 @@ describe('redis backend options and client ownership', () => {
   it('finds the Redis class in the ioredis namespace as ESM and as our CJS build see it', async () => {
     const namespace = (await import('ioredis')) as unknown as IoredisModule;
     expect(redisConstructorOf(namespace)).toBe(Redis);
-    expect(redisConstructorOf({ Redis } as unknown as IoredisModule)).toBe(Redis); // named export
-    expect(redisConstructorOf({ default: { Redis } } as unknown as IoredisModule)).toBe(Redis); // __importStar of module.exports
-    expect(redisConstructorOf({ default: Redis } as unknown as IoredisModule)).toBe(Redis); // default = module.exports = the class
-    expect(redisConstructorOf({} as IoredisModule)).toBeUndefined();
+    expect(redisConstructorOf({ Redis })).toBe(Redis); // named export
+    expect(redisConstructorOf({ default: { Redis } })).toBe(Redis); // __importStar of module.exports
+    expect(redisConstructorOf({ default: Redis })).toBe(Redis); // default = module.exports = the class
+    expect(redisConstructorOf({})).toBeUndefined();
   });
 
   it("declares mode 'read' and fair claims; readers, writers and plain locks of a key are one lock", async () => {

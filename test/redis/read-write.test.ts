@@ -20,14 +20,14 @@ describe('redis read/write locks', () => {
   const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
   const queueOf = (k: string) => admin.zrange(redisLockKeys(keyPrefix + k).queue, 0, -1);
   /** How many claims of backend `i` sleep, refused, until `k` is released. */
-  const asleep = (i: number, k: string) => asleepOn(backends[i]!, keyPrefix + k);
+  const asleep = (i: number, k: string) => asleepOn(backends[i], keyPrefix + k);
 
   beforeAll(async () => {
     server = await RedisServer.start();
     admin = new Redis(server.url);
     for (let i = 0; i < 2; i++) backends.push(await createLockBackend({ type: 'redis', url: server.url }));
-    a = new LockEngine(backends[0]!, { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
-    b = new LockEngine(backends[1]!, { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
+    a = new LockEngine(backends[0], { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
+    b = new LockEngine(backends[1], { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
   }, 30_000);
 
   afterAll(async () => {
@@ -168,7 +168,7 @@ describe('redis read/write locks', () => {
     const k = key('lapse');
     const leaseMs = 400;
     // A claim straight from the backend has no engine to renew it: like a reader whose process died.
-    const claim = backends[0]!.claim({
+    const claim = backends[0].claim({
       key: keyPrefix + k,
       owner: `dead-reader-${randomUUID()}`,
       leaseMs,
@@ -250,7 +250,7 @@ describe('redis read/write locks', () => {
       expect(await a.tryAcquire(k, { mode: 'read' })).toBeNull(); // behind the queued writer
       await Promise.all(readers.map((lock) => lock.release()));
       const lock = await writer;
-      expect(lock.fence!).toBeGreaterThan(readers[1]!.fence!);
+      expect(lock.fence!).toBeGreaterThan(readers[1].fence!);
       await lock.release();
     }
   }, 30_000);

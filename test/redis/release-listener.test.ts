@@ -29,7 +29,7 @@ describe('redis release listener', () => {
     const rounds = 20;
     let subscribed = 0;
     for (let round = 0; round < rounds; round++) {
-      const listener = new ReleaseListener(client as unknown as RedisClient);
+      const listener = new ReleaseListener(client);
       const first = listener.join(`first:${round}`, new ReleaseWaiter());
       const firstSubscribed = listener.subscribed(first, 2_000, new AbortController().signal);
       // The connection is made on the first wait, a moment after it starts.

@@ -9,7 +9,7 @@ function commandCalls(server: RedisServer): Record<string, number> {
   const calls: Record<string, number> = {};
   for (const line of server.cli('INFO', 'commandstats').split('\n')) {
     const match = /^cmdstat_(\w+):calls=(\d+)/.exec(line.trim());
-    if (match) calls[match[1]!] = Number(match[2]);
+    if (match) calls[match[1]] = Number(match[2]);
   }
   return calls;
 }

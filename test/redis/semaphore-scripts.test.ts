@@ -21,7 +21,7 @@ describe('redis semaphore scripts', () => {
   beforeAll(async () => {
     server = await RedisServer.start();
     redis = new Redis(server.url);
-    client = redis as unknown as RedisClient;
+    client = redis;
     engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), {
       keyPrefix: '',
       leaseMs: 5_000,

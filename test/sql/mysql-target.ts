@@ -73,7 +73,7 @@ export function mysqlTarget(): SqlTarget {
         'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
         [table],
       );
-      return Number(rows[0]!.n);
+      return Number(rows[0].n);
     },
     stopDatabase: () => server.shutdown(),
     startDatabase: () => server.launch(),

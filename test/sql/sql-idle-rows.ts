@@ -35,7 +35,7 @@ export function describeSqlIdleRows(target: SqlTarget): void {
         target.name === 'postgres'
           ? 'SELECT (extract(epoch FROM now()) * 1000000)::bigint AS us'
           : "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6)) AS us";
-      return Number((await target.query(sql))[0]!.us);
+      return Number((await target.query(sql))[0].us);
     };
     const hasExpiryIndex = async (tableName: string) => {
       const index = expiryIndexName(parseTableName(tableName, target.name));
@@ -43,7 +43,7 @@ export function describeSqlIdleRows(target: SqlTarget): void {
         target.name === 'postgres'
           ? `SELECT count(*) AS n FROM pg_indexes WHERE tablename = ${p(1)} AND indexname = ${p(2)}`
           : `SELECT COUNT(*) AS n FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ${p(1)} AND index_name = ${p(2)}`;
-      return Number((await target.query(sql, [tableName, index]))[0]!.n) > 0;
+      return Number((await target.query(sql, [tableName, index]))[0].n) > 0;
     };
     /** Runs the sweep until it deletes nothing more (as its timer would, without waiting for it). */
     const sweepAll = async (backend: SqlBackend) => {
@@ -85,7 +85,7 @@ export function describeSqlIdleRows(target: SqlTarget): void {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect(held.signal.aborted).toBe(false);
-      expect(Number((await row('held'))!.fence)).toBe(held.fence);
+      expect(Number((await row('held')).fence)).toBe(held.fence);
       await held.release();
     });
 
@@ -105,7 +105,7 @@ export function describeSqlIdleRows(target: SqlTarget): void {
         10,
       );
       await sweepAll(backend);
-      expect(Number((await row('ahead'))!.fence)).toBe(ahead);
+      expect(Number((await row('ahead')).fence)).toBe(ahead);
       await waitUntil(
         'the clock to pass the fence by the idle time',
         async () => (await dbMicros()) > ahead + (IDLE_MS + 50) * 1000,
@@ -131,7 +131,7 @@ export function describeSqlIdleRows(target: SqlTarget): void {
       );
       const releasedAt = await dbMicros();
       const batchRows = async () =>
-        Number((await target.query(`SELECT count(*) AS n FROM ${target.quote(batchTable)}`))[0]!.n);
+        Number((await target.query(`SELECT count(*) AS n FROM ${target.quote(batchTable)}`))[0].n);
       expect(await batchRows()).toBe(30);
       await waitUntil(
         'the keys to be idle',

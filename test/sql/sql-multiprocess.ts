@@ -25,7 +25,7 @@ async function race(
     pauseMs: [0, 2],
     readFinal: async () =>
       Number(
-        (await target.query(`SELECT value FROM sql_counters WHERE name = ${target.param(1)}`, [params.name]))[0]!.value,
+        (await target.query(`SELECT value FROM sql_counters WHERE name = ${target.param(1)}`, [params.name]))[0].value,
       ),
   });
 }
@@ -56,7 +56,7 @@ export function describeSqlMultiProcess(target: SqlTarget): void {
       // Each hold read the value the previous one wrote: 0, 1, 2, ... with no value read twice.
       const byValue = [...locked.holds].sort((x, y) => x.value - y.value);
       expect(byValue.map((hold) => hold.value)).toEqual(Array.from({ length: total }, (_, i) => i));
-      for (let i = 1; i < total; i++) expect(byValue[i]!.fence!).toBeGreaterThan(byValue[i - 1]!.fence!);
+      for (let i = 1; i < total; i++) expect(byValue[i].fence!).toBeGreaterThan(byValue[i - 1].fence!);
       expect(new Set(locked.holds.map((hold) => hold.pid)).size).toBe(PROCESSES);
       process.stdout.write(
         `${target.name}: ${total} locked increments by ${PROCESSES}x${WORKERS} workers in ${Math.round(performance.now() - started)} ms\n`,

@@ -70,16 +70,16 @@ export function describeSqlScenarios(target: SqlTarget): void {
       expect(Math.abs(first.fence! - before)).toBeLessThan(1_000_000);
       const released = await row('kept-row');
       expect(released).toMatchObject({ lock_key: keyPrefix + 'kept-row', owner: null });
-      expect(Number(released!.fence)).toBe(first.fence);
+      expect(Number(released.fence)).toBe(first.fence);
       const second = await engine.acquire('kept-row');
       expect(second.fence).toBeGreaterThan(first.fence!);
-      expect((await row('kept-row'))!.owner).not.toBeNull();
+      expect((await row('kept-row')).owner).not.toBeNull();
       await second.release();
       const rows = await target.query(
         `SELECT count(*) AS n FROM distributed_locks WHERE key_hash = ${target.param(1)}`,
         [keyHash(keyPrefix + 'kept-row')],
       );
-      expect(Number(rows[0]!.n)).toBe(1);
+      expect(Number(rows[0].n)).toBe(1);
     });
 
     it.each(HOSTILE_KEYS)(
@@ -89,7 +89,7 @@ export function describeSqlScenarios(target: SqlTarget): void {
         const held = await a.acquire(key);
         expect(await b.tryAcquire(key)).toBeNull();
         const stored = await row(key);
-        expect(stored!.lock_key).toBe(displayKey(keyPrefix + key));
+        expect(stored.lock_key).toBe(displayKey(keyPrefix + key));
         await held.release();
         const next = await b.acquire(key, { waitMs: 0 });
         expect(next.fence).toBeGreaterThan(held.fence!);
@@ -182,7 +182,7 @@ export function describeSqlScenarios(target: SqlTarget): void {
           2,
           "SET SESSION sql_mode = CONCAT(@@sql_mode, ',SIMULTANEOUS_ASSIGNMENT')",
         );
-        expect(String((await pool.query('SELECT @@SESSION.sql_mode AS mode'))[0]!.mode)).toContain(
+        expect(String((await pool.query('SELECT @@SESSION.sql_mode AS mode'))[0].mode)).toContain(
           'SIMULTANEOUS_ASSIGNMENT',
         );
         const [simultaneous, usual] = [await newEngine(backend), await newEngine()];
@@ -195,7 +195,7 @@ export function describeSqlScenarios(target: SqlTarget): void {
           fences.push(lock.fence!);
           await lock.release();
         }
-        for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!);
+        for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
         await simultaneous.close();
         await pool.end();
       });

@@ -150,7 +150,7 @@ describe('PostgreSQL release listener', () => {
     const listener = new PostgresReleaseListener(() => {
       const client = new FakeClient();
       clients.push(client);
-      return client as unknown as PgClient;
+      return client;
     }, 'ndl_release_test');
     return { clients, listener };
   };
@@ -164,17 +164,17 @@ describe('PostgreSQL release listener', () => {
     await flush();
     expect(listener.isListening()).toBe(true);
     expect(clients).toHaveLength(1);
-    expect(clients[0]!.queries).toEqual(['LISTEN "ndl_release_test"']);
-    clients[0]!.notify({ channel: 'ndl_release_test', payload: 'k1' });
-    clients[0]!.notify({ channel: 'another_channel', payload: 'k1' });
+    expect(clients[0].queries).toEqual(['LISTEN "ndl_release_test"']);
+    clients[0].notify({ channel: 'ndl_release_test', payload: 'k1' });
+    clients[0].notify({ channel: 'another_channel', payload: 'k1' });
     expect(woken).toEqual(['first']);
     // The first waiter leaves without using its wake: the next one gets it.
     leaveFirst(true);
     expect(woken).toEqual(['first', 'second']);
-    clients[0]!.notify({ channel: 'ndl_release_test', payload: 'k1' });
+    clients[0].notify({ channel: 'ndl_release_test', payload: 'k1' });
     expect(woken).toEqual(['first', 'second', 'second']);
     await listener.close();
-    expect(clients[0]!.ended).toBe(true);
+    expect(clients[0].ended).toBe(true);
   });
 
   it('when the connection fails, wakes every waiter (they poll) and reconnects later, not at once', async () => {
@@ -183,7 +183,7 @@ describe('PostgreSQL release listener', () => {
     listener.subscribe('k1', () => woken.push('a'));
     listener.subscribe('k2', () => woken.push('b'));
     await flush();
-    clients[0]!.emit('error', new Error('terminating connection due to administrator command'));
+    clients[0].emit('error', new Error('terminating connection due to administrator command'));
     expect(woken.sort()).toEqual(['a', 'b']);
     expect(listener.isListening()).toBe(false);
     expect(clients).toHaveLength(1); // no reconnect storm
@@ -208,7 +208,7 @@ describe('MySQL statements chosen as deadlock victims', () => {
     const calls: string[] = [];
     const pool = {
       async execute(sql: string) {
-        calls.push(sql.split(' ')[0]!);
+        calls.push(sql.split(' ')[0]);
         if (sql.startsWith('UPDATE') && failures-- > 0) throw deadlock();
         return [{ affectedRows: 1 }, undefined] as [unknown, unknown];
       },

@@ -21,8 +21,8 @@ export async function startChildHolder(params: {
 }): Promise<ChildHolder> {
   const child = spawn(process.execPath, [script, JSON.stringify(params)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const lines = createInterface({ input: child.stdout! });
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const lines = createInterface({ input: child.stdout });
   const queue: Record<string, unknown>[] = [];
   const waiting: ((event: Record<string, unknown>) => void)[] = [];
   lines.on('line', (line) => {

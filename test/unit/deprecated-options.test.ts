@@ -52,8 +52,8 @@ describe('deprecated store option names', () => {
       }
       const warnings = warningsWith(code);
       expect(warnings).toHaveLength(1);
-      expect(warnings[0]![0]).toContain(`"${old}" is deprecated: use "${current}"`);
-      expect(warnings[0]![1]).toMatchObject({ type: 'DeprecationWarning', code });
+      expect(warnings[0][0]).toContain(`"${old}" is deprecated: use "${current}"`);
+      expect(warnings[0][1]).toMatchObject({ type: 'DeprecationWarning', code });
     },
   );
 
@@ -62,8 +62,8 @@ describe('deprecated store option names', () => {
     ['mysql', 'pool'],
   ] as const)('%s %s: renamed to client, warns once', (type, old) => {
     const pool = { query: () => undefined };
-    expect(renameDeprecatedOptions({ type, [old]: pool } as BackendOptions)).toEqual({ type, client: pool });
-    renameDeprecatedOptions({ type, [old]: pool } as BackendOptions);
+    expect(renameDeprecatedOptions({ type, [old]: pool })).toEqual({ type, client: pool });
+    renameDeprecatedOptions({ type, [old]: pool });
     expect(warningsWith(deprecationCode(type, old))).toHaveLength(1);
   });
 
@@ -73,7 +73,7 @@ describe('deprecated store option names', () => {
       type: 'etcd',
       urls: 'http://127.0.0.1:1',
       leaseTtlSeconds: 3,
-    } as BackendOptions);
+    });
     expect(resolveEtcdOptions(renamed as never).leaseTtlSeconds).toBe(3);
   });
 
@@ -93,7 +93,7 @@ describe('deprecated store option names', () => {
       /give leaseTtlMs, not both leaseTtlMs and leaseTtlSeconds/,
     ],
   ] as const)('%s: an option under both names is refused (%j)', async (type, fields, message) => {
-    const error = await createLockBackend({ type, ...fields } as BackendOptions).catch((caught: unknown) => caught);
+    const error = await createLockBackend({ type, ...fields }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
     expect((error as Error).message).toMatch(message);
   });
@@ -103,7 +103,7 @@ describe('deprecated store option names', () => {
       type: 'etcd',
       urls: 'http://h:2379',
       leaseTtlSeconds: 1.5,
-    } as BackendOptions).catch((caught: unknown) => caught);
+    }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
     expect((error as Error).message).toMatch(
       /leaseTtlSeconds \(deprecated: use leaseTtlMs\) must be a whole number of seconds/,
@@ -131,9 +131,7 @@ describe('deprecated store option names', () => {
 
   it('error messages name the current options', async () => {
     await expect(createLockBackend({ type: 'postgres' })).rejects.toThrow(/needs url \(a connection URL\) or client/);
-    await expect(createLockBackend({ type: 'zookeeper' } as BackendOptions)).rejects.toThrow(
-      /zookeeper url must look like/,
-    );
+    await expect(createLockBackend({ type: 'zookeeper' })).rejects.toThrow(/zookeeper url must look like/);
     await expect(createLockBackend({ type: 'etcd', urls: [] })).rejects.toThrow(
       /urls must be a URL or a non-empty array/,
     );

@@ -77,7 +77,7 @@ describe('Lock handles, withLock and the engine lifecycle', () => {
     const backend = new ScriptedBackend();
     const engine = new LockEngine(backend, { keyPrefix: 'svc:' });
     const lock = await engine.acquire('a');
-    expect(backend.requests[0]!.key).toBe('svc:a');
+    expect(backend.requests[0].key).toBe('svc:a');
     expect(lock.key).toBe('a');
     await lock.release();
   });

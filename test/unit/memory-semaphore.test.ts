@@ -41,13 +41,13 @@ describe('memory semaphore (fake timers)', () => {
     const waiters = [1, 2, 3].map((n) => engine.semaphore('k', 2).then((lock) => (order.push(n), lock)));
     await jest.advanceTimersByTimeAsync(10);
     expect(order).toEqual([]);
-    await held[1]!.release();
+    await held[1].release();
     await jest.advanceTimersByTimeAsync(0);
     expect(order).toEqual([1]);
-    await held[0]!.release();
+    await held[0].release();
     await jest.advanceTimersByTimeAsync(0);
     expect(order).toEqual([1, 2]);
-    await (await waiters[0]!).release();
+    await (await waiters[0]).release();
     await jest.advanceTimersByTimeAsync(0);
     expect(order).toEqual([1, 2, 3]);
     await Promise.all((await Promise.all(waiters.slice(1))).map((lock) => lock.release()));

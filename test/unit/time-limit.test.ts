@@ -29,11 +29,8 @@ describe('withinMs', () => {
     const signal = controller.signal;
     const add = signal.addEventListener.bind(signal);
     const remove = signal.removeEventListener.bind(signal);
-    signal.addEventListener = ((...args: Parameters<typeof add>) => (listeners++, add(...args))) as typeof add;
-    signal.removeEventListener = ((...args: Parameters<typeof remove>) => (
-      listeners--,
-      remove(...args)
-    )) as typeof remove;
+    signal.addEventListener = (...args: Parameters<typeof add>) => (listeners++, add(...args));
+    signal.removeEventListener = (...args: Parameters<typeof remove>) => (listeners--, remove(...args));
     await withinMs(Promise.resolve(1), 60_000, { signal });
     await Promise.resolve();
     expect(listeners).toBe(0);

@@ -9,7 +9,7 @@ const SECRET = 'top-secret-password';
 const auth = [{ scheme: 'digest', credentials: `app:${SECRET}` }];
 const digestId = 'app:F6Y+U5gIoCbNNoLQExmvxRFeatA=';
 const resolve = (extra: Record<string, unknown>) =>
-  resolveZookeeperOptions({ type: 'zookeeper', url: '127.0.0.1:2181', ...extra } as ZookeeperBackendOptions);
+  resolveZookeeperOptions({ type: 'zookeeper', url: '127.0.0.1:2181', ...extra });
 
 /** The error `resolve(extra)` throws; fails the test if it throws none. */
 function refusal(extra: Record<string, unknown>): InvalidLockArgumentError {
@@ -129,17 +129,17 @@ describe('zookeeper auth and acl options (no server)', () => {
       expect(message).not.toContain(SECRET);
       expect(message).toMatch(/auth|acl/);
     }
-    expect(refusal(cases[2]!).message).toMatch(
+    expect(refusal(cases[2]).message).toMatch(
       /credentials must be 'user:password' for the digest scheme \(value not shown\)/,
     );
-    expect(refusal(cases[4]!).message).toMatch(
+    expect(refusal(cases[4]).message).toMatch(
       /base64\(sha1\('user:password'\)\) for the digest scheme, not the password itself/,
     );
   });
 
   it('keeps resolved credentials out of JSON and inspect output, while the driver still gets them', () => {
     const [entry] = resolve({ auth }).auth;
-    expect(entry!.credentials.toString()).toBe(`app:${SECRET}`);
+    expect(entry.credentials.toString()).toBe(`app:${SECRET}`);
     expect(JSON.stringify(resolve({ auth }))).not.toContain(SECRET);
     expect(inspect(resolve({ auth }), { depth: 5 })).not.toContain(SECRET);
   });

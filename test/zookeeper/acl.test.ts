@@ -100,10 +100,10 @@ describe('zookeeper auth and ACLs', () => {
     const k = key('stranger');
     const lock = await a.acquire(k);
     const [node] = await nodePaths(k);
-    expect(await codeOf(stranger.remove(node!))).toBe(ZK_ERROR.NO_AUTH);
+    expect(await codeOf(stranger.remove(node))).toBe(ZK_ERROR.NO_AUTH);
     expect(await codeOf(stranger.remove(parentOf(k)))).toBe(ZK_ERROR.NO_AUTH);
     expect(await codeOf(stranger.children(parentOf(k)))).toBe(ZK_ERROR.NO_AUTH);
-    expect(await admin.stat(node!)).toBeDefined();
+    expect(await admin.stat(node)).toBeDefined();
     expect(lock.signal.aborted).toBe(false);
     expect(await b.tryAcquire(k)).toBeNull();
     await lock.release();

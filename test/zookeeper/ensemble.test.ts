@@ -94,7 +94,7 @@ describe('zookeeper ensemble', () => {
     let member: ZookeeperServer | undefined;
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const sessionId = (clients[0]!.backend as ZookeeperBackend)
+      const sessionId = (clients[0].backend as ZookeeperBackend)
         .sessionCredentials()!
         .sessionId.toString('hex')
         .replace(/^0+/, '');
@@ -156,7 +156,7 @@ describe('zookeeper ensemble', () => {
       const lock = await holder.acquire(k);
       const waiting = waiter.acquire(k, { waitMs: 25_000 });
       await waitUntil('the waiter to queue', async () => (await admin.lockNodes(rootPath, `lock:${k}`)).length === 2);
-      waiterMember!.pause();
+      waiterMember.pause();
       try {
         await lock.release();
         const releasedAt = performance.now();
@@ -171,7 +171,7 @@ describe('zookeeper ensemble', () => {
         // unnoticed, the waiter would sleep on its watch until its wait ends.
         expect(waitedMs).toBeLessThan(8_000);
       } finally {
-        waiterMember!.resume();
+        waiterMember.resume();
       }
     } finally {
       admin.close();

@@ -76,7 +76,7 @@ describe('zookeeper lock nodes', () => {
         racers.flatMap((engine, r) =>
           Array.from({ length: 2 }, async (_, lane) => {
             for (let i = 0; i < 25; i++) {
-              const k = keys[(r + lane + i) % keys.length]!;
+              const k = keys[(r + lane + i) % keys.length];
               await engine.withLock(
                 k,
                 async () => {

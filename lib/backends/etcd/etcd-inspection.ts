@@ -30,7 +30,7 @@ export class EtcdInspection implements LockInspection {
 
   async inspect(storeKey: string): Promise<StoredLockState> {
     const [found] = await this.withLeases([await this.read(storeKey)]);
-    return found!;
+    return found;
   }
 
   /** A key's claims, with the lease each holder's key is attached to (to be read once per page). */
@@ -44,7 +44,7 @@ export class EtcdInspection implements LockInspection {
     const state: StoredLockState = {
       storeKey,
       ...(holders.length > 0
-        ? { mode: holders[0]!.key.toString().includes('/read/') ? ('read' as const) : ('exclusive' as const) }
+        ? { mode: holders[0].key.toString().includes('/read/') ? ('read' as const) : ('exclusive' as const) }
         : {}),
       holders: [...holders.map(holderOf), ...permits],
       waiting,
@@ -69,7 +69,7 @@ export class EtcdInspection implements LockInspection {
     return found.map(({ state, leases }) => ({
       ...state,
       holders: state.holders.map((holder, i) => {
-        const ttl = ttls.get(leases[i]!);
+        const ttl = ttls.get(leases[i]);
         return ttl === undefined || ttl < 0 ? holder : { ...holder, expiresInMs: ttl * 1000 };
       }),
     }));
@@ -90,7 +90,7 @@ export class EtcdInspection implements LockInspection {
     for (const kv of response.kvs) {
       const match = CLAIM_KEY.exec(kv.key.toString());
       if (!match) continue;
-      const storeKey = unescapeSegment(match[1]!);
+      const storeKey = unescapeSegment(match[1]);
       if (found[found.length - 1] !== storeKey && !found.includes(storeKey)) {
         if (found.length === limit) {
           next = kv.key;
@@ -98,7 +98,7 @@ export class EtcdInspection implements LockInspection {
         }
         found.push(storeKey);
       }
-      lastGroup = Buffer.from(match[1]! + (match[2]!.startsWith('%sem/') ? '%sem/' : `/${match[2]!.split('/')[1]}/`));
+      lastGroup = Buffer.from(match[1] + (match[2].startsWith('%sem/') ? '%sem/' : `/${match[2].split('/')[1]}/`));
     }
     // The rest of the last group read is that lock's, which was inspected whole: skip it.
     if (next === undefined && response.more && lastGroup) next = prefixEnd(lastGroup);

@@ -65,8 +65,8 @@ export class SemaphoreKeys {
 export function prefixEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);
   for (let i = end.length - 1; i >= 0; i--) {
-    if (end[i]! < 0xff) {
-      end[i]!++;
+    if (end[i] < 0xff) {
+      end[i]++;
       return end.subarray(0, i + 1);
     }
   }

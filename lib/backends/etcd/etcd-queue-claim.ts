@@ -244,10 +244,10 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
       return 'requeue';
     }
     if (lease.dead) return 'requeue';
-    if (!response.succeeded) return this.earlierPut(response.responses[0]!.response_range.kvs[0], lease);
+    if (!response.succeeded) return this.earlierPut(response.responses[0].response_range.kvs[0], lease);
     const revision = Number(response.header.revision);
     this.place = { revision, lease };
-    return this.lookResult(response.responses[0]!.response_range, revision, revision + 1);
+    return this.lookResult(response.responses[0].response_range, revision, revision + 1);
   }
 
   /** This claim's key was there already (an earlier attempt's): kept if it is on `lease`, else removed (by its revision) to queue again. */
@@ -273,7 +273,7 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
       .commit();
     // Our key is gone (deleted behind our back): the place in the queue is lost.
     if (!response.succeeded) return 'requeue';
-    return this.lookResult(response.responses[0]!.response_range, place.revision, Number(response.header.revision) + 1);
+    return this.lookResult(response.responses[0].response_range, place.revision, Number(response.header.revision) + 1);
   }
 
   private lookResult(range: IRangeResponse, revision: number, fromRevision: number): Look<Wait> {

@@ -56,13 +56,13 @@ export class MemoryInspection implements LockInspection {
     const permits = semaphore ? [...semaphore.holders.keys()] : [];
     return {
       storeKey,
-      ...(lockClaims.length > 0 ? { mode: isShared(lockClaims[0]!.request.mode) ? 'read' : 'exclusive' } : {}),
+      ...(lockClaims.length > 0 ? { mode: isShared(lockClaims[0].request.mode) ? 'read' : 'exclusive' } : {}),
       holders,
       waiting: (lock?.queue.length ?? 0) + (semaphore?.queue.length ?? 0),
       waiters: [...(lock?.queue ?? []), ...(semaphore?.queue ?? [])]
         .slice(0, MAX_REPORTED_WAITERS)
         .map((claim) => ({ owner: claim.request.owner })),
-      ...(permits.length > 0 ? { semaphore: { used: permits.length, permits: permits[0]!.request.permits } } : {}),
+      ...(permits.length > 0 ? { semaphore: { used: permits.length, permits: permits[0].request.permits } } : {}),
     };
   }
 

@@ -185,7 +185,7 @@ function acquireReply(reply: unknown): AcquireReply {
     return {
       acquired: true,
       fence: value,
-      lastFence: (reply as number[]).length > 2 ? (reply as number[])[2]! : value,
+      lastFence: (reply as number[]).length > 2 ? (reply as number[])[2] : value,
       aheadMs: (reply as number[])[3],
     };
   return { acquired: false, holderTtlMs: value >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };

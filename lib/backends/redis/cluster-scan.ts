@@ -47,12 +47,12 @@ export async function scanClusterPage(
     const within = decodeNodeCursor(cursor.slice(slash + 1), cursor);
     index = masters.findIndex((master) => master.address >= address);
     if (index < 0) return { found: [] };
-    if (masters[index]!.address === address) from = within;
+    if (masters[index].address === address) from = within;
   }
   const found: string[] = [];
   let rounds = 0;
   while (index < masters.length) {
-    const master = masters[index]!;
+    const master = masters[index];
     const part = await scanNode(master.node, prefix, limit - found.length, count, from, maxRounds - rounds);
     found.push(...part.found);
     rounds += part.rounds;
@@ -60,7 +60,7 @@ export async function scanClusterPage(
     index++;
     from = START;
     if (index < masters.length && (found.length >= limit || rounds >= maxRounds))
-      return { found, cursor: `${masters[index]!.address}/${encodeNodeCursor(START)}` };
+      return { found, cursor: `${masters[index].address}/${encodeNodeCursor(START)}` };
   }
   return { found };
 }

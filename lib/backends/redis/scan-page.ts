@@ -67,7 +67,7 @@ export function encodeNodeCursor(cursor: NodeCursor): string {
 export function decodeNodeCursor(text: string, whole: string): NodeCursor {
   const match = /^(\d+):((?:[\w-]{8})(?:\.[\w-]{8})*)?$/.exec(text);
   if (!match) throw badCursor(whole);
-  return { scan: match[1]!, returned: new Set(match[2] ? match[2].split('.') : []) };
+  return { scan: match[1], returned: new Set(match[2] ? match[2].split('.') : []) };
 }
 
 export function badCursor(cursor: string): InvalidLockArgumentError {

@@ -80,7 +80,7 @@ export async function acquirePermit(
     [owner, permits, leaseMs, counterTtlMs(idleKeyTtlMs, leaseMs)],
   )) as [number, number];
   const [taken, value] = reply.map(Number);
-  return taken === 1 ? { acquired: true, fence: value! } : { acquired: false, holderTtlMs: value! };
+  return taken === 1 ? { acquired: true, fence: value } : { acquired: false, holderTtlMs: value };
 }
 
 /** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). With `fenceIdleMs`, also keeps the fence counter (see FenceUpkeep). */

@@ -60,8 +60,8 @@ export function describeFailures(
   masters: readonly RedlockMaster[],
 ): string {
   const reasons = replies.flatMap((reply, i) => {
-    const address = redisAddress(masters[i]!.client);
-    const name = `#${masters[i]!.index}${address === undefined ? '' : ` ${address}`}`;
+    const address = redisAddress(masters[i].client);
+    const name = `#${masters[i].index}${address === undefined ? '' : ` ${address}`}`;
     if (reply.kind === 'answer') return [];
     if (reply.kind === 'failed')
       return [`${name}: ${reply.error instanceof Error ? reply.error.message : String(reply.error)}`];

@@ -102,7 +102,7 @@ export class RedlockClaim implements LockClaim {
     );
     const elapsed = monotonicNow() - startedAt;
     replies.forEach((reply, i) => {
-      if (reply.kind === 'answer' && !reply.value) this.mayHold[targets[i]!.index] = false;
+      if (reply.kind === 'answer' && !reply.value) this.mayHold[targets[i].index] = false;
     });
     const verdict = holdVerdict(tally(replies, yes), settings.quorum);
     if (verdict === 'held') {
@@ -193,7 +193,7 @@ export class RedlockClaim implements LockClaim {
     );
     replies.forEach((reply, i) => {
       // Commands run in order on a connection: an answer here comes after every earlier acquisition of ours.
-      if (reply.kind === 'answer') this.mayHold[targets[i]!.index] = false;
+      if (reply.kind === 'answer') this.mayHold[targets[i].index] = false;
     });
     return tally(replies, yes);
   }

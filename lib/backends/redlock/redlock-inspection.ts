@@ -42,7 +42,7 @@ export class RedlockInspection implements LockInspection {
     const scanned = this.masters.length - this.quorum + 1;
     const locks: StoredLockState[] = [];
     for (;;) {
-      const page = await this.perMaster[master]!.list({ prefix, limit: limit - locks.length, cursor: inner });
+      const page = await this.perMaster[master].list({ prefix, limit: limit - locks.length, cursor: inner });
       for (const found of page.locks) {
         if ((await this.lastHolding(found.storeKey, scanned)) === master)
           locks.push(await this.inspect(found.storeKey));
@@ -90,8 +90,8 @@ export class RedlockInspection implements LockInspection {
   /** The index of the last of the first `count` masters on which someone holds `storeKey` (one that does not answer counts as not holding it). */
   private async lastHolding(storeKey: string, count: number): Promise<number | undefined> {
     for (let i = count - 1; i >= 0; i--) {
-      if (!isReachable(this.masters[i]!)) continue;
-      const state = await this.perMaster[i]!.inspect(storeKey).catch(() => undefined);
+      if (!isReachable(this.masters[i])) continue;
+      const state = await this.perMaster[i].inspect(storeKey).catch(() => undefined);
       if (state && state.holders.some((holder) => !holder.permit)) return i;
     }
     return undefined;
@@ -101,7 +101,7 @@ export class RedlockInspection implements LockInspection {
   private async onEveryMaster<T>(read: (inspection: RedisInspection) => Promise<T>): Promise<(T | undefined)[]> {
     const settled = await Promise.allSettled(
       this.masters.map((master, i) =>
-        isReachable(master) ? read(this.perMaster[i]!) : Promise.reject(new Error('not connected')),
+        isReachable(master) ? read(this.perMaster[i]) : Promise.reject(new Error('not connected')),
       ),
     );
     const answered = settled.filter((result) => result.status === 'fulfilled').length;

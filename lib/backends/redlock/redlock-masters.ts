@@ -70,7 +70,7 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
  * the backend closes would keep the process alive for the command timeout.
  */
 function subscriberSource(client: RedisClient): RedisClient {
-  const duplicate = client.duplicate as (override?: Record<string, unknown>) => RedisClient;
+  const duplicate = client.duplicate;
   return {
     duplicate: () => duplicate.call(client, { enableOfflineQueue: true, commandTimeout: undefined }),
   } as RedisClient;

@@ -52,7 +52,7 @@ export class ReleaseWatch {
   /** Leaves every channel; a wake-up this claim got and did not use goes to another waiter. */
   stop(): void {
     if (!this.entries) return;
-    this.entries.forEach((entry, i) => this.masters[i]!.listener.leave(entry, this.waiter));
+    this.entries.forEach((entry, i) => this.masters[i].listener.leave(entry, this.waiter));
     this.entries = undefined;
   }
 
@@ -64,7 +64,7 @@ export class ReleaseWatch {
       let active = 0;
       let settled = 0;
       entries.forEach((entry, i) => {
-        void this.masters[i]!.listener.subscribed(entry, maxMs, stop).then((ok) => {
+        void this.masters[i].listener.subscribed(entry, maxMs, stop).then((ok) => {
           settled++;
           if (ok) active++;
           if (active >= this.enough || settled === entries.length) {

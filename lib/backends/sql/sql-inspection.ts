@@ -53,7 +53,7 @@ export class SqlInspection implements LockInspection {
     const rows = await this.queries.page(`${prefix.replace(/[!%_]/g, (char) => `!${char}`)}%`, cursor ?? '', limit + 1);
     const page = rows.slice(0, limit);
     const locks = page.map((row) => toState(row.lockKey, row));
-    return rows.length > limit ? { locks, cursor: page[page.length - 1]!.keyHash } : { locks };
+    return rows.length > limit ? { locks, cursor: page[page.length - 1].keyHash } : { locks };
   }
 
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {

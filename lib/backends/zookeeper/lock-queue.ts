@@ -20,9 +20,9 @@ export function queuePosition(children: readonly string[], ownName: string, shar
   nodes.sort((x, y) => x.sequence - y.sequence);
   const index = nodes.findIndex((node) => node.name === ownName);
   if (index < 0) return { state: 'missing' };
-  if (!shared) return index === 0 ? { state: 'held' } : { state: 'waiting', watch: nodes[index - 1]!.name };
+  if (!shared) return index === 0 ? { state: 'held' } : { state: 'waiting', watch: nodes[index - 1].name };
   for (let i = index - 1; i >= 0; i--) {
-    if (!nodes[i]!.shared) return { state: 'waiting', watch: nodes[i]!.name };
+    if (!nodes[i].shared) return { state: 'waiting', watch: nodes[i].name };
   }
   return { state: 'held' };
 }

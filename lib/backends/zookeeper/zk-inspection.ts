@@ -65,7 +65,7 @@ export class ZookeeperInspection implements LockInspection {
     if (holders.length === 0) return { storeKey, holders: [], waiting, waiters };
     return {
       storeKey,
-      mode: holders[0]!.node.shared ? 'read' : 'exclusive',
+      mode: holders[0].node.shared ? 'read' : 'exclusive',
       holders: holders.map(({ holder }) => holder),
       waiting,
       waiters,

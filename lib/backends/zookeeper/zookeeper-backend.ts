@@ -24,7 +24,7 @@ export class ZookeeperBackend implements LockBackend {
 
   constructor(driver: ZkDriver, options: ZookeeperBackendOptions) {
     const resolved = resolveZookeeperOptions(options);
-    this.address = resolved.connectionString.split('/')[0]!.split(',').join(', ');
+    this.address = resolved.connectionString.split('/')[0].split(',').join(', ');
     this.sessions = new ZkSessions(driver, resolved);
     this.inspection = new ZookeeperInspection(this.sessions);
   }

@@ -77,8 +77,7 @@ export function lockErrorPayload(error: MappedLockError): LockErrorPayload {
 }
 
 /** Not logged by Nest's exception handlers (a busy lock is an answer, not a fault), where the Nest version has it. */
-const Intrinsic = ((common as unknown as { IntrinsicException?: typeof Error }).IntrinsicException ??
-  Error) as typeof Error;
+const Intrinsic = (common as unknown as { IntrinsicException?: typeof Error }).IntrinsicException ?? Error;
 
 /**
  * A lock error of a GraphQL resolver: graphql-js copies an error's `extensions` into the error it

@@ -111,7 +111,7 @@ async function load(kind: 'rpc' | 'ws'): Promise<ContextPackage> {
   const module = await loadOptional<Record<string, new () => unknown>>(source.package, source.needs);
   return (loaded[kind] ??= {
     exception: module[source.exception] as unknown as ExceptionClass,
-    baseFilter: new module[source.baseFilter]!() as BaseFilter,
+    baseFilter: new module[source.baseFilter]() as BaseFilter,
   });
 }
 

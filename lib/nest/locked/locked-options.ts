@@ -97,7 +97,7 @@ export function parseLockedArgs(
     );
   if (args.length > 1) throw new InvalidLockArgumentError(Messages.lockedArgs(where));
   checkKnownFields(first, LOCKED_OPTION_NAMES, `@Locked() on ${where}`);
-  return checkOptions(first as LockedOptions, where, defaultKey);
+  return checkOptions(first, where, defaultKey);
 }
 
 function checkOptions(options: LockedOptions, where: string, defaultKey: string | undefined): CheckedLockedOptions {

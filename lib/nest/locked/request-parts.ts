@@ -40,7 +40,7 @@ export function locateRequestPart(
   template: string,
 ): ArgumentPath {
   const { source: part, path } = placeholder;
-  const field = path[0]!;
+  const field = path[0];
   const httpType = HTTP_PARTS[part];
   const inContext =
     httpType !== undefined ? kind === 'http' : part === 'args' ? kind === 'graphql' : kind === 'rpc' || kind === 'ws';
