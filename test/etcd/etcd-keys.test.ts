@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { escapeSegment, LockKeys, prefixEnd } from '../../lib/backends/etcd/etcd-keys.js';
-import { createLockBackend, InvalidLockArgumentError, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, InvalidLockArgumentError } from '../../lib/index.js';
 
 const utf8 = (value: string) => Buffer.from(value, 'utf8');
 

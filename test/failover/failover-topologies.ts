@@ -1,7 +1,6 @@
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { RedisSentinelGroup, SENTINEL_MASTER_NAME } from '../harness/redis-sentinel.js';
-import type { RedisServer } from '../harness/redis-server.js';
 
 /** When one failover's steps happened (performance.now()). */
 export interface FailoverTimes {

@@ -142,7 +142,6 @@ describe.each(stores)('$name cut off by a silent partition', (store) => {
     const { engine, proxy, answeredBusy } = await cutOffClient();
     const name = key('busy');
     const held = await direct.acquire(name);
-    const startedAt = performance.now();
     const bound = boundTimer(2_500 + WAIT_GRACE_MS);
     const waiting = engine.acquire(name, { waitMs: 2_500 }).catch((e: unknown) => e);
     await answeredBusy;

@@ -1,9 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import {
   Body,
   Controller,
   Get,
-  Injectable,
   Logger,
   Param,
   Post,

@@ -39,7 +39,7 @@ class StockConsumer {
   /** `{0}` is the handler's first argument: the payload, after pipes. */
   @MessagePattern('stock.count')
   @Locked({ key: 'count:{0.sku}', waitMs: 0 })
-  count(@Payload() order: { sku: string }) {
+  count(@Payload() _order: { sku: string }) {
     return { key: this.locks.current()?.key };
   }
 

@@ -59,7 +59,7 @@ class ItemsController {
 
   @Get(':id/by-argument')
   @Locked('item:{0}')
-  byArgument(@Param('id') id: string) {
+  byArgument(@Param('id') _id: string) {
     return { key: this.locks.current()?.key, count: arguments.length };
   }
 

@@ -23,12 +23,12 @@ class Payments {
   ) {}
 
   @Locked({ key: 'payout:{0}', store: 'critical' })
-  async payout(id: string): Promise<string | undefined> {
+  async payout(_id: string): Promise<string | undefined> {
     return this.critical.current()?.key;
   }
 
   @Locked('cart:{0}')
-  async cart(id: string): Promise<string | undefined> {
+  async cart(_id: string): Promise<string | undefined> {
     return this.locks.current()?.key;
   }
 

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createLockBackend, LockBackendError, LockEngine, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type BackendOptions } from '../../lib/index.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import { removeDir, tempDir, waitUntil } from '../harness/server-process.js';

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import type { RedisClient } from '../../lib/backends/redis/redis-client.js';
 import { luaScript, runScriptBatched } from '../../lib/backends/redis/run-script.js';
 import { RedisServer } from '../harness/redis-server.js';
 

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
 import { ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
-import type { RedisClient } from '../../lib/backends/redis/redis-client.js';
 import { ReleaseListener } from '../../lib/backends/redis/release-listener.js';
 import { RedisServer } from '../harness/redis-server.js';
 

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createLockBackend, InvalidLockArgumentError, LockBackendError, type BackendOptions } from '../../lib/index.js';
 import { MysqlDialect, mysqlTableDdl } from '../../lib/backends/sql/mysql-dialect.js';
 import { postgresIndexDdl, postgresTableDdl } from '../../lib/backends/sql/postgres-dialect.js';
-import type { PgClient, PgNotification } from '../../lib/backends/sql/postgres-driver.js';
+import type { PgNotification } from '../../lib/backends/sql/postgres-driver.js';
 import { PostgresReleaseListener } from '../../lib/backends/sql/postgres-listener.js';
 import { Backoff } from '../../lib/backends/sql/sql-backoff.js';
 import { displayKey, keyHash, storedOwner } from '../../lib/backends/sql/sql-keys.js';

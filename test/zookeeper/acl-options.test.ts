@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { inspect } from 'node:util';
-import { createLockBackend, InvalidLockArgumentError, type ZookeeperBackendOptions } from '../../lib/index.js';
+import { createLockBackend, InvalidLockArgumentError } from '../../lib/index.js';
 import { driverAcl } from '../../lib/backends/zookeeper/zk-acl.js';
 import { loadZookeeperDriver } from '../../lib/backends/zookeeper/zk-driver.js';
 import { resolveZookeeperOptions } from '../../lib/backends/zookeeper/zookeeper-options.js';

@@ -2,7 +2,7 @@ import { monotonicNow } from '../../util/clock.js';
 import { checkDriftFactor, DEFAULT_DRIFT_FACTOR } from '../drift.js';
 import { InFlight } from '../../util/in-flight.js';
 import { withinMs } from '../../util/time-limit.js';
-import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
+import { LockBackendError } from '../../errors.js';
 import type { RedisBackendOptions } from '../backend-options.js';
 import { DEFAULT_IDLE_KEY_TTL_MS, resolveIdleKeyTtlMs } from '../idle-key-ttl.js';
 import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '../../engine/lock-backend.js';

@@ -1,9 +1,6 @@
 // The few ioredis methods this backend uses, typed here so that no declaration refers to the
 // optional `ioredis` package. A `Redis`, a Sentinel-configured `Redis` and a `Cluster` all fit.
 
-/** @internal */
-type RedisReply = string | number | null | RedisReply[];
-
 /** @internal An ioredis `Redis` or `Cluster`, seen structurally. */
 export interface RedisClient {
   readonly status: string;

@@ -1,4 +1,4 @@
-import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
+import { LockBackendError } from '../../errors.js';
 import { withinMs } from '../../util/time-limit.js';
 import { joinAddresses, redisAddress } from '../driver-address.js';
 import type { RedlockBackendOptions } from '../backend-options.js';

@@ -62,18 +62,6 @@ export function parseLockKey(key: unknown, where: string): ParsedKeys {
   });
 }
 
-/** The placeholders of a parsed key that name parts of a request or message. */
-function requestPlaceholders(parsed: ParsedKeys): RequestPlaceholder[] {
-  const keys: readonly ParsedKey[] = isKeyList(parsed) ? parsed : [parsed];
-  return keys.flatMap((key) =>
-    'pieces' in key
-      ? key.pieces.filter(
-          (piece): piece is RequestPlaceholder => typeof piece !== 'string' && typeof piece.source === 'string',
-        )
-      : [],
-  );
-}
-
 /**
  * The resolver of a parsed key, once the handler is known: `locate` says which argument carries
  * each request part (and throws InvalidLockArgumentError when none does).
