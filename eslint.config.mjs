@@ -45,6 +45,16 @@ export default defineConfig(
       // Methods are passed on where they do not use `this` (event handlers, a driver's functions,
       // jest's expect(object.method)); `this: void` on each would be noise without a bug behind it.
       '@typescript-eslint/unbound-method': 'off',
+      // A rejection passes on what the store, the driver or the user's code threw, as it was.
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
+      // `cond ? a++ : b++` and `ok && go()` as statements are kept where they read as one step.
+      '@typescript-eslint/no-unused-expressions': ['error', { allowShortCircuit: true, allowTernary: true }],
+      // A variable read by a callback before its one assignment (a server's connection handler that
+      // uses the server) must stay `let`: `const` there would be read before it is set.
+      'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
   {

@@ -57,7 +57,9 @@ export async function startPostgres() {
     try {
       execFileSync(`${BIN}/pg_isready`, ['-q', '-h', '127.0.0.1', '-p', String(port)]);
       break;
-    } catch {}
+    } catch {
+      // not ready yet
+    }
     if (i > 400) {
       await stop();
       throw new Error('postgres did not start');

@@ -52,7 +52,9 @@ export async function startRedis(extraArgs = [], port = undefined) {
   for (let i = 0; ; i++) {
     try {
       if (cli('PING') === 'PONG') break;
-    } catch {}
+    } catch {
+      // not up yet
+    }
     if (i > 200) {
       stop();
       throw new Error('redis-server did not start (is it installed? apt-get install redis-server)');

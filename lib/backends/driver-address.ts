@@ -45,7 +45,7 @@ export function redisAddress(client: unknown): string | undefined {
   if (!options) return undefined;
   if (Array.isArray(options.sentinels) && options.sentinels.length > 0) {
     const sentinels = joinAddresses(options.sentinels.map((node) => hostPort(asBag(node)?.host, asBag(node)?.port)));
-    return `sentinels ${sentinels ?? '?'} (master ${String(options.name ?? 'mymaster')})`;
+    return `sentinels ${sentinels ?? '?'} (master ${typeof options.name === 'string' ? options.name : 'mymaster'})`;
   }
   if (typeof options.path === 'string') return options.path;
   return hostPort(options.host, options.port);

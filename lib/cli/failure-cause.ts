@@ -51,7 +51,10 @@ export function diagnose(error: unknown, seen = new Set<unknown>()): Diagnosis |
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (typeof code === 'string' && Object.hasOwn(CODES, code))
     return { cause: CODES[code], detail: typeof message === 'string' && message !== '' ? message : code };
-  const nested = [(error as { cause?: unknown }).cause, ...(error instanceof AggregateError ? error.errors : [])];
+  const nested = [
+    (error as { cause?: unknown }).cause,
+    ...(error instanceof AggregateError ? (error.errors as unknown[]) : []),
+  ];
   for (const inner of nested) {
     const found = diagnose(inner, seen);
     if (found) return found;

@@ -67,7 +67,7 @@ export class GrantWaiter {
     let lastBusy: AttemptResult | undefined;
     /** When the first attempt that found the key taken got its answer: the key has been taken since, as far as this call saw. */
     let firstBusyAt: number | undefined;
-    let lastBusyStartedAt = 0;
+    let lastBusyStartedAt: number;
     let selfHeld: Unscoped | undefined | null = null;
     for (;;) {
       if (result.acquired) {

@@ -61,13 +61,13 @@ export class LeadershipExplorer implements OnApplicationBootstrap {
 function methodsOf(instance: object): Map<string, unknown> {
   const methods = new Map<string, unknown>();
   for (
-    let proto = Object.getPrototypeOf(instance);
+    let proto = Object.getPrototypeOf(instance) as object | null;
     proto && proto !== Object.prototype;
-    proto = Object.getPrototypeOf(proto)
+    proto = Object.getPrototypeOf(proto) as object | null
   ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
       if (name === 'constructor' || methods.has(name)) continue;
-      const value = Object.getOwnPropertyDescriptor(proto, name)?.value;
+      const value: unknown = Object.getOwnPropertyDescriptor(proto, name)?.value;
       if (typeof value === 'function') methods.set(name, value);
     }
   }

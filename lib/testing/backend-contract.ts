@@ -130,7 +130,7 @@ export function describeCoreContract(
         setTimeout(() => controller.abort(new Error('caller gave up')), 50);
         await expect(waiting).rejects.toThrow('caller gave up');
         await held.release();
-        (await b.acquire(k, { waitMs: 0 })).release();
+        void (await b.acquire(k, { waitMs: 0 })).release();
       });
     });
 

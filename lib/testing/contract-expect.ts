@@ -109,6 +109,7 @@ class Expectation {
   /** For an error (as from `rejects`): its message contains `expected`, or it is an instance of `expected`. */
   toThrow(expected: string | RegExp | (abstract new (...args: never[]) => unknown)): void {
     const error = this.actual as { message?: unknown };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever was thrown, shown as String() shows it
     const message = String(error?.message ?? error);
     const ok =
       typeof expected === 'string'

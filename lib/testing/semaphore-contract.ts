@@ -113,7 +113,10 @@ export function describeSemaphoreContract(
         const lost = new Promise<LockEvent[]>((resolve) => {
           const events: LockEvent[] = [];
           const subscription = engine.events.subscribe((event) => {
-            if (event.type === 'lost' && events.push(event) === 2) (subscription.unsubscribe(), resolve(events));
+            if (event.type === 'lost' && events.push(event) === 2) {
+              subscription.unsubscribe();
+              resolve(events);
+            }
           });
         });
         await target.expireSemaphore(keyPrefix + k);

@@ -40,7 +40,7 @@ export function collectConsoleErrors(page: Page): string[] {
 
 /** Whether the page is wider than the window (a horizontal scroll bar). */
 export function overflows(page: Page): Promise<boolean> {
-  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth');
 }
 
 /** One axe-core violation: its rule, impact, help text and first offending elements. */
@@ -56,9 +56,9 @@ export async function runAxe(page: Page): Promise<{ violations: A11yViolation[];
   const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
   // Evaluated as a script, not a <script> element: the page's CSP allows only its own nonce.
   await page.evaluate(readFileSync(axePath, 'utf8'));
-  return (await page.evaluate(
+  return page.evaluate<{ violations: A11yViolation[]; passes: number }>(
     `axe.run(document, { resultTypes: ['violations'] }).then((r) => ({ passes: r.passes.length, violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => String(n.target)) })) }))`,
-  )) as { violations: A11yViolation[]; passes: number };
+  );
 }
 
 /** The serious and critical violations axe-core finds in the page (it must have run: some rules passed). */

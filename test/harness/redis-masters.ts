@@ -111,12 +111,14 @@ export class RedisMasters {
 
   /** Deletes `key` on every running master (as an operator, or a store failure, would). */
   async deleteEverywhere(key: string): Promise<void> {
-    await Promise.all(this.servers.map((server, i) => (server.running ? this.admin(i).del(key) : undefined)));
+    await Promise.all(this.servers.map((server, i) => (server.running ? this.admin(i).del(key) : Promise.resolve(0))));
   }
 
   /** How many masters have `key`. */
   async countHolding(key: string): Promise<number> {
-    const found = await Promise.all(this.servers.map((server, i) => (server.running ? this.admin(i).exists(key) : 0)));
+    const found = await Promise.all(
+      this.servers.map((server, i) => (server.running ? this.admin(i).exists(key) : Promise.resolve(0))),
+    );
     return found.reduce((sum, n) => sum + n, 0);
   }
 

@@ -88,7 +88,7 @@ describe('lock errors thrown in a service method called by a WebSocket gateway',
     await app.listen(0, '127.0.0.1');
     socket = new WebSocket(`ws://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/stock`);
     socket.on('message', (raw) => {
-      const message: unknown = JSON.parse(String(raw));
+      const message: unknown = JSON.parse((raw as Buffer).toString());
       const waiter = waiting.shift();
       if (waiter) waiter(message);
       else received.push(message);

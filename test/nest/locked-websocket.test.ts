@@ -33,7 +33,7 @@ async function connect(
   const received: unknown[] = [];
   const waiting: ((message: unknown) => void)[] = [];
   socket.on('message', (raw) => {
-    const message: unknown = JSON.parse(String(raw));
+    const message: unknown = JSON.parse((raw as Buffer).toString());
     const waiter = waiting.shift();
     if (waiter) waiter(message);
     else received.push(message);

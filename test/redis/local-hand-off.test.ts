@@ -66,7 +66,6 @@ describe('redis backend: local hand-off between claims of one process', () => {
     const other = await newProcess();
     let stop = false;
     let localHolds = 0;
-    let holdsBeforeOther = -1;
     const fences: number[] = [];
     const workers = Array.from({ length: 8 }, async () => {
       while (!stop && localHolds < 50_000) {
@@ -79,7 +78,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
     await waitUntil('the busy process contending', () => localHolds > 2 * TURN_FENCES, 10_000, 5);
     const asked = localHolds;
     const otherLock = await other.engine.acquire('shared');
-    holdsBeforeOther = localHolds - asked;
+    const holdsBeforeOther = localHolds - asked;
     stop = true;
     const otherFence = otherLock.fence!;
     await otherLock.release();

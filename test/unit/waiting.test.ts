@@ -46,7 +46,7 @@ describe('waiting (memory backend, fake timers)', () => {
     await crashed.acquire('k');
     backend.renewBehaviour = 'hang'; // the holder is gone: it renews nothing
     let acquired: Lock | undefined;
-    waitingEngine.acquire('k').then((lock) => (acquired = lock));
+    void waitingEngine.acquire('k').then((lock) => (acquired = lock));
     await jest.advanceTimersByTimeAsync(999);
     expect(acquired).toBeUndefined();
     await jest.advanceTimersByTimeAsync(5);

@@ -5,12 +5,12 @@ import { keyNodeName, lockNodePrefix, parseLockNode } from '../../lib/backends/z
 
 /** What ZooKeeper's PathUtils.validatePath accepts in one node name. */
 function isValidZnodeName(name: string): boolean {
-  // eslint-disable-next-line no-control-regex
   return (
     name.length > 0 &&
     !name.includes('/') &&
     name !== '.' &&
     name !== '..' &&
+    // eslint-disable-next-line no-control-regex -- the control characters ZooKeeper refuses
     !/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(name)
   );
 }

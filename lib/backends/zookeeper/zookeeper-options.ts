@@ -199,7 +199,7 @@ function checkAcl(value: unknown, hasAuth: boolean): ZookeeperAcl {
         );
       }
     }
-    return { scheme: scheme as string, id, permissions: [...permissions] as ZookeeperPermission[] };
+    return { scheme: scheme as string, id, permissions: [...(permissions as ZookeeperPermission[])] };
   });
   // Someone must be able to queue (create), read the queue and leave it (delete), or no lock can ever be taken.
   const granted = new Set(entries.flatMap((entry) => entry.permissions));

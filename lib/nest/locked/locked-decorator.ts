@@ -70,7 +70,11 @@ export function Locked(...args: unknown[]): MethodDecorator {
     );
     copyMetadata(original, lockedMethod);
     const recorded: unknown = Reflect.getOwnMetadata(LOCKED_METADATA, lockedMethod);
-    Reflect.defineMetadata(LOCKED_METADATA, [...(Array.isArray(recorded) ? recorded : []), options], lockedMethod);
+    Reflect.defineMetadata(
+      LOCKED_METADATA,
+      [...(Array.isArray(recorded) ? (recorded as unknown[]) : []), options],
+      lockedMethod,
+    );
     descriptor.value = lockedMethod as typeof descriptor.value;
     UseFilters(LockModuleCheck)(target, propertyKey, descriptor);
     return descriptor;

@@ -119,7 +119,7 @@ function checkOptions(options: LockedOptions, where: string, defaultKey: string 
     throw new InvalidLockArgumentError(Messages.lockedStore(where, describe(store)));
   try {
     return Object.freeze({
-      key: Array.isArray(key) ? Object.freeze([...key]) : key,
+      key: Array.isArray(key) ? Object.freeze([...(key as readonly string[])]) : key,
       leaseMs: leaseMs === undefined ? undefined : checkLeaseMs(leaseMs),
       waitMs: waitMs === undefined ? (onBusy === 'skip' ? 0 : undefined) : checkWaitMs(waitMs),
       onBusy: onBusy ?? 'throw',

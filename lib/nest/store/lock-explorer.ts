@@ -75,6 +75,11 @@ export class LockExplorer implements OnModuleInit {
 
 function instancesOf(wrapper: Wrapper): object[] {
   const candidates: unknown[] = [wrapper.instance];
-  if (wrapper.isTransient) candidates.push(...wrapper.getStaticTransientInstances().map((entry) => entry?.instance));
+  if (wrapper.isTransient)
+    candidates.push(
+      ...(wrapper.getStaticTransientInstances() as ({ instance?: unknown } | undefined)[]).map(
+        (entry) => entry?.instance,
+      ),
+    );
   return candidates.filter((instance): instance is object => typeof instance === 'object' && instance !== null);
 }
