@@ -193,6 +193,7 @@ export class Lease implements Wakeable, Slotted {
 
   /** Frees the lock in the store, within RELEASE_TIMEOUT_MS. Not an async function: one promise over the store's call on every lock's release. */
   private releaseHeld(): Promise<void> {
+    const bound = monotonicNow() + RELEASE_TIMEOUT_MS;
     let call: Promise<boolean>;
     try {
       this.assertHeld();
@@ -201,7 +202,7 @@ export class Lease implements Wakeable, Slotted {
     } catch (error) {
       return Promise.reject(error);
     }
-    return this.owner.deadlines.within(call, monotonicNow() + RELEASE_TIMEOUT_MS).then(
+    return this.owner.deadlines.within(call, bound).then(
       (stillOurs) => this.released(stillOurs),
       (error: unknown) => this.releaseFailed(error, call),
     );

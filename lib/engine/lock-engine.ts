@@ -625,14 +625,17 @@ export class LockEngine {
    * and the locks freed; acquisitions under way finish or give up before the clients close.
    */
   private async closeOnce(gracefulMs: number): Promise<void> {
+    // Counted from the call (or the drain's end), before the abort listeners run: they take time too.
+    let closingFrom = monotonicNow();
     this.draining.abort();
     if (gracefulMs > 0) {
       this.drain = new Drain(() => this.leases.size === 0 && this.waiting === 0, gracefulMs);
       await this.drain.done;
+      closingFrom = monotonicNow();
     }
     this.shutdown.abort();
     // An unreachable store is given up on after CLOSE_TIMEOUT_MS in all: its leases lapse there by themselves.
-    const giveUpAt = monotonicNow() + CLOSE_TIMEOUT_MS;
+    const giveUpAt = closingFrom + CLOSE_TIMEOUT_MS;
     const released = Promise.allSettled(this.leases.toArray().map((lease) => lease.revoke(shutdownLoss(lease.key))));
     await this.deadlines.within(released, giveUpAt).catch(() => undefined);
     // Acquisitions still on their way end now (the shutdown signal stops their waits); those that fail give their claims back.

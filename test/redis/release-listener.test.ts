@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
 import { ReleaseListener } from '../../lib/backends/redis/release-listener.js';
@@ -43,4 +44,34 @@ describe('redis release listener', () => {
     }
     expect(subscribed).toBe(rounds);
   }, 60_000);
+
+  it('subscribes its channels again after a reconnection, and a server that accepts the connection but never answers leaves no unhandled rejection', async () => {
+    const timeoutClient = new Redis(server.url, { commandTimeout: 300 });
+    const listener = new ReleaseListener(timeoutClient);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const entry = listener.join(`again:${Math.random()}`, new ReleaseWaiter());
+      expect(await listener.subscribed(entry, 2_000, new AbortController().signal)).toBe(true);
+      const subscriber = (listener as unknown as { subscriber: Redis }).subscriber;
+      // Stopped, the server's kernel still accepts the new connection: the SUBSCRIBE sent on it times out.
+      server.pause();
+      subscriber.disconnect(true);
+      await once(subscriber, 'ready');
+      // Not subscribed until the server answers: the resubscription's timeout (300 ms) says so, and nothing is left unhandled.
+      expect(await listener.subscribed(entry, 2_000, new AbortController().signal)).toBe(false);
+      server.resume();
+      expect(await listener.subscribed(entry, 2_000, new AbortController().signal)).toBe(true);
+      const heard = new Promise<void>((resolve) => subscriber.once('message', () => resolve()));
+      await client.publish(entry.channel, 'released:elsewhere');
+      await heard;
+      expect(unhandled).toEqual([]);
+    } finally {
+      server.resume();
+      process.off('unhandledRejection', onUnhandled);
+      await listener.close();
+      timeoutClient.disconnect();
+    }
+  }, 30_000);
 });

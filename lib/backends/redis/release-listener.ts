@@ -116,6 +116,19 @@ export class ReleaseListener {
     return attempt;
   }
 
+  /**
+   * A reconnected connection subscribes its channels again. ioredis' own `autoResubscribe` would, but
+   * leaves its SUBSCRIBE's promise unhandled: a server that accepts the connection and does not answer
+   * (a failover in progress, a stopped process) made it an unhandled rejection at the command timeout.
+   */
+  private resubscribeAll(): void {
+    for (const entry of this.channels.values()) {
+      if (entry.subscription === undefined) continue;
+      entry.activeSince = Infinity;
+      entry.subscription = this.subscribe(entry);
+    }
+  }
+
   private unsubscribe(subscriber: RedisClient, channel: string): Promise<unknown> {
     return this.sharded ? subscriber.sunsubscribe!(channel) : subscriber.unsubscribe(channel);
   }
@@ -134,7 +147,9 @@ export class ReleaseListener {
       for (const entry of this.channels.values()) entry.wakeOne();
     };
     subscriber.on('ready', () => {
-      if (this.readyCount++ > 0) wakeAll();
+      if (this.readyCount++ === 0) return;
+      if (!this.client.isCluster) this.resubscribeAll();
+      wakeAll();
     });
     // A Cluster's sharded subscribers are not its own connection: each is replaced (and its channels
     // subscribed again) on a lost connection or a slot move, after which ioredis emits this.
@@ -149,7 +164,7 @@ export class ReleaseListener {
     if (!this.client.isCluster) {
       // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
       // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
-      return this.client.duplicate({ enableReadyCheck: false });
+      return this.client.duplicate({ enableReadyCheck: false, autoResubscribe: false });
     }
     if (!this.sharded) return this.client.duplicate();
     // A moved slot only unsubscribes its channels on the old master: the subscriber learns of it when

@@ -7,7 +7,7 @@ import { bindLockKey, type KeyResolver, type ParsedKeys } from './key-template.j
 import type { CheckedLockedOptions } from './locked-options.js';
 import { locateRequestPart } from './request-parts.js';
 
-/** How the calls of one `@Locked()` method run, worked out once from its options and its final metadata. */
+/** @internal How the calls of one `@Locked()` method run, worked out once from its options and its final metadata. */
 export interface LockedMethodPlan {
   /** The context Nest calls it in as a handler; undefined for any other method. */
   readonly kind: HandlerKind | undefined;
@@ -16,8 +16,8 @@ export interface LockedMethodPlan {
   readonly optionsFor: (engine: LockEngine, self: unknown, args: readonly unknown[]) => CheckedLockOptions;
 }
 
-/** What {@link planLockedMethod} reads. */
-interface LockedMethodSource {
+/** @internal What {@link planLockedMethod} reads. */
+export interface LockedMethodSource {
   /** The prototype (or, for a static method, the class) the method is defined on. */
   readonly target: object;
   /** The class that declares the method: Nest keeps its parameter decorators there. */
@@ -30,7 +30,7 @@ interface LockedMethodSource {
 }
 
 /**
- * Plans a `@Locked()` method once its decorators have all been applied (at bootstrap, or at its
+ * @internal Plans a `@Locked()` method once its decorators have all been applied (at bootstrap, or at its
  * first call): whether Nest calls it as a handler, and which arguments carry the request parts
  * its key names. Throws InvalidLockArgumentError when a template names a part that no parameter
  * carries (the message says what to add).
