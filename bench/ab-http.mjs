@@ -12,7 +12,16 @@ import { startSlot } from './lib/spawn-slot.mjs';
 import { median } from './lib/stats.mjs';
 import { httpLoad } from './workloads/http-load.mjs';
 
-const { values } = parseArgs({ options: { a: { type: 'string' }, b: { type: 'string', default: 'dist/esm/index.js' }, rounds: { type: 'string', default: '6' }, seconds: { type: 'string', default: '1.5' }, routes: { type: 'string', default: 'plain,locked' }, 'noop-interceptor-b': { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string', default: 'dist/esm/index.js' },
+    rounds: { type: 'string', default: '6' },
+    seconds: { type: 'string', default: '1.5' },
+    routes: { type: 'string', default: 'plain,locked' },
+    'noop-interceptor-b': { type: 'boolean', default: false },
+  },
+});
 if (!values.a) throw new Error('--a <esm index.js of the build to compare against> is required');
 const builds = { A: resolve(values.a), B: resolve(values.b) };
 const routes = values.routes.split(',');
@@ -25,7 +34,10 @@ async function measure(build, route) {
   const slot = startSlot({ workload: 'http', backend: { type: 'memory' } });
   try {
     const port = Number(await slot.line('PORT'));
-    const serverCpu = { start: () => slot.child.stdin.write('mark\n'), stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)) };
+    const serverCpu = {
+      start: () => slot.child.stdin.write('mark\n'),
+      stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)),
+    };
     return await httpLoad({ port, route, seconds: Number(values.seconds), serverCpu });
   } finally {
     slot.child.stdin.end();
@@ -42,5 +54,7 @@ for (const route of routes) {
   const { A, B } = runs[route];
   const ratio = (field) => median(B.map((b, i) => b[field] / A[i][field])).toFixed(3);
   const med = (list, field) => median(list.map((run) => run[field])).toFixed(1);
-  console.log(`${route.padEnd(7)} req/s A ${med(A, 'requestsPerSec')} B ${med(B, 'requestsPerSec')} (B ÷ A paired ${ratio('requestsPerSec')}x); server CPU µs/req A ${med(A, 'serverCpuUsPerRequest')} B ${med(B, 'serverCpuUsPerRequest')} (B ÷ A paired ${ratio('serverCpuUsPerRequest')}x)`);
+  console.log(
+    `${route.padEnd(7)} req/s A ${med(A, 'requestsPerSec')} B ${med(B, 'requestsPerSec')} (B ÷ A paired ${ratio('requestsPerSec')}x); server CPU µs/req A ${med(A, 'serverCpuUsPerRequest')} B ${med(B, 'serverCpuUsPerRequest')} (B ÷ A paired ${ratio('serverCpuUsPerRequest')}x)`,
+  );
 }

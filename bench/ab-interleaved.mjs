@@ -12,7 +12,15 @@ import { startRedis } from './lib/redis-server.mjs';
 import { median } from './lib/stats.mjs';
 import { CONTENDERS } from './lib/contenders.mjs';
 
-const { values } = parseArgs({ options: { a: { type: 'string' }, b: { type: 'string', default: 'dist/esm/index.js' }, callers: { type: 'string', default: '1' }, pairs: { type: 'string', default: '400' }, batch: { type: 'string', default: '200' } } });
+const { values } = parseArgs({
+  options: {
+    a: { type: 'string' },
+    b: { type: 'string', default: 'dist/esm/index.js' },
+    callers: { type: 'string', default: '1' },
+    pairs: { type: 'string', default: '400' },
+    batch: { type: 'string', default: '200' },
+  },
+});
 if (!values.a) throw new Error('--a <esm index.js of the build to compare against> is required');
 const callers = Number(values.callers);
 const batch = Number(values.batch);
@@ -63,11 +71,15 @@ try {
     ratios.push(ta / tb);
   }
   const opsPerSec = (ms) => (batch / ms) * 1000;
-  console.log(`acquire+release on fresh keys, ${callers} caller(s), ${values.pairs} interleaved pairs of ${batch}-operation batches, one process`);
+  console.log(
+    `acquire+release on fresh keys, ${callers} caller(s), ${values.pairs} interleaved pairs of ${batch}-operation batches, one process`,
+  );
   console.log(`A ${values.a}: ${opsPerSec(median(times.a)).toFixed(0)} ops/s (median batch)`);
   console.log(`B ${values.b}: ${opsPerSec(median(times.b)).toFixed(0)} ops/s (median batch)`);
   const sorted = [...ratios].sort((x, y) => x - y);
-  console.log(`B ÷ A: ${median(ratios).toFixed(3)}x (median of ${ratios.length} paired batches; quartiles ${sorted[Math.floor(sorted.length / 4)].toFixed(2)}-${sorted[Math.floor((3 * sorted.length) / 4)].toFixed(2)})`);
+  console.log(
+    `B ÷ A: ${median(ratios).toFixed(3)}x (median of ${ratios.length} paired batches; quartiles ${sorted[Math.floor(sorted.length / 4)].toFixed(2)}-${sorted[Math.floor((3 * sorted.length) / 4)].toFixed(2)})`,
+  );
   await Promise.all([a.engine.close(), b.engine.close()]);
 } finally {
   redis.stop();

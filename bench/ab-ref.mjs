@@ -11,7 +11,16 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { ref: { type: 'string', default: 'main' }, callers: { type: 'string', default: '1,64' }, rounds: { type: 'string', default: '7' }, seconds: { type: 'string', default: '1.5' }, interleaved: { type: 'boolean', default: false }, pairs: { type: 'string', default: '300' } } });
+const { values } = parseArgs({
+  options: {
+    ref: { type: 'string', default: 'main' },
+    callers: { type: 'string', default: '1,64' },
+    rounds: { type: 'string', default: '7' },
+    seconds: { type: 'string', default: '1.5' },
+    interleaved: { type: 'boolean', default: false },
+    pairs: { type: 'string', default: '300' },
+  },
+});
 const repo = resolve(new URL('..', import.meta.url).pathname);
 const git = (...args) => execFileSync('git', args, { cwd: repo, encoding: 'utf8' }).trim();
 
@@ -34,9 +43,23 @@ if (!existsSync(join(build, 'esm', 'index.js'))) {
 }
 
 for (const callers of values.callers.split(',')) {
-  const builds = ['--a', join(build, 'esm', 'index.js'), '--b', join(repo, 'dist', 'esm', 'index.js'), '--callers', callers];
+  const builds = [
+    '--a',
+    join(build, 'esm', 'index.js'),
+    '--b',
+    join(repo, 'dist', 'esm', 'index.js'),
+    '--callers',
+    callers,
+  ];
   const args = values.interleaved
-    ? [join(repo, 'bench', 'ab-interleaved.mjs'), ...builds, '--pairs', values.pairs, '--batch', Number(callers) > 1 ? '1000' : '100']
+    ? [
+        join(repo, 'bench', 'ab-interleaved.mjs'),
+        ...builds,
+        '--pairs',
+        values.pairs,
+        '--batch',
+        Number(callers) > 1 ? '1000' : '100',
+      ]
     : [join(repo, 'bench', 'ab.mjs'), ...builds, '--rounds', values.rounds, '--seconds', values.seconds];
   const ab = spawnSync(process.execPath, args, { cwd: repo, stdio: 'inherit' });
   if (ab.status !== 0) process.exitCode = ab.status ?? 1;

@@ -6,7 +6,13 @@ import { parseArgs } from 'node:util';
 import { startRedis } from './lib/redis-server.mjs';
 import { CONTENDERS } from './lib/contenders.mjs';
 
-const { values } = parseArgs({ options: { contender: { type: 'string', default: 'ours' }, ops: { type: 'string', default: '20000' }, top: { type: 'string', default: '30' } } });
+const { values } = parseArgs({
+  options: {
+    contender: { type: 'string', default: 'ours' },
+    ops: { type: 'string', default: '20000' },
+    top: { type: 'string', default: '30' },
+  },
+});
 const ops = Number(values.ops);
 const redis = await startRedis();
 try {
@@ -18,7 +24,11 @@ try {
   await loop(5_000);
   const session = new Session();
   session.connect();
-  await session.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
   await loop(ops);
   const { profile } = await session.post('HeapProfiler.stopSampling');
   const bySite = new Map();
@@ -35,7 +45,8 @@ try {
   };
   walk(profile.head, []);
   console.log(`${values.contender}: ${(total / ops / 1024).toFixed(1)} KB sampled per acquire+release`);
-  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`${(bytes / ops).toFixed(0).padStart(7)} B  ${site}`);
+  for (const [site, bytes] of [...bySite].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+    console.log(`${(bytes / ops).toFixed(0).padStart(7)} B  ${site}`);
   await lock.close();
   session.disconnect();
 } finally {

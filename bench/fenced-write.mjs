@@ -12,7 +12,9 @@ import { startPostgres } from './lib/postgres-server.mjs';
 import { redisVersion, startRedis } from './lib/redis-server.mjs';
 import { median, round } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { writes: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '9' } } });
+const { values } = parseArgs({
+  options: { writes: { type: 'string', default: '2000' }, rounds: { type: 'string', default: '9' } },
+});
 const writes = Number(values.writes);
 const rounds = Number(values.rounds);
 const { SqlFenceGuard, RedisFenceGuard } = await loadPackage();
@@ -39,7 +41,12 @@ async function paired(kinds) {
   const [plain, fenced] = names;
   const diffs = us[plain].map((p, i) => us[fenced][i] - p);
   const ratios = us[plain].map((p, i) => us[fenced][i] / p);
-  return { [plain]: round(median(us[plain]), 1), [fenced]: round(median(us[fenced]), 1), differenceUs: round(median(diffs), 1), ratio: round(median(ratios), 2) };
+  return {
+    [plain]: round(median(us[plain]), 1),
+    [fenced]: round(median(us[fenced]), 1),
+    differenceUs: round(median(diffs), 1),
+    ratio: round(median(ratios), 2),
+  };
 }
 
 const results = {};
@@ -84,9 +91,13 @@ try {
   redis.stop();
 }
 
-console.log(`fenced vs plain write, µs per write, one caller, ${rounds} paired rounds of ${writes} writes, medians (node ${process.version}, PostgreSQL 15, redis ${redisVersion()})`);
+console.log(
+  `fenced vs plain write, µs per write, one caller, ${rounds} paired rounds of ${writes} writes, medians (node ${process.version}, PostgreSQL 15, redis ${redisVersion()})`,
+);
 console.log('store      | plain µs | fenced µs | difference µs | fenced / plain');
 for (const [store, row] of Object.entries(results)) {
-  console.log(`${store.padEnd(10)} | ${String(row.plainUs).padStart(8)} | ${String(row.fencedUs).padStart(9)} | ${String(row.differenceUs).padStart(13)} | ${String(row.ratio).padStart(6)}`);
+  console.log(
+    `${store.padEnd(10)} | ${String(row.plainUs).padStart(8)} | ${String(row.fencedUs).padStart(9)} | ${String(row.differenceUs).padStart(13)} | ${String(row.ratio).padStart(6)}`,
+  );
 }
 console.log(JSON.stringify(results));

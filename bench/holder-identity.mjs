@@ -9,13 +9,21 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startRedis } from './lib/redis-server.mjs';
 
-const { values } = parseArgs({ options: { before: { type: 'string' }, after: { type: 'string' }, rounds: { type: 'string', default: '9' }, child: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    before: { type: 'string' },
+    after: { type: 'string' },
+    rounds: { type: 'string', default: '9' },
+    child: { type: 'string' },
+  },
+});
 
 if (values.child) {
   // One measurement in this fresh process: JSON { opsPerSec } on stdout.
   const { dist, store, url, label, ops } = JSON.parse(values.child);
   const { LockEngine, createLockBackend } = await import(dist);
-  const backend = store === 'memory' ? await createLockBackend({ type: 'memory' }) : await createLockBackend({ type: 'redis', url });
+  const backend =
+    store === 'memory' ? await createLockBackend({ type: 'memory' }) : await createLockBackend({ type: 'redis', url });
   const engine = new LockEngine(backend, { keyPrefix: `bench:${process.pid}:` });
   const options = label ? { label: 'order 42 for ACME' } : undefined;
   const run = async (count) => {
@@ -41,12 +49,23 @@ try {
     { name: 'after', dist: values.after, label: false },
     { name: 'after+label', dist: values.after, label: true },
   ];
-  for (const [store, ops] of [['memory', 200_000], ['redis', 10_000]]) {
+  for (const [store, ops] of [
+    ['memory', 200_000],
+    ['redis', 10_000],
+  ]) {
     const results = Object.fromEntries(sides.map((side) => [side.name, []]));
     for (let round = 0; round < Number(values.rounds); round++) {
       for (let i = 0; i < sides.length; i++) {
         const side = sides[(i + round) % sides.length];
-        const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--child', JSON.stringify({ dist: side.dist, store, url: redis.url, label: side.label, ops })], { encoding: 'utf8' });
+        const child = spawnSync(
+          process.execPath,
+          [
+            fileURLToPath(import.meta.url),
+            '--child',
+            JSON.stringify({ dist: side.dist, store, url: redis.url, label: side.label, ops }),
+          ],
+          { encoding: 'utf8' },
+        );
         if (child.status !== 0) throw new Error(child.stderr);
         results[side.name].push(JSON.parse(child.stdout));
       }

@@ -9,7 +9,9 @@ import { parseArgs } from 'node:util';
 import { packageUrl } from './lib/package-under-test.mjs';
 import { median } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '7' } } });
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '7' } },
+});
 const calls = Number(values.calls);
 const internal = (path) => import(new URL(path, packageUrl).href);
 const { holderOwnerId, ownerIdPrefix } = await internal('./engine/holder-identity.js');
@@ -17,7 +19,7 @@ const { RecentHolds } = await internal('./engine/recent-holds.js');
 const { WakeScheduler } = await internal('./engine/wake-scheduler.js');
 const { FenceUpkeep } = await internal('./backends/redis/fence-upkeep.js');
 const { LockEventHub } = await internal('./engine/lock-event-hub.js');
-const { monotonicNow } = await internal('./engine/clock.js');
+const { monotonicNow } = await internal('./util/clock.js');
 
 const prefix = ownerIdPrefix('bench-host:1234');
 const holds = new RecentHolds();
@@ -34,11 +36,14 @@ const pieces = [
   ['  of which the claim time (Date.now())', () => (sink = Date.now())],
   ['owner id with a label', () => (sink = holderOwnerId(prefix, 'orders.buy'))],
   ['hold-time record at release, fresh key (RecentHolds.record)', () => holds.record(`lock:bench:${seq++}`, 3)],
-  ['renewal wake-up: schedule + cancel (WakeScheduler)', () => {
-    const target = { wake() {} };
-    scheduler.schedule(target, monotonicNow() + 3_333, 333);
-    scheduler.cancel(target);
-  }],
+  [
+    'renewal wake-up: schedule + cancel (WakeScheduler)',
+    () => {
+      const target = { wake() {} };
+      scheduler.schedule(target, monotonicNow() + 3_333, 333);
+      scheduler.cancel(target);
+    },
+  ],
   ['fence upkeep note (new FenceUpkeep)', () => (sink = new FenceUpkeep(86_400_000, monotonicNow(), 10_000, 0))],
   ['events check, only the warnings listened to (LockEventHub.wants)', () => (sink = hub.wants('acquired'))],
   ['monotonic clock read (performance.now)', () => (sink = monotonicNow())],

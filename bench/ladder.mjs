@@ -14,7 +14,9 @@ import { COMPARE_AND_DELETE, CONTENDERS } from './lib/contenders.mjs';
 import { packageUrl } from './lib/package-under-test.mjs';
 import { throughput } from './workloads/throughput.mjs';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1.5' }, rounds: { type: 'string', default: '7' } } });
+const { values } = parseArgs({
+  options: { seconds: { type: 'string', default: '1.5' }, rounds: { type: 'string', default: '7' } },
+});
 const internal = (path) => import(new URL(path, packageUrl).href);
 const { OWNED_CLIENT_OPTIONS } = await internal('./backends/redis/redis-connection.js');
 const { acquireLock } = await internal('./backends/redis/acquire.js');
@@ -47,8 +49,14 @@ function setAndDelete(redis) {
  * What it costs over raw is the least a library giving those two guarantees pays.
  */
 function fencedAndWaking(redis) {
-  redis.defineCommand('fencedTake', { numberOfKeys: 2, lua: "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return 0" });
-  redis.defineCommand('wakingRelease', { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return redis.call('PUBLISH', ARGV[2], 'released') end return -1" });
+  redis.defineCommand('fencedTake', {
+    numberOfKeys: 2,
+    lua: "if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return redis.call('INCR', KEYS[2]) end return 0",
+  });
+  redis.defineCommand('wakingRelease', {
+    numberOfKeys: 1,
+    lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return redis.call('PUBLISH', ARGV[2], 'released') end return -1",
+  });
   return {
     async acquire(key) {
       const token = randomUUID();
@@ -65,7 +73,13 @@ function ourScripts(redis) {
     async acquire(key) {
       const keys = redisLockKeys(key);
       const owner = holderOwnerId(prefix, undefined);
-      await acquireLock(redis, keys, { owner, leaseMs: 10_000, mode: 'exclusive', policy: 'found', idleKeyTtlMs: 3_600_000 });
+      await acquireLock(redis, keys, {
+        owner,
+        leaseMs: 10_000,
+        mode: 'exclusive',
+        policy: 'found',
+        idleKeyTtlMs: 3_600_000,
+      });
       return () => releaseLockHeard(redis, keys, owner);
     },
   };
@@ -84,7 +98,10 @@ const engine = await CONTENDERS.ours.open({ url: server.url });
 const semaphore = await CONTENDERS.semaphore.open({ url: server.url });
 const steps = [
   ['raw ioredis (SET NX PX + compare-and-delete), ioredis defaults', setAndDelete(defaults)],
-  ['the least a lock with fences and wake-ups sends (a script: SET NX PX + INCR; compare-and-delete + PUBLISH), ioredis defaults', fencedAndWaking(defaults)],
+  [
+    'the least a lock with fences and wake-ups sends (a script: SET NX PX + INCR; compare-and-delete + PUBLISH), ioredis defaults',
+    fencedAndWaking(defaults),
+  ],
   ['raw, with our client settings (commandTimeout)', setAndDelete(ours)],
   ['our acquire and release scripts, no engine', ourScripts(ours)],
   ['this library (LockEngine, redis backend)', engine],
@@ -98,7 +115,11 @@ try {
     for (const index of order) {
       let before;
       const onStart = () => (before = { client: process.cpuUsage(), server: usage() });
-      const { ops, opsPerSec } = await throughput(steps[index][1], { seconds: Number(values.seconds), warmupSeconds: 0.5, onStart });
+      const { ops, opsPerSec } = await throughput(steps[index][1], {
+        seconds: Number(values.seconds),
+        warmupSeconds: 0.5,
+        onStart,
+      });
       const client = process.cpuUsage(before.client);
       const after = usage();
       const row = results[index];
@@ -108,13 +129,19 @@ try {
       row.scriptUs.push((after.scriptUs - before.server.scriptUs) / ops);
     }
   }
-  console.log(`one caller, acquire+release on fresh keys; medians of ${values.rounds} alternating rounds of ${values.seconds} s (node ${process.version})`);
-  console.log('| step | ops/s | ÷ raw | client CPU µs/op | redis-server CPU µs/op | of it in scripts (EVALSHA) µs/op |\n|---|--:|--:|--:|--:|--:|');
+  console.log(
+    `one caller, acquire+release on fresh keys; medians of ${values.rounds} alternating rounds of ${values.seconds} s (node ${process.version})`,
+  );
+  console.log(
+    '| step | ops/s | ÷ raw | client CPU µs/op | redis-server CPU µs/op | of it in scripts (EVALSHA) µs/op |\n|---|--:|--:|--:|--:|--:|',
+  );
   const raw = median(results[0].opsPerSec);
   steps.forEach(([label], index) => {
     const row = results[index];
     const ops = median(row.opsPerSec);
-    console.log(`| ${label} | ${ops.toFixed(0)} | ${(ops / raw).toFixed(2)}x | ${median(row.clientUs).toFixed(1)} | ${median(row.serverUs).toFixed(1)} | ${median(row.scriptUs).toFixed(1)} |`);
+    console.log(
+      `| ${label} | ${ops.toFixed(0)} | ${(ops / raw).toFixed(2)}x | ${median(row.clientUs).toFixed(1)} | ${median(row.serverUs).toFixed(1)} | ${median(row.scriptUs).toFixed(1)} |`,
+    );
   });
 } finally {
   await engine.close();

@@ -10,7 +10,15 @@ import { execFileSync } from 'node:child_process';
 import { startRedis, redisCpuUs } from './lib/redis-server.mjs';
 import { median } from './lib/stats.mjs';
 
-const { values } = parseArgs({ options: { build: { type: 'string', multiple: true, default: ['dist/esm/index.js'] }, ops: { type: 'string', default: '5000' }, rounds: { type: 'string', default: '3' }, child: { type: 'string' }, url: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    build: { type: 'string', multiple: true, default: ['dist/esm/index.js'] },
+    ops: { type: 'string', default: '5000' },
+    rounds: { type: 'string', default: '3' },
+    child: { type: 'string' },
+    url: { type: 'string' },
+  },
+});
 const ops = Number(values.ops);
 
 function commandCounts(cli) {
@@ -48,7 +56,14 @@ try {
   for (let round = 0; round < Number(values.rounds); round++) {
     const order = round % 2 ? [...values.build].reverse() : values.build;
     for (const build of order) {
-      const child = fork(new URL(import.meta.url).pathname, ['--child', resolve(build), '--url', redis.url, '--ops', String(ops)]);
+      const child = fork(new URL(import.meta.url).pathname, [
+        '--child',
+        resolve(build),
+        '--url',
+        redis.url,
+        '--ops',
+        String(ops),
+      ]);
       const next = () => new Promise((done) => child.once('message', done));
       await next();
       execFileSync('redis-cli', ['-p', String(redis.port), 'CONFIG', 'RESETSTAT']);
@@ -59,13 +74,26 @@ try {
       const counts = commandCounts(redis.cli);
       child.send('stop');
       await new Promise((done) => child.once('exit', done));
-      const total = Object.entries(counts).filter(([name]) => name !== 'info' && name !== 'config|resetstat' && name !== 'config').reduce((sum, [, n]) => sum + n, 0);
-      results.get(build).push({ ...client, redisUs, commands: total / ops, detail: Object.fromEntries(Object.entries(counts).filter(([name]) => !/^(info|config)/.test(name)).map(([name, n]) => [name, +(n / ops).toFixed(2)])) });
+      const total = Object.entries(counts)
+        .filter(([name]) => name !== 'info' && name !== 'config|resetstat' && name !== 'config')
+        .reduce((sum, [, n]) => sum + n, 0);
+      results.get(build).push({
+        ...client,
+        redisUs,
+        commands: total / ops,
+        detail: Object.fromEntries(
+          Object.entries(counts)
+            .filter(([name]) => !/^(info|config)/.test(name))
+            .map(([name, n]) => [name, +(n / ops).toFixed(2)]),
+        ),
+      });
     }
   }
   for (const [build, runs] of results) {
     const m = (field) => median(runs.map((run) => run[field]));
-    console.log(`${build}: ${m('commands').toFixed(2)} commands/op, Redis ${m('redisUs').toFixed(0)} µs/op, client CPU ${m('clientUs').toFixed(0)} µs/op, wall ${m('wallUs').toFixed(0)} µs/op (${runs.length} rounds of ${ops} ops)`);
+    console.log(
+      `${build}: ${m('commands').toFixed(2)} commands/op, Redis ${m('redisUs').toFixed(0)} µs/op, client CPU ${m('clientUs').toFixed(0)} µs/op, wall ${m('wallUs').toFixed(0)} µs/op (${runs.length} rounds of ${ops} ops)`,
+    );
     console.log(`  ${JSON.stringify(runs.at(-1).detail)}`);
   }
 } finally {

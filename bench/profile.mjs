@@ -9,17 +9,28 @@ import { performance } from 'node:perf_hooks';
 import { startRedis } from './lib/redis-server.mjs';
 import { CONTENDERS } from './lib/contenders.mjs';
 
-const { values } = parseArgs({ options: { callers: { type: 'string', default: '1' }, seconds: { type: 'string', default: '4' }, peer: { type: 'string', default: 'raw' }, top: { type: 'string', default: '25' }, group: { type: 'string', default: 'this library' } } });
+const { values } = parseArgs({
+  options: {
+    callers: { type: 'string', default: '1' },
+    seconds: { type: 'string', default: '4' },
+    peer: { type: 'string', default: 'raw' },
+    top: { type: 'string', default: '25' },
+    group: { type: 'string', default: 'this library' },
+  },
+});
 const callers = Number(values.callers);
 
 /** The group a profile node's self time belongs to. */
 function groupOf({ functionName, url }) {
   if (functionName === '(idle)') return undefined;
-  if (/writeUtf8String|writev|writeBuffer|handleWriteReq|createWriteWrap|writevGeneric/.test(functionName)) return 'socket writes (syscalls)';
+  if (/writeUtf8String|writev|writeBuffer|handleWriteReq|createWriteWrap|writevGeneric/.test(functionName))
+    return 'socket writes (syscalls)';
   if (url.includes('/ioredis/') || url.includes('/redis-parser/') || url.includes('/redis-errors/')) return 'ioredis';
   if (url.includes('/dist/esm/') || url.includes('/dist/cjs/')) return 'this library';
-  if (url.includes('/redis-semaphore/') || url.includes('/redlock/') || url.includes('/bench/')) return 'peer library and bench loop';
-  if (/timers|priority_queue/.test(url) || /unenroll|setTimeout|clearTimeout|toggleTimerRef/.test(functionName)) return 'node timers';
+  if (url.includes('/redis-semaphore/') || url.includes('/redlock/') || url.includes('/bench/'))
+    return 'peer library and bench loop';
+  if (/timers|priority_queue/.test(url) || /unenroll|setTimeout|clearTimeout|toggleTimerRef/.test(functionName))
+    return 'node timers';
   if (/runMicrotasks|processTicksAndRejections|nextTick/.test(functionName)) return 'promises and ticks';
   if (functionName === '(garbage collector)') return 'garbage collection';
   return 'other (node internals, reads, event loop)';
@@ -41,7 +52,9 @@ async function profile(name, url) {
   await Promise.all(
     Array.from({ length: callers }, async () => {
       while (performance.now() < until) {
-        await (await lock.acquire(key()))();
+        await (
+          await lock.acquire(key())
+        )();
         ops++;
       }
     }),
@@ -64,24 +77,35 @@ async function profile(name, url) {
     functions.set(fn, (functions.get(fn) ?? 0) + us);
   });
   const perOp = (map) => new Map([...map].map(([k, us]) => [k, us / ops]));
-  return { ops, opsPerSec: ops / Number(values.seconds), cpuUsPerOp: (used.user + used.system) / ops, groups: perOp(groups), functions: perOp(functions) };
+  return {
+    ops,
+    opsPerSec: ops / Number(values.seconds),
+    cpuUsPerOp: (used.user + used.system) / ops,
+    groups: perOp(groups),
+    functions: perOp(functions),
+  };
 }
 
 const redis = await startRedis();
 try {
   const ours = await profile('ours', redis.url);
   const peer = await profile(values.peer, redis.url);
-  const row = (label, a, b) => `${label.padEnd(44)} | ${a.toFixed(1).padStart(6)} | ${b.toFixed(1).padStart(6)} | ${(a - b >= 0 ? '+' : '') + (a - b).toFixed(1)}`;
-  console.log(`acquire+release, fresh keys, ${callers} caller(s), ${values.seconds} s each after a warm-up (node ${process.version}); µs of client CPU per operation`);
+  const row = (label, a, b) =>
+    `${label.padEnd(44)} | ${a.toFixed(1).padStart(6)} | ${b.toFixed(1).padStart(6)} | ${(a - b >= 0 ? '+' : '') + (a - b).toFixed(1)}`;
+  console.log(
+    `acquire+release, fresh keys, ${callers} caller(s), ${values.seconds} s each after a warm-up (node ${process.version}); µs of client CPU per operation`,
+  );
   console.log(`${'group'.padEnd(44)} | ${'ours'.padStart(6)} | ${values.peer.padStart(6)} | difference`);
   const groups = new Set([...ours.groups.keys(), ...peer.groups.keys()]);
   const sum = (map) => [...map.values()].reduce((a, b) => a + b, 0);
-  for (const group of [...groups].sort((a, b) => (ours.groups.get(b) ?? 0) - (ours.groups.get(a) ?? 0))) console.log(row(group, ours.groups.get(group) ?? 0, peer.groups.get(group) ?? 0));
+  for (const group of [...groups].sort((a, b) => (ours.groups.get(b) ?? 0) - (ours.groups.get(a) ?? 0)))
+    console.log(row(group, ours.groups.get(group) ?? 0, peer.groups.get(group) ?? 0));
   console.log(row('all sampled (not idle)', sum(ours.groups), sum(peer.groups)));
   console.log(row('process CPU (user + system)', ours.cpuUsPerOp, peer.cpuUsPerOp));
   console.log(`ops/s while profiled: ours ${ours.opsPerSec.toFixed(0)}, ${values.peer} ${peer.opsPerSec.toFixed(0)}`);
   console.log(`\n${values.group}: functions, µs per operation (top ${values.top}):`);
-  for (const [fn, us] of [...ours.functions].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top))) console.log(`${us.toFixed(2).padStart(6)}  ${fn}`);
+  for (const [fn, us] of [...ours.functions].sort((a, b) => b[1] - a[1]).slice(0, Number(values.top)))
+    console.log(`${us.toFixed(2).padStart(6)}  ${fn}`);
 } finally {
   redis.stop();
 }

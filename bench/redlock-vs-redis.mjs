@@ -34,7 +34,11 @@ function answersPing(port) {
 
 async function startRedis() {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp'], { stdio: 'ignore' });
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp'],
+    { stdio: 'ignore' },
+  );
   for (let i = 0; i < 200 && !(await answersPing(port)); i++) await delay(25);
   return { port, url: `redis://127.0.0.1:${port}`, child };
 }
@@ -53,8 +57,14 @@ const median = (values) => [...values].sort((x, y) => x - y)[Math.floor(values.l
 
 const servers = await Promise.all(Array.from({ length: 6 }, startRedis));
 try {
-  const redlock = new LockEngine(await createLockBackend({ type: 'redlock', urls: servers.slice(0, 5).map((s) => s.url) }), { keyPrefix: 'bench:', leaseMs: 10_000 });
-  const redis = new LockEngine(await createLockBackend({ type: 'redis', url: servers[5].url }), { keyPrefix: 'bench:', leaseMs: 10_000 });
+  const redlock = new LockEngine(
+    await createLockBackend({ type: 'redlock', urls: servers.slice(0, 5).map((s) => s.url) }),
+    { keyPrefix: 'bench:', leaseMs: 10_000 },
+  );
+  const redis = new LockEngine(await createLockBackend({ type: 'redis', url: servers[5].url }), {
+    keyPrefix: 'bench:',
+    leaseMs: 10_000,
+  });
   // Warm-up: connections, script caches, JIT.
   await measure(redlock);
   await measure(redis);
@@ -66,8 +76,12 @@ try {
   const redlockMedian = median(results.redlock);
   const redisMedian = median(results.redis);
   console.log(`sequential acquire+release, ${OPS} ops x ${ROUNDS} interleaved rounds (node ${process.version})`);
-  console.log(`redlock (5 masters): median ${redlockMedian.toFixed(0)} ops/s  [${results.redlock.map((v) => v.toFixed(0)).join(', ')}]`);
-  console.log(`redis   (1 node):    median ${redisMedian.toFixed(0)} ops/s  [${results.redis.map((v) => v.toFixed(0)).join(', ')}]`);
+  console.log(
+    `redlock (5 masters): median ${redlockMedian.toFixed(0)} ops/s  [${results.redlock.map((v) => v.toFixed(0)).join(', ')}]`,
+  );
+  console.log(
+    `redis   (1 node):    median ${redisMedian.toFixed(0)} ops/s  [${results.redis.map((v) => v.toFixed(0)).join(', ')}]`,
+  );
   console.log(`ratio redlock / redis: ${(redlockMedian / redisMedian).toFixed(2)}`);
   await redlock.close();
   await redis.close();

@@ -34,7 +34,9 @@ try {
   const workloads = [];
   for (const workload of plan({ quick: values.quick })) {
     if (onlyWorkloads && !onlyWorkloads.includes(workload.id)) continue;
-    const contenders = workload.contenders.filter((name) => !onlyContenders || onlyContenders.includes(name) || workload.kind === 'http');
+    const contenders = workload.contenders.filter(
+      (name) => !onlyContenders || onlyContenders.includes(name) || workload.kind === 'http',
+    );
     const rounds = values.rounds ? Number(values.rounds) : workload.rounds;
     const results = Object.fromEntries(contenders.map((name) => [name, []]));
     log(`${workload.title}: ${contenders.join(', ')} x ${rounds} round(s)`);
@@ -44,7 +46,9 @@ try {
         const result = await measure(workload, name);
         results[name].push(result);
         const value = result[workload.metric];
-        log(`  round ${round + 1} ${name.padEnd(16)} ${typeof value === 'number' ? value.toFixed(value < 10 ? 3 : 0) : value} ${workload.unit}`);
+        log(
+          `  round ${round + 1} ${name.padEnd(16)} ${typeof value === 'number' ? value.toFixed(value < 10 ? 3 : 0) : value} ${workload.unit}`,
+        );
       }
     }
     workloads.push(summarise(workload, results));
@@ -58,7 +62,12 @@ try {
     redis: redisVersion(),
     cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
   };
-  const contenders = Object.fromEntries([...Object.entries(CONTENDERS), ...Object.entries(HTTP_CONTENDERS)].map(([name, c]) => [name, { label: c.label, note: c.note }]));
+  const contenders = Object.fromEntries(
+    [...Object.entries(CONTENDERS), ...Object.entries(HTTP_CONTENDERS)].map(([name, c]) => [
+      name,
+      { label: c.label, note: c.note },
+    ]),
+  );
   const written = writeReport({ meta, contenders, workloads }, values.out);
   log(`wrote ${written.join(', ')}`);
 } finally {
@@ -68,7 +77,8 @@ try {
 async function measure(workload, name) {
   const base = { contender: name, url: redis.url };
   if (workload.kind === 'slot' && workload.countKeys) return withKeysLeft(() => runSlot({ ...base, ...workload.spec }));
-  if (workload.kind === 'slot') return runSlot({ ...base, ...(workload.specFor ? workload.specFor(name) : workload.spec) });
+  if (workload.kind === 'slot')
+    return runSlot({ ...base, ...(workload.specFor ? workload.specFor(name) : workload.spec) });
   if (workload.kind === 'http') return measureHttp(workload, name);
   return measureContended(workload, name, base);
 }
@@ -78,7 +88,11 @@ async function withKeysLeft(runSlotOnce) {
   const before = keyspace(redis.cli('INFO', 'keyspace'));
   const result = await runSlotOnce();
   const after = keyspace(redis.cli('INFO', 'keyspace'));
-  return { ...result, keysLeft: after.keys - before.keys, keysWithoutTtl: after.keys - after.expires - (before.keys - before.expires) };
+  return {
+    ...result,
+    keysLeft: after.keys - before.keys,
+    keysWithoutTtl: after.keys - after.expires - (before.keys - before.expires),
+  };
 }
 
 /** `keys` and `expires` (keys with a TTL) of db 0, from INFO keyspace. */
@@ -92,7 +106,16 @@ async function measureContended(workload, name, base) {
   const key = `bench:contended:${randomBytes(4).toString('hex')}`;
   const insideIncr = workload.insideIncr ? `${key}:count` : undefined;
   const slots = Array.from({ length: workload.processes }, (_, p) =>
-    startSlot({ ...base, workload: 'contended', seconds: workload.seconds, workers: workload.workers, workerBase: p * workload.workers, key, sync: true, insideIncr }),
+    startSlot({
+      ...base,
+      workload: 'contended',
+      seconds: workload.seconds,
+      workers: workload.workers,
+      workerBase: p * workload.workers,
+      key,
+      sync: true,
+      insideIncr,
+    }),
   );
   await Promise.all(slots.map((slot) => slot.line('READY')));
   for (const slot of slots) slot.child.stdin.write('go\n');
@@ -113,7 +136,10 @@ async function measureHttp(workload, name) {
   const slot = startSlot({ workload: 'http', backend });
   try {
     const port = Number(await slot.line('PORT'));
-    const serverCpu = { start: () => slot.child.stdin.write('mark\n'), stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)) };
+    const serverCpu = {
+      start: () => slot.child.stdin.write('mark\n'),
+      stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)),
+    };
     return await httpLoad({ port, route: contender.route, seconds: workload.seconds, serverCpu });
   } finally {
     slot.child.stdin.end();

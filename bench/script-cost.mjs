@@ -11,7 +11,9 @@ import { median } from './lib/stats.mjs';
 import { COMPARE_AND_DELETE } from './lib/contenders.mjs';
 import { packageUrl } from './lib/package-under-test.mjs';
 
-const { values } = parseArgs({ options: { calls: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '7' } } });
+const { values } = parseArgs({
+  options: { calls: { type: 'string', default: '10000' }, rounds: { type: 'string', default: '7' } },
+});
 const internal = (path) => import(new URL(path, packageUrl).href);
 const { acquireLock } = await internal('./backends/redis/acquire.js');
 const { releaseLockHeard } = await internal('./backends/redis/release.js');
@@ -27,7 +29,8 @@ const BATCH = 500;
 const EFFECTS = 'if redis.replicate_commands then redis.replicate_commands() end ';
 const NO_READERS_OR_QUEUE = "redis.call('EXISTS', KEYS[3], KEYS[4]) == 0";
 const TAKE = "redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])";
-const CLOCK_FENCE = "local time = redis.call('TIME') local last = time[1] * 1000000 + time[2] redis.call('SET', KEYS[2], last, 'PX', ARGV[5], 'NX') return last";
+const CLOCK_FENCE =
+  "local time = redis.call('TIME') local last = time[1] * 1000000 + time[2] redis.call('SET', KEYS[2], last, 'PX', ARGV[5], 'NX') return last";
 const fastPath = ({ effects = true, check = true, fence = CLOCK_FENCE } = {}) =>
   `${effects ? EFFECTS : ''}if ${check ? `${NO_READERS_OR_QUEUE} and ` : ''}${TAKE} then ${fence} end return 0`;
 
@@ -38,8 +41,14 @@ const ACQUIRE_VARIANTS = [
   ['the fast path written out (EXISTS; SET NX PX; TIME; SET counter NX PX)', fastPath()],
   ['  without the readers/queue check (EXISTS)', fastPath({ check: false })],
   ['  without replicate_commands()', fastPath({ effects: false })],
-  ['  a counter that never expires (SET counter NX, no PX)', fastPath({ fence: CLOCK_FENCE.replace(", 'PX', ARGV[5]", '') })],
-  ['  a counter without the clock floor (INCR, no TIME, no expiry)', fastPath({ fence: "return redis.call('INCR', KEYS[2])" })],
+  [
+    '  a counter that never expires (SET counter NX, no PX)',
+    fastPath({ fence: CLOCK_FENCE.replace(", 'PX', ARGV[5]", '') }),
+  ],
+  [
+    '  a counter without the clock floor (INCR, no TIME, no expiry)',
+    fastPath({ fence: "return redis.call('INCR', KEYS[2])" }),
+  ],
   ['the floor: SET NX PX + INCR, nothing else', FLOOR],
   ['  the same with the 2 keys it uses declared, not 5', FLOOR, 2],
 ];
@@ -47,7 +56,8 @@ const ACQUIRE_VARIANTS = [
 const server = await startRedis();
 const client = new Redis(server.url, { enableAutoPipelining: false });
 client.defineCommand('casDel', COMPARE_AND_DELETE);
-for (const [index, [, lua, numberOfKeys = 5]] of ACQUIRE_VARIANTS.entries()) client.defineCommand(`variant${index}`, { numberOfKeys, lua });
+for (const [index, [, lua, numberOfKeys = 5]] of ACQUIRE_VARIANTS.entries())
+  client.defineCommand(`variant${index}`, { numberOfKeys, lua });
 
 let seq = 0;
 const freshKeys = () => redisLockKeys(`bench:script:${seq++}`);
@@ -69,14 +79,30 @@ const releasing = (release) => ({
   async prepare() {
     const held = Array.from({ length: calls }, () => [freshKeys(), owner()]);
     const fence = Date.now() * 1000;
-    await inBatches((i) => Promise.all([client.set(held[i][0].lock, held[i][1], 'PX', LEASE_MS), client.set(held[i][0].fence, fence + i, 'PX', counterTtlMs(IDLE_MS, LEASE_MS))]));
+    await inBatches((i) =>
+      Promise.all([
+        client.set(held[i][0].lock, held[i][1], 'PX', LEASE_MS),
+        client.set(held[i][0].fence, fence + i, 'PX', counterTtlMs(IDLE_MS, LEASE_MS)),
+      ]),
+    );
     return held;
   },
   run: (held) => inBatches((i) => release(...held[i])),
 });
 
 const rows = [
-  ['acquire, this library', acquiring((keys, holder) => acquireLock(client, keys, { owner: holder, leaseMs: LEASE_MS, mode: 'exclusive', policy: 'found', idleKeyTtlMs: IDLE_MS }))],
+  [
+    'acquire, this library',
+    acquiring((keys, holder) =>
+      acquireLock(client, keys, {
+        owner: holder,
+        leaseMs: LEASE_MS,
+        mode: 'exclusive',
+        policy: 'found',
+        idleKeyTtlMs: IDLE_MS,
+      }),
+    ),
+  ],
   ...ACQUIRE_VARIANTS.map(([label, , numberOfKeys = 5], index) => [
     label,
     acquiring((keys, holder) => {
@@ -85,8 +111,14 @@ const rows = [
     }),
   ]),
   // The idle time: the counter's TTL becomes idleKeyTtlMs from the release (builds before that ignore the argument).
-  ['release, this library (GET; DEL; PEXPIRE counter by the idle time and how far the fence ran ahead; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS, 0))],
-  ['  ahead unknown: the counter read again (GET; DEL; TIME, GET, PEXPIRE counter; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS))],
+  [
+    'release, this library (GET; DEL; PEXPIRE counter by the idle time and how far the fence ran ahead; PUBLISH)',
+    releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS, 0)),
+  ],
+  [
+    '  ahead unknown: the counter read again (GET; DEL; TIME, GET, PEXPIRE counter; PUBLISH)',
+    releasing((keys, holder) => releaseLockHeard(client, keys, holder, undefined, IDLE_MS)),
+  ],
   ['  without the idle time (GET; DEL; PUBLISH)', releasing((keys, holder) => releaseLockHeard(client, keys, holder))],
   ['release, raw compare-and-delete (GET; DEL)', releasing((keys, holder) => client.casDel(keys.lock, holder))],
 ];
@@ -103,10 +135,16 @@ try {
       const prepared = await prepare?.();
       await client.config('RESETSTAT');
       await run(prepared);
-      results[index].push(Number(/cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/.exec(await client.info('commandstats'))?.[1]));
+      results[index].push(
+        Number(
+          /cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/.exec(await client.info('commandstats'))?.[1],
+        ),
+      );
     }
   }
-  console.log(`redis-server µs per EVALSHA on fresh keys (node ${process.version}); medians of ${values.rounds} alternating rounds of ${calls} calls`);
+  console.log(
+    `redis-server µs per EVALSHA on fresh keys (node ${process.version}); medians of ${values.rounds} alternating rounds of ${calls} calls`,
+  );
   console.log('| script | µs per call |\n|---|--:|');
   rows.forEach(([label], index) => console.log(`| ${label} | ${median(results[index]).toFixed(2)} |`));
 } finally {

@@ -8,7 +8,9 @@ import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import { startRedis } from './lib/redis-server.mjs';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '5' }, spins: { type: 'string', default: '0,5,10,20,40' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '5' }, spins: { type: 'string', default: '0,5,10,20,40' } },
+});
 const spins = values.spins.split(',').map(Number);
 const median = (list) => [...list].sort((x, y) => x - y)[Math.floor(list.length / 2)];
 const spin = (us) => {
@@ -35,11 +37,15 @@ try {
       perRoundTrip[us].push(((performance.now() - startedAt) * 1000) / trips);
     }
   }
-  console.log(`one caller, trivial EVALSHA, ${values.rounds} interleaved rounds of 1 s, medians (node ${process.version})`);
+  console.log(
+    `one caller, trivial EVALSHA, ${values.rounds} interleaved rounds of 1 s, medians (node ${process.version})`,
+  );
   console.log('client work between round trips µs | µs per round trip | beyond the work');
   for (const us of spins) {
     const trip = median(perRoundTrip[us]);
-    console.log(`${String(us).padStart(34)} | ${trip.toFixed(1).padStart(17)} | ${(trip - us).toFixed(1).padStart(15)}`);
+    console.log(
+      `${String(us).padStart(34)} | ${trip.toFixed(1).padStart(17)} | ${(trip - us).toFixed(1).padStart(15)}`,
+    );
   }
 } finally {
   client.disconnect();

@@ -20,7 +20,8 @@ const SETTLE_MS = 5;
 
 const { createLockBackend, LockEngine } = await loadPackage();
 
-const percentile = (values, p) => [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.floor(values.length * p))];
+const percentile = (values, p) =>
+  [...values].sort((x, y) => x - y)[Math.min(values.length - 1, Math.floor(values.length * p))];
 
 /** The backend, telling `onWaiting` when one of its claims starts waiting for a change. */
 function observeWaiting(backend, onWaiting) {
@@ -46,7 +47,10 @@ function observeWaiting(backend, onWaiting) {
 async function measure(options) {
   let waiting;
   const a = new LockEngine(await createLockBackend(options), { leaseMs: 10_000 });
-  const b = new LockEngine(observeWaiting(await createLockBackend(options), () => waiting?.()), { leaseMs: 10_000 });
+  const b = new LockEngine(
+    observeWaiting(await createLockBackend(options), () => waiting?.()),
+    { leaseMs: 10_000 },
+  );
   try {
     const key = `bench:${randomUUID().slice(0, 8)}`;
     await (await a.acquire(key)).release(); // connect and warm up
@@ -78,7 +82,12 @@ async function measure(options) {
     };
     await Promise.all(Array.from({ length: WORKERS }, (_, i) => worker(i % 2 ? a : b)));
     const contendedPerSec = CONTENDED / ((performance.now() - started) / 1000);
-    return { sequentialPerSec, handoffMedianMs: median(handoffs), handoffP95Ms: percentile(handoffs, 0.95), contendedPerSec };
+    return {
+      sequentialPerSec,
+      handoffMedianMs: median(handoffs),
+      handoffP95Ms: percentile(handoffs, 0.95),
+      contendedPerSec,
+    };
   } finally {
     await Promise.allSettled([a.close(), b.close()]);
   }
@@ -94,13 +103,18 @@ const COLUMNS = [
 const [zookeeper, redis] = await Promise.all([startZookeeper(), startRedis()]);
 try {
   const stores = {
-    zookeeper: { type: 'zookeeper', connectionString: zookeeper.connectionString, rootPath: `/bench-${randomUUID().slice(0, 8)}` },
+    zookeeper: {
+      type: 'zookeeper',
+      connectionString: zookeeper.connectionString,
+      rootPath: `/bench-${randomUUID().slice(0, 8)}`,
+    },
     redis: { type: 'redis', url: redis.url },
   };
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
     const results = {};
-    for (const name of round % 2 ? ['redis', 'zookeeper'] : ['zookeeper', 'redis']) results[name] = await measure(stores[name]);
+    for (const name of round % 2 ? ['redis', 'zookeeper'] : ['zookeeper', 'redis'])
+      results[name] = await measure(stores[name]);
     rounds.push(results);
   }
   const row = (label, value) => `| ${label} | ${rounds.map((r) => value(r)).join(' | ')} |`;
@@ -109,8 +123,12 @@ try {
     row(`${label}: redis`, (r) => pick(r.redis).toFixed(digits)),
     row(`${label}: zookeeper / redis`, (r) => (pick(r.zookeeper) / pick(r.redis)).toFixed(2)),
   ]);
-  console.log(`${ROUNDS} rounds: ${SEQUENTIAL} sequential cycles, ${HANDOFFS} hand-offs between 2 instances, ${CONTENDED} contended cycles (${WORKERS} workers on 2 instances)`);
-  console.log(`| measure | ${rounds.map((_, i) => `round ${i + 1}`).join(' | ')} |\n|---|${rounds.map(() => '---').join('|')}|`);
+  console.log(
+    `${ROUNDS} rounds: ${SEQUENTIAL} sequential cycles, ${HANDOFFS} hand-offs between 2 instances, ${CONTENDED} contended cycles (${WORKERS} workers on 2 instances)`,
+  );
+  console.log(
+    `| measure | ${rounds.map((_, i) => `round ${i + 1}`).join(' | ')} |\n|---|${rounds.map(() => '---').join('|')}|`,
+  );
   console.log(lines.join('\n'));
 } finally {
   zookeeper.stop();

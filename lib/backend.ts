@@ -4,8 +4,23 @@
  * `describeLockBackendContract` under your test runner, as the built-in stores are verified.
  * @packageDocumentation
  */
-export type { LockBackend, LockClaim, ClaimRequest, AttemptResult, Acquired, Busy, BackendCapabilities } from './engine/lock-backend.js';
-export type { LockInspection, StoredHolder, StoredWaiter, StoredLockState, ListRequest, ListPage } from './engine/lock-inspection.js';
+export type {
+  LockBackend,
+  LockClaim,
+  ClaimRequest,
+  AttemptResult,
+  Acquired,
+  Busy,
+  BackendCapabilities,
+} from './engine/lock-backend.js';
+export type {
+  LockInspection,
+  StoredHolder,
+  StoredWaiter,
+  StoredLockState,
+  ListRequest,
+  ListPage,
+} from './engine/lock-inspection.js';
 export type { LockMode } from './engine/lock-mode.js';
 export { describeLockBackendContract, type LockBackendContractOptions } from './testing/lock-backend-contract.js';
 export type { InspectionAbilities } from './testing/inspection-contract.js';

@@ -82,6 +82,9 @@ export class StaleFenceError extends DistributedLockError {
     readonly highest: number,
     options?: ErrorOptions,
   ) {
-    super(`Fenced write to "${resource}" refused: fence ${fence} is below ${highest}, the highest the resource has accepted (a newer holder has written since)`, options);
+    super(
+      `Fenced write to "${resource}" refused: fence ${fence} is below ${highest}, the highest the resource has accepted (a newer holder has written since)`,
+      options,
+    );
   }
 }

@@ -22,13 +22,18 @@ export class AppModule implements OnApplicationShutdown {
   ) {}
 
   static register(config: SampleConfig): DynamicModule {
-    const fencedStore = (namespace: string) => (config.redisUrl ? new RedisStockStore(config.redisUrl, namespace) : new MemoryStockStore());
+    const fencedStore = (namespace: string) =>
+      config.redisUrl ? new RedisStockStore(config.redisUrl, namespace) : new MemoryStockStore();
     return {
       module: AppModule,
       imports: [
         // Request locks (sales, deliveries, stocktakes). On shutdown the HTTP server stops accepting and
         // answers the requests it has received before the locks drain (one setting for the app).
-        DistributedLockModule.forRoot({ backend: config.backend, keyPrefix: 'sample:lock:', stopAcceptingOnShutdown: config.stopAccepting !== false }),
+        DistributedLockModule.forRoot({
+          backend: config.backend,
+          keyPrefix: 'sample:lock:',
+          stopAcceptingOnShutdown: config.stopAccepting !== false,
+        }),
         // A second store for the few locks that must never be wrong (prices): etcd or PostgreSQL in production.
         DistributedLockModule.forRoot({ name: 'critical', backend: config.backend, keyPrefix: 'sample:critical:' }),
         // The restock job runs on a schedule in every instance; @LockedJob lets one run each tick.

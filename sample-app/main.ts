@@ -13,7 +13,10 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create(AppModule.register(config), { logger: ['error', 'warn'] });
   app.enableShutdownHooks();
   if (config.warehousePort !== undefined) {
-    app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port: config.warehousePort } }, { inheritAppConfig: true });
+    app.connectMicroservice(
+      { transport: Transport.TCP, options: { host: '127.0.0.1', port: config.warehousePort } },
+      { inheritAppConfig: true },
+    );
     await app.startAllMicroservices();
   }
   await app.listen(Number(process.env.PORT ?? 3000), '127.0.0.1');

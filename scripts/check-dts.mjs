@@ -40,11 +40,23 @@ function moduleReferences(file) {
   const add = (name, pos) => refs.push({ name, line: sf.getLineAndCharacterOfPosition(pos).line + 1 });
   for (const ref of sf.typeReferenceDirectives) add(ref.fileName, ref.pos);
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       add(node.moduleSpecifier.text, node.getStart());
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       add(node.moduleReference.expression.text, node.getStart());
-    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+    } else if (
+      ts.isImportTypeNode(node) &&
+      ts.isLiteralTypeNode(node.argument) &&
+      ts.isStringLiteral(node.argument.literal)
+    ) {
       add(node.argument.literal.text, node.getStart());
     } else if (ts.isModuleDeclaration(node) && ts.isStringLiteral(node.name)) {
       add(node.name.text, node.getStart()); // `declare module 'ioredis'` augmentation
@@ -57,7 +69,8 @@ function moduleReferences(file) {
 
 const dirs = process.argv.slice(2).length ? process.argv.slice(2) : ['dist/esm', 'dist/cjs'];
 const peers = optionalPeers();
-const isPeer = (name) => peers.some((peer) => name === peer || name.startsWith(`${peer}/`) || name === `@types/${peer}`);
+const isPeer = (name) =>
+  peers.some((peer) => name === peer || name.startsWith(`${peer}/`) || name === `@types/${peer}`);
 
 const problems = [];
 let checked = 0;
@@ -71,7 +84,8 @@ for (const dir of dirs) {
   for (const file of files) {
     checked++;
     for (const ref of moduleReferences(file)) {
-      if (isPeer(ref.name)) problems.push(`${relative(process.cwd(), file)}:${ref.line}: refers to optional peer '${ref.name}'`);
+      if (isPeer(ref.name))
+        problems.push(`${relative(process.cwd(), file)}:${ref.line}: refers to optional peer '${ref.name}'`);
     }
   }
 }
@@ -79,7 +93,11 @@ for (const dir of dirs) {
 if (problems.length) {
   console.error(`check-dts: ${problems.length} problem(s) in published declarations:`);
   for (const p of problems) console.error(`  ${p}`);
-  console.error(`Optional peers (${peers.join(', ')}) must not appear in .d.ts files: type driver objects loosely or with own interfaces, and use 'import type' only in non-exported code.`);
+  console.error(
+    `Optional peers (${peers.join(', ')}) must not appear in .d.ts files: type driver objects loosely or with own interfaces, and use 'import type' only in non-exported code.`,
+  );
   process.exit(1);
 }
-console.log(`check-dts: ${checked} declaration files in ${dirs.join(', ')} refer to no optional peer (${peers.join(', ')}).`);
+console.log(
+  `check-dts: ${checked} declaration files in ${dirs.join(', ')} refer to no optional peer (${peers.join(', ')}).`,
+);

@@ -1,10 +1,11 @@
 #!/usr/bin/env node
 // Checks that lib/'s imports run one way: each room (a folder of lib/, or a top-level file) may
 // import only the rooms below it in LAYERS, and no files import each other in a circle (type
-// imports count: a circle of types is still two files that cannot be read apart).
+// imports count: a circle of types is still two files that cannot be read apart), and that every
+// file name is kebab-case (`redis-claim.ts`, not `redis.claim.ts` or `redisClaim.ts`).
 // Usage: node scripts/check-layers.mjs   (exit 1 and a list of offending imports otherwise)
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const LIB = resolve(dirname(fileURLToPath(import.meta.url)), '../lib');
@@ -12,6 +13,7 @@ const LIB = resolve(dirname(fileURLToPath(import.meta.url)), '../lib');
 /** Bottom first. A room may import rooms listed before it (and itself). */
 export const LAYERS = [
   ['errors.ts'],
+  ['util'],
   ['engine'],
   ['backends', 'metrics', 'fencing', 'testing'],
   ['nest'],
@@ -19,6 +21,9 @@ export const LAYERS = [
   ['module'],
   ['index.ts', 'backend.ts'],
 ];
+
+/** `lock-engine.ts`: lower-case words of letters and digits joined by '-'. */
+export const isKebabCaseFile = (name) => /^[a-z0-9]+(-[a-z0-9]+)*\.ts$/.test(name);
 
 const levelOf = new Map(LAYERS.flatMap((rooms, level) => rooms.map((room) => [room, level])));
 
@@ -42,6 +47,12 @@ export function checkLayers() {
   const files = sourceFiles(LIB);
   const graph = new Map(files.map((file) => [file, importsOf(file)]));
   const problems = [];
+  for (const file of files) {
+    if (!isKebabCaseFile(basename(file)))
+      problems.push(
+        `${relative(LIB, file)}: file names in lib/ are kebab-case (lower-case words joined by '-', as in lock-engine.ts)`,
+      );
+  }
   for (const room of new Set(files.map(roomOf))) {
     if (!levelOf.has(room)) problems.push(`lib/${room} is in no layer of scripts/check-layers.mjs: place it`);
   }
@@ -50,11 +61,14 @@ export function checkLayers() {
       const from = roomOf(file);
       const to = roomOf(target);
       if (levelOf.get(to) > levelOf.get(from) || (levelOf.get(to) === levelOf.get(from) && to !== from)) {
-        problems.push(`${relative(LIB, file)} imports ${relative(LIB, target)}: ${from} may not import ${to} (it is not below it)`);
+        problems.push(
+          `${relative(LIB, file)} imports ${relative(LIB, target)}: ${from} may not import ${to} (it is not below it)`,
+        );
       }
     }
   }
-  for (const circle of circlesOf(graph)) problems.push(`circle: ${circle.map((file) => relative(LIB, file)).join(' -> ')}`);
+  for (const circle of circlesOf(graph))
+    problems.push(`circle: ${circle.map((file) => relative(LIB, file)).join(' -> ')}`);
   return problems;
 }
 
@@ -95,6 +109,10 @@ function circlesOf(graph) {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const problems = checkLayers();
   for (const problem of problems) console.error(problem);
-  console.log(problems.length === 0 ? 'lib/: every import runs down the layers, no circles' : `${problems.length} problem(s)`);
+  console.log(
+    problems.length === 0
+      ? 'lib/: every import runs down the layers, no circles, every file name kebab-case'
+      : `${problems.length} problem(s)`,
+  );
   process.exitCode = problems.length === 0 ? 0 : 1;
 }

@@ -24,7 +24,13 @@ function testFiles(dir) {
 /** The test files of `store`, sorted. */
 export function storeTestFiles(store) {
   const names = [store, ...(SHARED[store] ?? [])];
-  const belongs = (file) => names.some((name) => file.startsWith(`test/${name}/`) || basename(file).startsWith(`${name}.`) || basename(file).startsWith(`${name}-`));
+  const belongs = (file) =>
+    names.some(
+      (name) =>
+        file.startsWith(`test/${name}/`) ||
+        basename(file).startsWith(`${name}.`) ||
+        basename(file).startsWith(`${name}-`),
+    );
   return [...testFiles(join(ROOT, 'test')).filter(belongs), ...(EXTRA[store] ?? [])].sort();
 }
 

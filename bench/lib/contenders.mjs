@@ -19,7 +19,9 @@ async function ioredis(url, options = {}) {
 function ours(type) {
   return async ({ url }) => {
     const { LockEngine, createLockBackend } = await loadPackage();
-    const backend = await createLockBackend(type === 'memory' ? { type: 'memory' } : type === 'etcd' ? { type, urls: url } : { type, url });
+    const backend = await createLockBackend(
+      type === 'memory' ? { type: 'memory' } : type === 'etcd' ? { type, urls: url } : { type, url },
+    );
     const engine = new LockEngine(backend, { leaseMs: LEASE_MS, waitMs: WAIT_MS });
     return {
       engine,
@@ -33,7 +35,10 @@ function ours(type) {
 }
 
 /** The raw contender's release, for `client.defineCommand('casDel', COMPARE_AND_DELETE)`. */
-export const COMPARE_AND_DELETE = { numberOfKeys: 1, lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0" };
+export const COMPARE_AND_DELETE = {
+  numberOfKeys: 1,
+  lua: "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0",
+};
 
 // The two-round-trip floor: SET NX PX to take, a compare-and-delete script to release. A busy
 // lock is polled every `retryMs` (it has no notion of waiting).
@@ -92,13 +97,58 @@ function redlock(retryDelay, retryJitter) {
 /** name → { open, label, note, store } */
 export const CONTENDERS = {
   ours: { open: ours('redis'), store: 'redis', label: 'ours (redis)', note: 'this library, redis backend, LockEngine' },
-  raw: { open: raw(10), store: 'redis', label: 'raw ioredis', note: 'SET NX PX + compare-and-delete script; polls every 10 ms when busy' },
-  semaphore: { open: redisSemaphore(undefined), store: 'redis', label: 'redis-semaphore', note: 'Mutex, defaults (retryInterval 10 ms), acquireTimeout 120 s' },
-  'semaphore-fast': { open: redisSemaphore(1), store: 'redis', label: 'redis-semaphore 1ms', note: 'Mutex, retryInterval 1 ms, acquireTimeout 120 s' },
-  redlock: { open: redlock(undefined), store: 'redis', label: 'redlock', note: '@sesamecare-oss/redlock, one client, defaults (retryDelay 200 ms, jitter 100 ms), retryCount -1 (unbounded)' },
-  'redlock-fast': { open: redlock(2, 2), store: 'redis', label: 'redlock 2ms', note: '@sesamecare-oss/redlock, one client, retryDelay 2 ms, jitter 2 ms, retryCount -1' },
-  'ours-postgres': { open: ours('postgres'), store: 'postgres', label: 'ours (postgres)', note: 'this library, postgres backend, LockEngine' },
-  'ours-mysql': { open: ours('mysql'), store: 'mysql', label: 'ours (mysql)', note: 'this library, mysql backend (MariaDB), LockEngine' },
-  'ours-etcd': { open: ours('etcd'), store: 'etcd', label: 'ours (etcd)', note: 'this library, etcd backend, LockEngine' },
-  'ours-memory': { open: ours('memory'), store: 'memory', label: 'ours (memory)', note: 'this library, memory backend (one process only): the engine cost without a store' },
+  raw: {
+    open: raw(10),
+    store: 'redis',
+    label: 'raw ioredis',
+    note: 'SET NX PX + compare-and-delete script; polls every 10 ms when busy',
+  },
+  semaphore: {
+    open: redisSemaphore(undefined),
+    store: 'redis',
+    label: 'redis-semaphore',
+    note: 'Mutex, defaults (retryInterval 10 ms), acquireTimeout 120 s',
+  },
+  'semaphore-fast': {
+    open: redisSemaphore(1),
+    store: 'redis',
+    label: 'redis-semaphore 1ms',
+    note: 'Mutex, retryInterval 1 ms, acquireTimeout 120 s',
+  },
+  redlock: {
+    open: redlock(undefined),
+    store: 'redis',
+    label: 'redlock',
+    note: '@sesamecare-oss/redlock, one client, defaults (retryDelay 200 ms, jitter 100 ms), retryCount -1 (unbounded)',
+  },
+  'redlock-fast': {
+    open: redlock(2, 2),
+    store: 'redis',
+    label: 'redlock 2ms',
+    note: '@sesamecare-oss/redlock, one client, retryDelay 2 ms, jitter 2 ms, retryCount -1',
+  },
+  'ours-postgres': {
+    open: ours('postgres'),
+    store: 'postgres',
+    label: 'ours (postgres)',
+    note: 'this library, postgres backend, LockEngine',
+  },
+  'ours-mysql': {
+    open: ours('mysql'),
+    store: 'mysql',
+    label: 'ours (mysql)',
+    note: 'this library, mysql backend (MariaDB), LockEngine',
+  },
+  'ours-etcd': {
+    open: ours('etcd'),
+    store: 'etcd',
+    label: 'ours (etcd)',
+    note: 'this library, etcd backend, LockEngine',
+  },
+  'ours-memory': {
+    open: ours('memory'),
+    store: 'memory',
+    label: 'ours (memory)',
+    note: 'this library, memory backend (one process only): the engine cost without a store',
+  },
 };

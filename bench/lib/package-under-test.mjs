@@ -3,7 +3,9 @@
 // in the same tree cannot delete halfway through a run.
 import { pathToFileURL } from 'node:url';
 
-const url = process.env.NDL_BENCH_DIST ? pathToFileURL(process.env.NDL_BENCH_DIST).href : new URL('../../dist/esm/index.js', import.meta.url).href;
+const url = process.env.NDL_BENCH_DIST
+  ? pathToFileURL(process.env.NDL_BENCH_DIST).href
+  : new URL('../../dist/esm/index.js', import.meta.url).href;
 
 export const loadPackage = () => import(url);
 

@@ -16,9 +16,32 @@ export async function startPostgres() {
   const owner = asRoot ? { uid: id('-u'), gid: id('-g') } : {};
   const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-pg-'));
   if (asRoot) chownSync(dir, owner.uid, owner.gid);
-  execFileSync(`${BIN}/initdb`, ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'], { ...owner, stdio: 'ignore' });
+  execFileSync(
+    `${BIN}/initdb`,
+    ['-D', dir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+    { ...owner, stdio: 'ignore' },
+  );
   const port = await freePort();
-  const child = spawn(`${BIN}/postgres`, ['-D', dir, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'], { ...owner, stdio: 'ignore' });
+  const child = spawn(
+    `${BIN}/postgres`,
+    [
+      '-D',
+      dir,
+      '-p',
+      String(port),
+      '-k',
+      dir,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+    ],
+    { ...owner, stdio: 'ignore' },
+  );
   const stop = () => {
     child.kill('SIGINT');
     return new Promise((resolve) => {
@@ -34,7 +57,9 @@ export async function startPostgres() {
     try {
       execFileSync(`${BIN}/pg_isready`, ['-q', '-h', '127.0.0.1', '-p', String(port)]);
       break;
-    } catch {}
+    } catch {
+      // not ready yet
+    }
     if (i > 400) {
       await stop();
       throw new Error('postgres did not start');

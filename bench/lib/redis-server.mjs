@@ -23,15 +23,28 @@ export function redisVersion() {
 /** redis-server's CPU time so far, in µs (user + system, `INFO cpu`); `cli` is a started server's. */
 export function redisCpuUs(cli) {
   const info = cli('INFO', 'cpu');
-  return ['used_cpu_sys', 'used_cpu_user'].reduce((sum, name) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]), 0) * 1e6;
+  return (
+    ['used_cpu_sys', 'used_cpu_user'].reduce(
+      (sum, name) => sum + Number(new RegExp(`${name}:([\\d.]+)`).exec(info)[1]),
+      0,
+    ) * 1e6
+  );
 }
 
 /** Starts redis-server (with `extraArgs`, e.g. --replicaof; on `port`, else a free one); resolves { url, port, pid, cli(...args), stop() }. */
 export async function startRedis(extraArgs = [], port = undefined) {
   port ??= await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-redis-'));
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], { stdio: 'ignore' });
-  const cli = (...args) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
+    { stdio: 'ignore' },
+  );
+  const cli = (...args) =>
+    execFileSync('redis-cli', ['-p', String(port), ...args], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    }).trim();
   const stop = () => {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -39,7 +52,9 @@ export async function startRedis(extraArgs = [], port = undefined) {
   for (let i = 0; ; i++) {
     try {
       if (cli('PING') === 'PONG') break;
-    } catch {}
+    } catch {
+      // not up yet
+    }
     if (i > 200) {
       stop();
       throw new Error('redis-server did not start (is it installed? apt-get install redis-server)');

@@ -22,7 +22,11 @@ export function summarise(workload, results) {
   // The cost per request over a baseline (workload 4: the unguarded endpoint), from the median throughputs.
   if (workload.baseline && contenders[workload.baseline]) {
     const baseline = contenders[workload.baseline].median[workload.metric];
-    for (const name of names) contenders[name].median.usPerRequestOverBaseline = round(1e6 / contenders[name].median[workload.metric] - 1e6 / baseline, 1);
+    for (const name of names)
+      contenders[name].median.usPerRequestOverBaseline = round(
+        1e6 / contenders[name].median[workload.metric] - 1e6 / baseline,
+        1,
+      );
   }
   const ours = oursIn(names);
   const ratios = {};
@@ -34,16 +38,39 @@ export function summarise(workload, results) {
   const pairs = (workload.pairs ?? [])
     .filter(([a, b]) => results[a] && results[b])
     .map(([a, b]) => {
-      const ratioOf = (field) => round(pairedRatio(results[a].map((r) => r[field]), results[b].map((r) => r[field])), 3);
-      return { of: a, to: b, ratio: ratioOf(workload.metric), ...(results[a][0]?.serverCpuUsPerRequest === undefined ? {} : { cpuRatio: ratioOf('serverCpuUsPerRequest') }) };
+      const ratioOf = (field) =>
+        round(
+          pairedRatio(
+            results[a].map((r) => r[field]),
+            results[b].map((r) => r[field]),
+          ),
+          3,
+        );
+      return {
+        of: a,
+        to: b,
+        ratio: ratioOf(workload.metric),
+        ...(results[a][0]?.serverCpuUsPerRequest === undefined ? {} : { cpuRatio: ratioOf('serverCpuUsPerRequest') }),
+      };
     });
-  return { id: workload.id, title: workload.title, metric: workload.metric, unit: workload.unit, higherIsBetter: workload.higherIsBetter, ours, contenders, ratios, pairs };
+  return {
+    id: workload.id,
+    title: workload.title,
+    metric: workload.metric,
+    unit: workload.unit,
+    higherIsBetter: workload.higherIsBetter,
+    ours,
+    contenders,
+    ratios,
+    pairs,
+  };
 }
 
 function roundAll(value) {
   if (typeof value === 'number') return round(value, 4);
   if (Array.isArray(value)) return value.map(roundAll);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, roundAll(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, roundAll(v)]));
   return value;
 }
 
@@ -79,18 +106,28 @@ function format(value, digits) {
 }
 
 export function markdownTable(report) {
-  const lines = [`Run ${report.meta.date} (${report.meta.mode}, ${report.meta.durationSeconds} s): node ${report.meta.node}, redis ${report.meta.redis}, ${report.meta.cpus}. Medians over rounds; "ours ÷ it" is the median of per-round paired ratios of the workload's main metric (${'>'}1 = ours higher).`, ''];
+  const lines = [
+    `Run ${report.meta.date} (${report.meta.mode}, ${report.meta.durationSeconds} s): node ${report.meta.node}, redis ${report.meta.redis}, ${report.meta.cpus}. Medians over rounds; "ours ÷ it" is the median of per-round paired ratios of the workload's main metric (${'>'}1 = ours higher).`,
+    '',
+  ];
   for (const workload of report.workloads) {
     const names = Object.keys(workload.contenders);
-    const fields = Object.keys(COLUMNS).filter((field) => names.some((name) => workload.contenders[name].median[field] !== undefined));
-    lines.push(`**${workload.title}** — main metric: ${workload.unit} (${workload.higherIsBetter ? 'higher' : 'lower'} is better)`, '');
+    const fields = Object.keys(COLUMNS).filter((field) =>
+      names.some((name) => workload.contenders[name].median[field] !== undefined),
+    );
+    lines.push(
+      `**${workload.title}** — main metric: ${workload.unit} (${workload.higherIsBetter ? 'higher' : 'lower'} is better)`,
+      '',
+    );
     lines.push(`| contender | ${fields.map((f) => COLUMNS[f][0]).join(' | ')} | ours ÷ it |`);
     lines.push(`|---|${fields.map(() => '--:').join('|')}|--:|`);
     for (const name of names) {
       const median = workload.contenders[name].median;
       const ratio = workload.ratios[name];
       const label = report.contenders[name]?.label ?? name;
-      lines.push(`| ${name === workload.ours ? `**${label}**` : label} | ${fields.map((f) => format(median[f], COLUMNS[f][1])).join(' | ')} | ${ratio == null ? '' : `${ratio.toFixed(2)}x`} |`);
+      lines.push(
+        `| ${name === workload.ours ? `**${label}**` : label} | ${fields.map((f) => format(median[f], COLUMNS[f][1])).join(' | ')} | ${ratio == null ? '' : `${ratio.toFixed(2)}x`} |`,
+      );
     }
     lines.push('');
     const labelOf = (name) => report.contenders[name]?.label ?? name;
@@ -117,7 +154,10 @@ export function writeReport(report, outDir) {
   const end = '<!-- bench:table:end -->';
   if (existsSync(doc) && readFileSync(doc, 'utf8').includes(start)) {
     const text = readFileSync(doc, 'utf8');
-    write('benchmarks.md', `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`);
+    write(
+      'benchmarks.md',
+      `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`,
+    );
   } else {
     write('benchmarks-table.md', `${table}\n`);
   }

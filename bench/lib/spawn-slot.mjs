@@ -6,7 +6,9 @@ const SLOT = fileURLToPath(new URL('./slot.mjs', import.meta.url));
 
 /** Starts one slot; returns { child, lines: async iterator helpers, result: Promise }. */
 export function startSlot(spec, { timeoutMs = 180_000 } = {}) {
-  const child = spawn(process.execPath, ['--expose-gc', SLOT, JSON.stringify(spec)], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--expose-gc', SLOT, JSON.stringify(spec)], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   const waiters = [];
@@ -19,14 +21,18 @@ export function startSlot(spec, { timeoutMs = 180_000 } = {}) {
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
   exited.then(() => clearTimeout(timer));
-  const describe = () => `slot ${JSON.stringify(spec).slice(0, 200)}: ${stderr.trim().split('\n').slice(-5).join(' | ') || 'no output'}`;
+  const describe = () =>
+    `slot ${JSON.stringify(spec).slice(0, 200)}: ${stderr.trim().split('\n').slice(-5).join(' | ') || 'no output'}`;
 
   /** Resolves the first stdout line starting with `prefix` (its rest), rejects if the child exits first. */
   const line = (prefix) =>
     new Promise((resolve, reject) => {
       const check = () => {
         // Complete lines only: a long result arrives in several chunks.
-        const found = stdout.slice(0, stdout.lastIndexOf('\n') + 1).split('\n').find((l) => l.startsWith(prefix));
+        const found = stdout
+          .slice(0, stdout.lastIndexOf('\n') + 1)
+          .split('\n')
+          .find((l) => l.startsWith(prefix));
         if (found === undefined) return false;
         waiters.splice(waiters.indexOf(check), 1);
         resolve(found.slice(prefix.length).trim());

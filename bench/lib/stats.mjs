@@ -17,7 +17,8 @@ export function quantile(sorted, q) {
 export function pairedRatio(aRounds, bRounds) {
   const ratios = [];
   for (let i = 0; i < Math.min(aRounds.length, bRounds.length); i++) {
-    if (typeof aRounds[i] === 'number' && typeof bRounds[i] === 'number' && bRounds[i] > 0) ratios.push(aRounds[i] / bRounds[i]);
+    if (typeof aRounds[i] === 'number' && typeof bRounds[i] === 'number' && bRounds[i] > 0)
+      ratios.push(aRounds[i] / bRounds[i]);
   }
   return median(ratios);
 }

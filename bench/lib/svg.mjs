@@ -1,7 +1,18 @@
 // A dependency-free SVG bar chart: one group per throughput workload, one bar per contender,
 // each bar's length relative to the best contender of its workload, labelled with its median.
 
-const COLORS = { ours: '#d9480f', 'ours-memory': '#f08c00', raw: '#495057', semaphore: '#1971c2', 'semaphore-fast': '#74c0fc', redlock: '#2f9e44', 'redlock-fast': '#8ce99a', unguarded: '#495057', 'locked-memory': '#d9480f', 'locked-redis': '#f08c00' };
+const COLORS = {
+  ours: '#d9480f',
+  'ours-memory': '#f08c00',
+  raw: '#495057',
+  semaphore: '#1971c2',
+  'semaphore-fast': '#74c0fc',
+  redlock: '#2f9e44',
+  'redlock-fast': '#8ce99a',
+  unguarded: '#495057',
+  'locked-memory': '#d9480f',
+  'locked-redis': '#f08c00',
+};
 const escape = (text) => String(text).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 export function renderSvg(report) {
@@ -21,10 +32,19 @@ export function renderSvg(report) {
     names.forEach((name, i) => {
       const value = values[i];
       const length = Math.max(1, (value / best) * barMax);
-      const extra = workload.contenders[name].median.fairness !== undefined ? `  fair ${workload.contenders[name].median.fairness.toFixed(2)}, barging ${(workload.contenders[name].median.bargingShare * 100).toFixed(0)}%` : '';
-      parts.push(`<text x="${labelWidth - 6}" y="${y + 12}" text-anchor="end">${escape(report.contenders[name]?.label ?? name)}</text>`);
-      parts.push(`<rect x="${labelWidth}" y="${y}" width="${length.toFixed(1)}" height="${barHeight}" fill="${COLORS[name] ?? '#868e96'}"/>`);
-      parts.push(`<text x="${labelWidth + length + 6}" y="${y + 12}">${Math.round(value).toLocaleString('en-US')}${escape(extra)}</text>`);
+      const extra =
+        workload.contenders[name].median.fairness !== undefined
+          ? `  fair ${workload.contenders[name].median.fairness.toFixed(2)}, barging ${(workload.contenders[name].median.bargingShare * 100).toFixed(0)}%`
+          : '';
+      parts.push(
+        `<text x="${labelWidth - 6}" y="${y + 12}" text-anchor="end">${escape(report.contenders[name]?.label ?? name)}</text>`,
+      );
+      parts.push(
+        `<rect x="${labelWidth}" y="${y}" width="${length.toFixed(1)}" height="${barHeight}" fill="${COLORS[name] ?? '#868e96'}"/>`,
+      );
+      parts.push(
+        `<text x="${labelWidth + length + 6}" y="${y + 12}">${Math.round(value).toLocaleString('en-US')}${escape(extra)}</text>`,
+      );
       y += barHeight + 4;
     });
     y += 22;

@@ -24,10 +24,33 @@ export async function startZookeeper() {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'ndl-bench-zk-'));
   mkdirSync(join(dir, 'data'));
-  const config = ['tickTime=500', 'initLimit=10', 'syncLimit=5', `dataDir=${join(dir, 'data')}`, `clientPort=${port}`, 'clientPortAddress=127.0.0.1', 'admin.enableServer=false', '4lw.commands.whitelist=*', 'forceSync=no'];
+  const config = [
+    'tickTime=500',
+    'initLimit=10',
+    'syncLimit=5',
+    `dataDir=${join(dir, 'data')}`,
+    `clientPort=${port}`,
+    'clientPortAddress=127.0.0.1',
+    'admin.enableServer=false',
+    '4lw.commands.whitelist=*',
+    'forceSync=no',
+  ];
   writeFileSync(join(dir, 'zoo.cfg'), config.join('\n') + '\n');
   const classpath = '/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar';
-  const child = spawn('/usr/bin/java', ['-Xmx192m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1', '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn', '-cp', classpath, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', join(dir, 'zoo.cfg')], { stdio: 'ignore' });
+  const child = spawn(
+    '/usr/bin/java',
+    [
+      '-Xmx192m',
+      '-XX:+UseSerialGC',
+      '-XX:TieredStopAtLevel=1',
+      '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
+      '-cp',
+      classpath,
+      'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+      join(dir, 'zoo.cfg'),
+    ],
+    { stdio: 'ignore' },
+  );
   const stop = () => {
     child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
@@ -35,7 +58,9 @@ export async function startZookeeper() {
   for (let i = 0; !/^Mode: /m.test(await fourLetterWord(port, 'srvr')); i++) {
     if (i > 600) {
       stop();
-      throw new Error('ZooKeeper did not start (is java installed, with /usr/share/java/zookeeper.jar? apt-get install zookeeper)');
+      throw new Error(
+        'ZooKeeper did not start (is java installed, with /usr/share/java/zookeeper.jar? apt-get install zookeeper)',
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -23,7 +23,8 @@ const WAIT_MS = 10_000;
 function decorate(cls, method, decorators, params = []) {
   let descriptor = Object.getOwnPropertyDescriptor(cls.prototype, method);
   for (const [index, param] of params.entries()) param(cls.prototype, method, index);
-  for (const decorator of [...decorators].reverse()) descriptor = decorator(cls.prototype, method, descriptor) ?? descriptor;
+  for (const decorator of [...decorators].reverse())
+    descriptor = decorator(cls.prototype, method, descriptor) ?? descriptor;
   Object.defineProperty(cls.prototype, method, descriptor);
   return cls;
 }
@@ -67,11 +68,18 @@ async function allocationProfile(stats) {
   if (handledAtStart === undefined) {
     handledAtStart = stats.handled;
     allocations.connect();
-    await allocations.post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+    await allocations.post('HeapProfiler.startSampling', {
+      samplingInterval: 256,
+      includeObjectsCollectedByMajorGC: true,
+      includeObjectsCollectedByMinorGC: true,
+    });
     return;
   }
   const { profile } = await allocations.post('HeapProfiler.stopSampling');
-  writeFileSync(ALLOC_PROFILE, JSON.stringify({ contender: CONTENDER, requests: stats.handled - handledAtStart, profile }));
+  writeFileSync(
+    ALLOC_PROFILE,
+    JSON.stringify({ contender: CONTENDER, requests: stats.handled - handledAtStart, profile }),
+  );
 }
 // The runner asks for the sales made, the requests handled, the CPU spent and the bytes allocated so far.
 process.on('message', async (message) => {
@@ -145,12 +153,28 @@ async function contender() {
       return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor)], providers: [NoopInterceptor] };
     case 'noop2':
       // Two of them: what a second interceptor level (one more on the same route) costs.
-      return { imports: [], decorators: [...route, UseInterceptors(NoopInterceptor, NoopInterceptor2)], providers: [NoopInterceptor, NoopInterceptor2] };
+      return {
+        imports: [],
+        decorators: [...route, UseInterceptors(NoopInterceptor, NoopInterceptor2)],
+        providers: [NoopInterceptor, NoopInterceptor2],
+      };
     case 'hand':
-      return { imports: [], decorators: [...route, UseInterceptors(HandLockInterceptor)], providers: [HandLockInterceptor] };
+      return {
+        imports: [],
+        decorators: [...route, UseInterceptors(HandLockInterceptor)],
+        providers: [HandLockInterceptor],
+      };
     case 'murlock': {
       const { MurLock, MurLockModule } = await import('murlock');
-      const module = MurLockModule.forRoot({ redisOptions: { url: REDIS_URL }, wait: 50, maxAttempts: 20, logLevel: 'none', ignoreUnlockFail: false, failFastOnRedisError: false, blocking: false });
+      const module = MurLockModule.forRoot({
+        redisOptions: { url: REDIS_URL },
+        wait: 50,
+        maxAttempts: 20,
+        logLevel: 'none',
+        ignoreUnlockFail: false,
+        failFastOnRedisError: false,
+        blocking: false,
+      });
       return { imports: [module], decorators: [...route, MurLock(LEASE_MS, 'id')] };
     }
     case 'anchan828': {
@@ -158,25 +182,42 @@ async function contender() {
       const { Redlock, RedlockModule } = createRequire(import.meta.url)('@anchan828/nest-redlock');
       const module = RedlockModule.register({
         clients: [new Redis(REDIS_URL)],
-        settings: { driftFactor: 0.01, retryCount: 50, retryDelay: 200, retryJitter: 200, automaticExtensionThreshold: 500 },
+        settings: {
+          driftFactor: 0.01,
+          retryCount: 50,
+          retryDelay: 200,
+          retryJitter: 200,
+          automaticExtensionThreshold: 500,
+        },
         duration: LEASE_MS,
       });
       return { imports: [module], decorators: [...route, Redlock((_target, id) => `item:${id}`)] };
     }
     case 'universal': {
       const { Redlock, RedlockModule, IoredisAdapter } = await import('nestjs-redlock-universal');
-      const module = RedlockModule.forRoot({ nodes: [new IoredisAdapter(new Redis(REDIS_URL))], defaultTtl: LEASE_MS, retryAttempts: 50, retryDelay: 200 });
+      const module = RedlockModule.forRoot({
+        nodes: [new IoredisAdapter(new Redis(REDIS_URL))],
+        defaultTtl: LEASE_MS,
+        retryAttempts: 50,
+        retryDelay: 200,
+      });
       return { imports: [module], decorators: [...route, Redlock({ key: (id) => `item:${id}` })] };
     }
     case 'ours-unlocked': {
       // This library's module imported (as an app that locks elsewhere has it), the route itself locking nothing.
       const { DistributedLockModule } = await import(pathToFileURL(LIB).href);
-      return { imports: [DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } })], decorators: route };
+      return {
+        imports: [DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL } })],
+        decorators: route,
+      };
     }
     case 'service': {
       // The same engine without @Locked: the handler takes the lock itself (LockService.withLock), no interceptor, no method wrapper.
       const { DistributedLockModule, LockService } = await import(pathToFileURL(LIB).href);
-      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL }, ...(CONTENDER.endsWith('-nomap') ? { mapErrors: false } : {}) });
+      const module = DistributedLockModule.forRoot({
+        backend: { type: 'redis', url: REDIS_URL },
+        ...(CONTENDER.endsWith('-nomap') ? { mapErrors: false } : {}),
+      });
       Inject(LockService)(ItemsController, undefined, 0);
       ItemsController.prototype.buy = function buy(id) {
         return this.locks.withLock(`item:${id}`, () => sell(id), { leaseMs: LEASE_MS, waitMs: WAIT_MS });
@@ -186,8 +227,14 @@ async function contender() {
     default: {
       // 'ours', or any other name for another build of this library (LIB points at its esm/index.js).
       const { DistributedLockModule, Locked } = await import(pathToFileURL(LIB).href);
-      const module = DistributedLockModule.forRoot({ backend: { type: 'redis', url: REDIS_URL }, ...(CONTENDER === 'ours-nomap' ? { mapErrors: false } : {}) });
-      return { imports: [module], decorators: [...route, Locked({ key: 'item:{params.id}', leaseMs: LEASE_MS, waitMs: WAIT_MS })] };
+      const module = DistributedLockModule.forRoot({
+        backend: { type: 'redis', url: REDIS_URL },
+        ...(CONTENDER === 'ours-nomap' ? { mapErrors: false } : {}),
+      });
+      return {
+        imports: [module],
+        decorators: [...route, Locked({ key: 'item:{params.id}', leaseMs: LEASE_MS, waitMs: WAIT_MS })],
+      };
     }
   }
 }

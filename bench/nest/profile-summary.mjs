@@ -29,5 +29,12 @@ for (const [id, us] of self) {
   functions.set(name, (functions.get(name) ?? 0) + us);
 }
 const n = Number(requests);
-const show = (map, count) => [...map].sort((a, b) => b[1] - a[1]).slice(0, count).map(([k, us]) => `${(us / n).toFixed(1).padStart(8)} µs/req  ${k}`).join('\n');
-console.log(`self time per request (${n} requests):\n${show(areas, 40)}\n\ntop functions:\n${show(functions, Number(top))}`);
+const show = (map, count) =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([k, us]) => `${(us / n).toFixed(1).padStart(8)} µs/req  ${k}`)
+    .join('\n');
+console.log(
+  `self time per request (${n} requests):\n${show(areas, 40)}\n\ntop functions:\n${show(functions, Number(top))}`,
+);

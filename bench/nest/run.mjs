@@ -52,7 +52,17 @@ const OURS_VARIANTS = ['ours-nomap', 'ours-service', 'ours-service-nomap', 'ours
 const DEFAULT_CONTENDERS = ['ours', 'murlock', 'anchan828', 'universal', 'hand', 'ours-unlocked', 'none'];
 
 function parseArgs(argv) {
-  const options = { contenders: [...DEFAULT_CONTENDERS], workloads: ['distinct', 'hot'], rounds: 3, duration: 6, warmup: 1, connections: 32, procs: 3, builds: { ours: join(root, 'dist') }, json: undefined };
+  const options = {
+    contenders: [...DEFAULT_CONTENDERS],
+    workloads: ['distinct', 'hot'],
+    rounds: 3,
+    duration: 6,
+    warmup: 1,
+    connections: 32,
+    procs: 3,
+    builds: { ours: join(root, 'dist') },
+    json: undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const name = argv[i];
     const value = () => argv[++i];
@@ -84,7 +94,8 @@ function stageBuild(name, dir) {
   const target = join(here, '.lib', name);
   rmSync(target, { recursive: true, force: true });
   mkdirSync(target, { recursive: true });
-  if (!existsSync(join(dir, 'esm/index.js'))) throw new Error(`${dir}/esm/index.js not found: build it first (npm run build)`);
+  if (!existsSync(join(dir, 'esm/index.js')))
+    throw new Error(`${dir}/esm/index.js not found: build it first (npm run build)`);
   cpSync(join(dir, 'esm'), join(target, 'esm'), { recursive: true });
   writeFileSync(join(target, 'package.json'), '{"type":"module"}\n');
   return join(target, 'esm/index.js');
@@ -111,9 +122,19 @@ async function startApps(contender, lib, workload, count, redis, basePort, profi
   for (let i = 0; i < count; i++) {
     const port = basePort + i;
     const child = fork(join(here, 'app.mjs'), [], {
-      env: { ...process.env, CONTENDER: contender, PORT: String(port), REDIS_URL: redis.url, LIB: lib ?? '', WORKLOAD: workload, ...(allocProfile ? { ALLOC_PROFILE: `${allocProfile}-${i}.json` } : {}) },
+      env: {
+        ...process.env,
+        CONTENDER: contender,
+        PORT: String(port),
+        REDIS_URL: redis.url,
+        LIB: lib ?? '',
+        WORKLOAD: workload,
+        ...(allocProfile ? { ALLOC_PROFILE: `${allocProfile}-${i}.json` } : {}),
+      },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir] : [],
+      execArgv: profileDir
+        ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir]
+        : [],
     });
     await new Promise((resolve, reject) => {
       child.once('message', resolve);
@@ -127,12 +148,18 @@ async function startApps(contender, lib, workload, count, redis, basePort, profi
 
 async function stopApps(apps) {
   await Promise.all(
-    apps.map(({ child }) => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-      child.once('exit', () => { clearTimeout(timer); resolve(); });
-      child.kill('SIGTERM');
-    })),
+    apps.map(
+      ({ child }) =>
+        new Promise((resolve) => {
+          if (child.exitCode !== null) return resolve();
+          const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+          child.once('exit', () => {
+            clearTimeout(timer);
+            resolve();
+          });
+          child.kill('SIGTERM');
+        }),
+    ),
   );
 }
 
@@ -143,16 +170,31 @@ async function load(apps, workload, connections, seconds, tag) {
   let failed = 0;
   let next = 0;
   const shares = apps.map((_, i) => Math.floor(connections / apps.length) + (i < connections % apps.length ? 1 : 0));
-  await Promise.all(apps.map(({ port }, i) => {
-    const requests = [{ method: 'POST', setupRequest: (request) => ({ ...request, path: workload === 'hot' ? '/items/hot/buy' : `/items/${tag}-${next++}/buy` }) }];
-    const instance = autocannon({ url: `http://127.0.0.1:${port}`, connections: shares[i], duration: seconds, requests });
-    instance.on('response', (_client, status, _bytes, ms) => {
-      latencies.push(ms);
-      if (status >= 200 && status < 300) ok++;
-      else failed++;
-    });
-    return instance;
-  }));
+  await Promise.all(
+    apps.map(({ port }, i) => {
+      const requests = [
+        {
+          method: 'POST',
+          setupRequest: (request) => ({
+            ...request,
+            path: workload === 'hot' ? '/items/hot/buy' : `/items/${tag}-${next++}/buy`,
+          }),
+        },
+      ];
+      const instance = autocannon({
+        url: `http://127.0.0.1:${port}`,
+        connections: shares[i],
+        duration: seconds,
+        requests,
+      });
+      instance.on('response', (_client, status, _bytes, ms) => {
+        latencies.push(ms);
+        if (status >= 200 && status < 300) ok++;
+        else failed++;
+      });
+      return instance;
+    }),
+  );
   return { latencies, ok, failed };
 }
 
@@ -177,7 +219,9 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
   if (workload === 'hot') redis.cli('SET', 'stock:hot', String(STOCK));
   const profileDir = options.profile && join(options.profile, `${contender}-${workload}-c${options.connections}`);
   if (options.allocProfile) mkdirSync(options.allocProfile, { recursive: true });
-  const allocProfile = options.allocProfile && join(options.allocProfile, `${contender}-${workload}-c${options.connections}-r${round + 1}`);
+  const allocProfile =
+    options.allocProfile &&
+    join(options.allocProfile, `${contender}-${workload}-c${options.connections}-r${round + 1}`);
   const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile);
   try {
     await load(apps, workload, options.connections, options.warmup, `w${round}${contender}`);
@@ -188,18 +232,24 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const calls = commandCalls(redis.cli) - callsBefore;
     const after = await Promise.all(apps.map(({ child }) => ask(child)));
-    const cpuUs = after.reduce((sum, s, i) => sum + s.cpu.user + s.cpu.system - before[i].cpu.user - before[i].cpu.system, 0);
+    const cpuUs = after.reduce(
+      (sum, s, i) => sum + s.cpu.user + s.cpu.system - before[i].cpu.user - before[i].cpu.system,
+      0,
+    );
     const responses = result.ok + result.failed;
     const allocated = after.reduce((sum, s, i) => sum + s.allocated - before[i].allocated, 0);
     const sorted = Float64Array.from(result.latencies).sort();
-    const handlerCalls = workload === 'hot' ? 2 * (after.reduce((s, a) => s + a.sold, 0) - before.reduce((s, b) => s + b.sold, 0)) : 0;
+    const handlerCalls =
+      workload === 'hot' ? 2 * (after.reduce((s, a) => s + a.sold, 0) - before.reduce((s, b) => s + b.sold, 0)) : 0;
     let oversold;
     if (workload === 'hot') {
       const sold = await settleSales(apps);
       oversold = sold - (STOCK - Number(redis.cli('GET', 'stock:hot')));
     }
     return {
-      contender, workload, round,
+      contender,
+      workload,
+      round,
       rps: result.ok / seconds,
       failed: result.failed,
       p50: percentile(sorted, 50),
@@ -220,7 +270,10 @@ const median = (values) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 };
-const fmt = (value, digits = 0) => (Number.isFinite(value) ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }) : '');
+const fmt = (value, digits = 0) =>
+  Number.isFinite(value)
+    ? value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+    : '';
 
 function report(results, options) {
   const lines = [];
@@ -245,7 +298,9 @@ function report(results, options) {
     const peers = rows.filter((row) => PEERS.has(row.contender));
     // The baseline of the ratios: each round's fastest peer; without peers, the last contender listed.
     const baseline = peers.length ? peers : rows.slice(-1);
-    const baselineName = peers.length ? 'fastest peer' : NAMES[rows.at(-1).contender] ?? `ours (${rows.at(-1).contender})`;
+    const baselineName = peers.length
+      ? 'fastest peer'
+      : (NAMES[rows.at(-1).contender] ?? `ours (${rows.at(-1).contender})`);
     /** Paired: each round's ratio to that round's baseline run, then the median and range over rounds. */
     const paired = (row, field) => {
       const ratios = [];
@@ -261,20 +316,35 @@ function report(results, options) {
     };
     const title = workload === 'hot' ? `one hot key, ${options.procs} processes` : 'distinct keys (no contention)';
     lines.push(`### ${title}`, '');
-    lines.push(`| contender | req/s | req/s ÷ ${baselineName} (paired: median, range) | CPU/req ÷ ${baselineName} (paired) | p50 ms | p99 ms | app CPU µs/req | app heap KB allocated/req | Redis commands/req (lock) | non-2xx | ${workload === 'hot' ? 'oversold | ' : ''}round noise |`);
+    lines.push(
+      `| contender | req/s | req/s ÷ ${baselineName} (paired: median, range) | CPU/req ÷ ${baselineName} (paired) | p50 ms | p99 ms | app CPU µs/req | app heap KB allocated/req | Redis commands/req (lock) | non-2xx | ${workload === 'hot' ? 'oversold | ' : ''}round noise |`,
+    );
     lines.push(`|---|---|---|---|---|---|---|---|---|---|${workload === 'hot' ? '---|' : ''}---|`);
     for (const row of rows) {
       const oversold = workload === 'hot' ? `${row.oversold} | ` : '';
-      lines.push(`| ${NAMES[row.contender] ?? `ours (${row.contender})`} | ${fmt(row.rps)} | ${paired(row, 'rps')} | ${paired(row, 'cpuUsPerRequest')} | ${fmt(row.p50, 1)} | ${fmt(row.p99, 1)} | ${fmt(row.cpu)} | ${fmt(row.heap, 1)} | ${fmt(row.commands, 1)} | ${row.failed} | ${oversold}${fmt(row.noise * 100, 1)} % |`);
+      lines.push(
+        `| ${NAMES[row.contender] ?? `ours (${row.contender})`} | ${fmt(row.rps)} | ${paired(row, 'rps')} | ${paired(row, 'cpuUsPerRequest')} | ${fmt(row.p50, 1)} | ${fmt(row.p99, 1)} | ${fmt(row.cpu)} | ${fmt(row.heap, 1)} | ${fmt(row.commands, 1)} | ${row.failed} | ${oversold}${fmt(row.noise * 100, 1)} % |`,
+      );
     }
-    lines.push('', `median round-to-round noise (max-min over median req/s): ${fmt(median(rows.map((r) => r.noise)) * 100, 1)} %`, '');
+    lines.push(
+      '',
+      `median round-to-round noise (max-min over median req/s): ${fmt(median(rows.map((r) => r.noise)) * 100, 1)} %`,
+      '',
+    );
     // What importing the module costs a route that takes no lock: the same route with and without it, paired by round.
     const [unlocked, none] = ['ours-unlocked', 'none'].map((name) => rows.find((row) => row.contender === name));
     if (unlocked && none) {
-      const byRound = (field) => unlocked.runs.flatMap((run) => { const other = none.runs.find((r) => r.round === run.round); return other ? [run[field] / other[field]] : []; });
+      const byRound = (field) =>
+        unlocked.runs.flatMap((run) => {
+          const other = none.runs.find((r) => r.round === run.round);
+          return other ? [run[field] / other[field]] : [];
+        });
       const rps = byRound('rps');
       const cpu = byRound('cpuUsPerRequest');
-      lines.push(`${NAMES['ours-unlocked']} ÷ ${NAMES.none} (paired by round): req/s ${fmt(median(rps), 2)}x (${fmt(Math.min(...rps), 2)}-${fmt(Math.max(...rps), 2)}), app CPU per request ${fmt(median(cpu), 2)}x (${fmt(Math.min(...cpu), 2)}-${fmt(Math.max(...cpu), 2)})`, '');
+      lines.push(
+        `${NAMES['ours-unlocked']} ÷ ${NAMES.none} (paired by round): req/s ${fmt(median(rps), 2)}x (${fmt(Math.min(...rps), 2)}-${fmt(Math.max(...rps), 2)}), app CPU per request ${fmt(median(cpu), 2)}x (${fmt(Math.min(...cpu), 2)}-${fmt(Math.max(...cpu), 2)})`,
+        '',
+      );
     }
   }
   return lines.join('\n');
@@ -283,7 +353,11 @@ function report(results, options) {
 const options = parseArgs(process.argv.slice(2));
 const libs = {};
 for (const [name, dir] of Object.entries(options.builds)) {
-  if (options.contenders.includes(name) || (name === 'ours' && options.contenders.some((contender) => OURS_VARIANTS.includes(contender)))) libs[name] = stageBuild(name, dir);
+  if (
+    options.contenders.includes(name) ||
+    (name === 'ours' && options.contenders.some((contender) => OURS_VARIANTS.includes(contender)))
+  )
+    libs[name] = stageBuild(name, dir);
 }
 for (const variant of OURS_VARIANTS) libs[variant] = libs.ours;
 const block = process.env.TEST_PORT_BLOCK;
@@ -291,7 +365,9 @@ const base = block === undefined ? 0 : 20000 + 1500 * Number(block) + 1400;
 const redisPort = base ? await freePort(base).catch(() => freePort()) : await freePort();
 const redis = await startRedis([], redisPort);
 const appPort = base ? base + 10 : await freePort();
-console.log(`# bench:nest — Node ${process.version}, redis-server ${redisVersion()}, ${options.connections} connections, ${options.rounds} rounds × ${options.duration} s (+${options.warmup} s warm-up), contenders interleaved`);
+console.log(
+  `# bench:nest — Node ${process.version}, redis-server ${redisVersion()}, ${options.connections} connections, ${options.rounds} rounds × ${options.duration} s (+${options.warmup} s warm-up), contenders interleaved`,
+);
 const results = [];
 try {
   for (let round = 0; round < options.rounds; round++) {
@@ -300,7 +376,9 @@ try {
       for (const contender of order) {
         const result = await run(contender, libs[contender], workload, options, redis, appPort, round);
         results.push(result);
-        console.error(`round ${round + 1} ${workload} ${contender}: ${fmt(result.rps)} req/s, p99 ${fmt(result.p99)} ms, ${fmt(result.cpuUsPerRequest)} µs CPU/req, ${fmt(result.heapKbPerRequest, 1)} KB/req, ${fmt(result.commandsPerRequest, 1)} cmds/req${result.oversold === undefined ? '' : `, oversold ${result.oversold}`}${result.failed ? `, ${result.failed} non-2xx` : ''}`);
+        console.error(
+          `round ${round + 1} ${workload} ${contender}: ${fmt(result.rps)} req/s, p99 ${fmt(result.p99)} ms, ${fmt(result.cpuUsPerRequest)} µs CPU/req, ${fmt(result.heapKbPerRequest, 1)} KB/req, ${fmt(result.commandsPerRequest, 1)} cmds/req${result.oversold === undefined ? '' : `, oversold ${result.oversold}`}${result.failed ? `, ${result.failed} non-2xx` : ''}`,
+        );
       }
     }
   }

@@ -6,7 +6,9 @@ import { nowMs } from '../lib/clock.mjs';
 import { quantile } from '../lib/stats.mjs';
 
 export async function contended(lock, { seconds, workers, key, workerBase = 0, waitForGo, inside }) {
-  await (await lock.acquire(`${key}:warm`))();
+  await (
+    await lock.acquire(`${key}:warm`)
+  )();
   if (waitForGo) await waitForGo();
   const holds = [];
   const startedAt = nowMs();
@@ -26,7 +28,11 @@ export async function contended(lock, { seconds, workers, key, workerBase = 0, w
   );
   // Microseconds are plenty, and keep the result line short.
   const us = (ms) => Math.round(ms * 1000) / 1000;
-  return { holds: holds.map(([worker, acquiredAt, releaseCalledAt]) => [worker, us(acquiredAt), us(releaseCalledAt)]), startedAt, until };
+  return {
+    holds: holds.map(([worker, acquiredAt, releaseCalledAt]) => [worker, us(acquiredAt), us(releaseCalledAt)]),
+    startedAt,
+    until,
+  };
 }
 
 /** Hand-off latency (previous holder's release() call → next holder's acquire() resolving), fairness, barging. */

@@ -17,7 +17,9 @@ const ROUTES = {
   locked: "@Locked('item:{params.id}')",
 };
 
-const { values } = parseArgs({ options: { rounds: { type: 'string', default: '6' }, seconds: { type: 'string', default: '1.5' } } });
+const { values } = parseArgs({
+  options: { rounds: { type: 'string', default: '6' }, seconds: { type: 'string', default: '1.5' } },
+});
 const rounds = Number(values.rounds);
 const seconds = Number(values.seconds);
 const names = Object.keys(ROUTES);
@@ -29,11 +31,16 @@ for (let round = 0; round < rounds; round++) {
     const slot = startSlot({ workload: 'http', backend: { type: 'memory' } });
     try {
       const port = Number(await slot.line('PORT'));
-      const serverCpu = { start: () => slot.child.stdin.write('mark\n'), stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)) };
+      const serverCpu = {
+        start: () => slot.child.stdin.write('mark\n'),
+        stop: () => (slot.child.stdin.write('cpu\n'), slot.line('CPU').then(Number)),
+      };
       const { requestsPerSec, serverCpuUsPerRequest } = await httpLoad({ port, route: name, seconds, serverCpu });
       results[name].push(requestsPerSec);
       cpu[name].push(serverCpuUsPerRequest);
-      process.stderr.write(`  round ${round + 1} ${name.padEnd(8)} ${requestsPerSec.toFixed(0)} req/s, ${serverCpuUsPerRequest.toFixed(1)} server CPU µs/request\n`);
+      process.stderr.write(
+        `  round ${round + 1} ${name.padEnd(8)} ${requestsPerSec.toFixed(0)} req/s, ${serverCpuUsPerRequest.toFixed(1)} server CPU µs/request\n`,
+      );
     } finally {
       slot.child.stdin.end();
       await slot.exited;
@@ -42,5 +49,7 @@ for (let round = 0; round < rounds; round++) {
 }
 for (const name of names) {
   const ratio = pairedRatio(results[name], results.plain);
-  console.log(`${name.padEnd(11)} ${median(results[name]).toFixed(0).padStart(6)} req/s  ${ratio.toFixed(3)}x plain  ${median(cpu[name]).toFixed(1).padStart(6)} CPU µs/req  ${ROUTES[name]}`);
+  console.log(
+    `${name.padEnd(11)} ${median(results[name]).toFixed(0).padStart(6)} req/s  ${ratio.toFixed(3)}x plain  ${median(cpu[name]).toFixed(1).padStart(6)} CPU µs/req  ${ROUTES[name]}`,
+  );
 }

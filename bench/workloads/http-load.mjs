@@ -8,7 +8,9 @@ function get(agent, port, path) {
   return new Promise((resolve, reject) => {
     const request = http.get({ host: '127.0.0.1', port, path, agent }, (response) => {
       response.resume();
-      response.on('end', () => (response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode} for ${path}`))));
+      response.on('end', () =>
+        response.statusCode === 200 ? resolve() : reject(new Error(`HTTP ${response.statusCode} for ${path}`)),
+      );
     });
     request.on('error', reject);
   });
@@ -36,7 +38,12 @@ export async function httpLoad({ port, route, seconds, connections = 32, serverC
   const cpuUs = await serverCpu?.stop();
   agent.destroy();
   latencies.sort((a, b) => a - b);
-  const result = { requests: latencies.length, requestsPerSec: latencies.length / elapsed, p50Ms: quantile(latencies, 0.5), p99Ms: quantile(latencies, 0.99) };
+  const result = {
+    requests: latencies.length,
+    requestsPerSec: latencies.length / elapsed,
+    p50Ms: quantile(latencies, 0.5),
+    p99Ms: quantile(latencies, 0.99),
+  };
   // CPU the server spent per request: less sensitive than throughput to what else runs on the machine.
   return cpuUs === undefined ? result : { ...result, serverCpuUsPerRequest: cpuUs / latencies.length };
 }

@@ -53,7 +53,12 @@ export async function startHttpApp({ backend }) {
   }
   // What `@Get('plain/:id') plain(@Param('id') id)` and `@Get('locked/:id') @Locked('item:{params.id}') locked(...)` compile to.
   const decorate = (name, decorators) => {
-    const descriptor = Reflect.decorate(decorators, ItemsController.prototype, name, Object.getOwnPropertyDescriptor(ItemsController.prototype, name));
+    const descriptor = Reflect.decorate(
+      decorators,
+      ItemsController.prototype,
+      name,
+      Object.getOwnPropertyDescriptor(ItemsController.prototype, name),
+    );
     Object.defineProperty(ItemsController.prototype, name, descriptor);
   };
   const param = (decorator) => (target, key) => decorator(target, key, 0);
@@ -64,9 +69,13 @@ export async function startHttpApp({ backend }) {
   Reflect.decorate([Controller('items')], ItemsController);
 
   class AppModule {}
-  Reflect.decorate([Module({ imports: [DistributedLockModule.forRoot({ backend })], controllers: [ItemsController] })], AppModule);
+  Reflect.decorate(
+    [Module({ imports: [DistributedLockModule.forRoot({ backend })], controllers: [ItemsController] })],
+    AppModule,
+  );
   const app = await NestFactory.create(AppModule, { logger: ['error'] });
-  if (process.env.NDL_BENCH_NOOP_INTERCEPTOR) app.useGlobalInterceptors({ intercept: (_context, next) => next.handle() });
+  if (process.env.NDL_BENCH_NOOP_INTERCEPTOR)
+    app.useGlobalInterceptors({ intercept: (_context, next) => next.handle() });
   engine = app.get(getLockEngineToken());
   await app.listen(0, '127.0.0.1');
   return { port: app.getHttpServer().address().port, close: () => app.close() };

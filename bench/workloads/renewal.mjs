@@ -10,7 +10,9 @@ export async function renewal(lock, { locks, leaseMs, windowSeconds, url }) {
   const prefix = `bench:renew:${randomBytes(4).toString('hex')}`;
   const releases = [];
   for (let i = 0; i < locks; i += 500) {
-    const batch = await Promise.all(Array.from({ length: Math.min(500, locks - i) }, (_, j) => lock.acquire(`${prefix}:${i + j}`, { leaseMs })));
+    const batch = await Promise.all(
+      Array.from({ length: Math.min(500, locks - i) }, (_, j) => lock.acquire(`${prefix}:${i + j}`, { leaseMs })),
+    );
     releases.push(...batch);
   }
   // Let the renewal schedule settle into its steady state before measuring.

@@ -2,7 +2,11 @@ import type { Observable, Subscription } from 'rxjs';
 import type { LockEvent } from '../engine/lock-events.js';
 
 /** A lock event as the page gets it: JSON, with the time it happened (epoch ms) and errors as their message. */
-export type AdminEventJson = Record<string, unknown> & { readonly type: string; readonly key: string; readonly at: number };
+export type AdminEventJson = Record<string, unknown> & {
+  readonly type: string;
+  readonly key: string;
+  readonly at: number;
+};
 
 /** Events kept for the detail view and the hot keys panel. */
 const KEPT = 2_000;

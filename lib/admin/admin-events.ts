@@ -11,5 +11,7 @@ export function adminEventStream(events: Observable<LockEvent>): Observable<Mess
   const lockEvents = events.pipe(map((event): MessageEvent => ({ type: 'lock', data: eventJson(event) })));
   // The stream ends when the engine's events complete (application shutdown).
   const ended = events.pipe(ignoreElements(), endWith(true));
-  return merge(lockEvents, interval(KEEP_ALIVE_MS).pipe(map((): MessageEvent => ({ type: 'ping', data: '' })))).pipe(takeUntil(ended));
+  return merge(lockEvents, interval(KEEP_ALIVE_MS).pipe(map((): MessageEvent => ({ type: 'ping', data: '' })))).pipe(
+    takeUntil(ended),
+  );
 }

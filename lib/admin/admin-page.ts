@@ -1,11 +1,11 @@
 import type { LockEventType } from '../engine/lock-events.js';
-import { DETAIL_SCRIPT } from './admin-page-detail.script.js';
-import { EVENTS_SCRIPT } from './admin-page-events.script.js';
-import { LIST_SCRIPT } from './admin-page-list.script.js';
-import { PAGE_STYLE } from './admin-page.style.js';
+import { DETAIL_SCRIPT } from './admin-page-detail-script.js';
+import { EVENTS_SCRIPT } from './admin-page-events-script.js';
+import { LIST_SCRIPT } from './admin-page-list-script.js';
+import { PAGE_STYLE } from './admin-page-style.js';
 
 /** What the page is told when it is served. */
-export interface AdminPageSettings {
+interface AdminPageSettings {
   /** The stores it can show, the one to show first first. */
   readonly stores: readonly string[];
   /** Release: `'on'`, `'off'` (the button is shown disabled: no guard protects it), `'none'` (read-only: no button). */
@@ -16,8 +16,17 @@ export interface AdminPageSettings {
 
 /** Every event type, for the events filter (the compiler says when a type is added). */
 const EVENT_TYPES = Object.keys({
-  acquired: true, released: true, extended: true, 'extend-failed': true, lost: true, timeout: true,
-  'release-failed': true, 'force-released': true, skipped: true, 'self-wait': true, 'acquire-failed': true,
+  acquired: true,
+  released: true,
+  extended: true,
+  'extend-failed': true,
+  lost: true,
+  timeout: true,
+  'release-failed': true,
+  'force-released': true,
+  skipped: true,
+  'self-wait': true,
+  'acquire-failed': true,
 } satisfies Record<LockEventType, true>);
 
 /**

@@ -1,10 +1,10 @@
 import { NotFoundException } from '@nestjs/common';
 import type { DiscoveryService } from '@nestjs/core';
-import { LockService } from '../nest/lock.service.js';
+import { LockService } from '../nest/lock-service.js';
 import { AdminEventLog } from './admin-event-log.js';
 
 /** One store the page can show: its `LockService` and this instance's recent events of it. */
-export interface AdminStore {
+interface AdminStore {
   readonly locks: LockService;
   readonly log: AdminEventLog;
 }
@@ -31,7 +31,10 @@ export class AdminStores {
   get(name: string | undefined): AdminStore {
     const stores = this.all();
     const store = name === undefined || name === '' ? stores.values().next().value : stores.get(name);
-    if (!store) throw new NotFoundException(`No lock store named ${JSON.stringify(name)} (stores: ${[...stores.keys()].join(', ')})`);
+    if (!store)
+      throw new NotFoundException(
+        `No lock store named ${JSON.stringify(name)} (stores: ${[...stores.keys()].join(', ')})`,
+      );
     return store;
   }
 
@@ -42,7 +45,13 @@ export class AdminStores {
 
   private all(): Map<string, AdminStore> {
     if (!this.found) {
-      const services = [this.first, ...this.discovery.getProviders().map((wrapper) => wrapper.instance as unknown).filter((instance): instance is LockService => instance instanceof LockService)];
+      const services = [
+        this.first,
+        ...this.discovery
+          .getProviders()
+          .map((wrapper) => wrapper.instance as unknown)
+          .filter((instance): instance is LockService => instance instanceof LockService),
+      ];
       this.found = new Map();
       for (const locks of services) {
         if (!this.found.has(locks.name)) this.found.set(locks.name, { locks, log: new AdminEventLog(locks.events) });

@@ -5,25 +5,59 @@ import { deprecatedOptionNames } from './deprecated-options.js';
 const FIELDS: { readonly [Type in BackendType]: Record<keyof Extract<BackendOptions, { type: Type }>, true> } = {
   memory: { type: true },
   redis: { type: true, url: true, client: true, idleKeyTtlMs: true, replicas: true, driftFactor: true },
-  redlock: { type: true, urls: true, clients: true, quorum: true, driftFactor: true, nodeTimeoutMs: true, retryJitterMs: true },
-  zookeeper: { type: true, url: true, connectionString: true, sessionTimeoutMs: true, connectTimeoutMs: true, rootPath: true, auth: true, acl: true },
-  etcd: { type: true, urls: true, hosts: true, leaseTtlMs: true, leaseTtlSeconds: true, requestTimeoutMs: true, auth: true, credentials: true },
-  postgres: { type: true, url: true, client: true, connectionString: true, pool: true, table: true, idleKeyTtlMs: true, driftFactor: true },
-  mysql: { type: true, url: true, client: true, uri: true, pool: true, table: true, idleKeyTtlMs: true, driftFactor: true },
-};
-
-/** Accepted but not public: the library's tests set them (e.g. 0 to make releases race acquirers on parent clean-up). */
-const UNLISTED: { readonly [Type in BackendType]?: readonly string[] } = {
-  zookeeper: ['parentCleanupDelayMs'],
+  redlock: {
+    type: true,
+    urls: true,
+    clients: true,
+    quorum: true,
+    driftFactor: true,
+    nodeTimeoutMs: true,
+    retryJitterMs: true,
+  },
+  zookeeper: {
+    type: true,
+    url: true,
+    connectionString: true,
+    sessionTimeoutMs: true,
+    connectTimeoutMs: true,
+    rootPath: true,
+    auth: true,
+    acl: true,
+  },
+  etcd: {
+    type: true,
+    urls: true,
+    hosts: true,
+    leaseTtlMs: true,
+    leaseTtlSeconds: true,
+    requestTimeoutMs: true,
+    auth: true,
+    credentials: true,
+  },
+  postgres: {
+    type: true,
+    url: true,
+    client: true,
+    connectionString: true,
+    pool: true,
+    table: true,
+    idleKeyTtlMs: true,
+    driftFactor: true,
+  },
+  mysql: {
+    type: true,
+    url: true,
+    client: true,
+    uri: true,
+    pool: true,
+    table: true,
+    idleKeyTtlMs: true,
+    driftFactor: true,
+  },
 };
 
 /** @internal The option names the backend of `type` accepts and advertises (not the deprecated ones, which `createLockBackend` renames first). */
 export function backendOptionNames(type: BackendType): readonly string[] {
   const deprecated = deprecatedOptionNames(type);
   return Object.keys(FIELDS[type]).filter((name) => !deprecated.includes(name));
-}
-
-/** @internal Option names the backend of `type` accepts without advertising them. */
-export function unlistedBackendOptionNames(type: BackendType): readonly string[] {
-  return UNLISTED[type] ?? [];
 }

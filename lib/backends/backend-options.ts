@@ -122,7 +122,10 @@ export interface ZookeeperBackendOptions {
    * Or a list, e.g. `[{ scheme: 'digest', id: 'app:<base64 sha1 of app:secret>', permissions: ['all'] }]`.
    * Nodes that already exist keep their ACL.
    */
-  acl?: 'open' | 'creator' | { scheme: string; id: string; permissions: ('read' | 'write' | 'create' | 'delete' | 'admin' | 'all')[] }[];
+  acl?:
+    | 'open'
+    | 'creator'
+    | { scheme: string; id: string; permissions: ('read' | 'write' | 'create' | 'delete' | 'admin' | 'all')[] }[];
 }
 
 /** etcd v3: one lease per backend, kept alive; a lock is the lowest create revision under its key. */

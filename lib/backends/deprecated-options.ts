@@ -42,9 +42,14 @@ export function renameDeprecatedOptions<Options extends { readonly type: Backend
     const value = (options as Record<string, unknown>)[old];
     if (value === undefined) continue;
     if ((options as Record<string, unknown>)[to] !== undefined) {
-      throw new InvalidLockArgumentError(`${options.type} backend: give ${to}, not both ${to} and ${old} (its deprecated name)`);
+      throw new InvalidLockArgumentError(
+        `${options.type} backend: give ${to}, not both ${to} and ${old} (its deprecated name)`,
+      );
     }
-    warnDeprecatedOnce(deprecationCode(options.type, old), `${options.type} backend option "${old}" is deprecated: use "${to}"${convert ? ' (in milliseconds)' : ''}`);
+    warnDeprecatedOnce(
+      deprecationCode(options.type, old),
+      `${options.type} backend option "${old}" is deprecated: use "${to}"${convert ? ' (in milliseconds)' : ''}`,
+    );
     renamed ??= { ...options };
     delete renamed[old];
     renamed[to] = convert ? convert(value) : value;
@@ -59,7 +64,9 @@ export function deprecationCode(type: BackendType, old: string): string {
 
 function secondsToMs(seconds: unknown): number {
   if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > 9_000_000_000) {
-    throw new InvalidLockArgumentError(`etcd backend: leaseTtlSeconds (deprecated: use leaseTtlMs) must be a whole number of seconds >= 1, got ${describe(seconds)}`);
+    throw new InvalidLockArgumentError(
+      `etcd backend: leaseTtlSeconds (deprecated: use leaseTtlMs) must be a whole number of seconds >= 1, got ${describe(seconds)}`,
+    );
   }
   return seconds * 1_000;
 }

@@ -22,7 +22,9 @@ export function validityAfterDrift(leaseMs: number, driftFactor: number): number
 export function checkDriftFactor(backend: string, value: unknown): number {
   const driftFactor = value ?? DEFAULT_DRIFT_FACTOR;
   if (typeof driftFactor !== 'number' || !Number.isFinite(driftFactor) || driftFactor < 0 || driftFactor >= 1) {
-    throw new InvalidLockArgumentError(`${backend} backend: \`driftFactor\` must be a number in [0, 1), got ${describe(value)}`);
+    throw new InvalidLockArgumentError(
+      `${backend} backend: \`driftFactor\` must be a number in [0, 1), got ${describe(value)}`,
+    );
   }
   return driftFactor;
 }

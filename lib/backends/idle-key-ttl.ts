@@ -5,7 +5,7 @@ import { describe } from '../engine/lock-options.js';
 export const DEFAULT_IDLE_KEY_TTL_MS = 86_400_000;
 
 /** The longest `idleKeyTtlMs` accepted: a year, far beyond any sensible value, well within every store's limits. */
-export const MAX_IDLE_KEY_TTL_MS = 31_536_000_000;
+const MAX_IDLE_KEY_TTL_MS = 31_536_000_000;
 
 /**
  * Validates the `idleKeyTtlMs` option of the stores that keep a fence per key (redis, postgres,
@@ -16,7 +16,9 @@ export const MAX_IDLE_KEY_TTL_MS = 31_536_000_000;
 export function resolveIdleKeyTtlMs(value: unknown, backend: string): number {
   if (value === undefined) return DEFAULT_IDLE_KEY_TTL_MS;
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > MAX_IDLE_KEY_TTL_MS) {
-    throw new InvalidLockArgumentError(`${backend} backend: \`idleKeyTtlMs\` must be a whole number of ms from 1 to ${MAX_IDLE_KEY_TTL_MS}, got ${describe(value)}`);
+    throw new InvalidLockArgumentError(
+      `${backend} backend: \`idleKeyTtlMs\` must be a whole number of ms from 1 to ${MAX_IDLE_KEY_TTL_MS}, got ${describe(value)}`,
+    );
   }
   return value;
 }

@@ -62,7 +62,8 @@ export function parseCliArgs(argv: readonly string[]): CliCommand | 'help' {
   if (values.help) return 'help';
   if (positionals.length === 0) throw new UsageError('name a command: list, inspect or release');
   const [action, target, ...extra] = positionals;
-  if (action !== 'list' && action !== 'inspect' && action !== 'release') throw new UsageError(`unknown command ${JSON.stringify(action)}`);
+  if (action !== 'list' && action !== 'inspect' && action !== 'release')
+    throw new UsageError(`unknown command ${JSON.stringify(action)}`);
   if (extra.length > 0) throw new UsageError(`unexpected argument ${JSON.stringify(extra[0])}`);
   if (action !== 'list' && (target === undefined || target === '')) throw new UsageError(`${action} needs a KEY`);
   if (action !== 'list') refuseListOnly(values);
@@ -88,8 +89,10 @@ function refuseRenamedPrefix(argv: readonly string[]): void {
   const options = end === -1 ? argv : argv.slice(0, end);
   const at = options.findIndex((arg) => arg === '--prefix' || arg.startsWith('--prefix='));
   if (at === -1) return;
-  const value = options[at]!.startsWith('--prefix=') ? options[at]!.slice('--prefix='.length) : (options[at + 1] ?? 'P');
-  throw new UsageError(`--prefix is now --key-prefix (the app's keyPrefix option); to list the keys that start with ${value}, give it after list: \`list ${value}\``);
+  const value = options[at].startsWith('--prefix=') ? options[at].slice('--prefix='.length) : (options[at + 1] ?? 'P');
+  throw new UsageError(
+    `--prefix is now --key-prefix (the app's keyPrefix option); to list the keys that start with ${value}, give it after list: \`list ${value}\``,
+  );
 }
 
 function parseErrorMessage(error: Error & { code?: string }): string {
@@ -97,17 +100,20 @@ function parseErrorMessage(error: Error & { code?: string }): string {
   if (error.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' && unknown) return `unknown option ${unknown[1]}`;
   const missing = /^Option '(-[^' ]+)(?: <value>)?' argument (missing|is ambiguous)/.exec(error.message);
   if (missing) return `${missing[1]} needs a value`;
-  return error.message.split('\n')[0]!;
+  return error.message.split('\n')[0];
 }
 
 function refuseListOnly(values: { limit?: string; cursor?: string; all: boolean; watch: boolean }): void {
-  const given = (['limit', 'cursor', 'all', 'watch'] as const).filter((name) => values[name] !== undefined && values[name] !== false);
+  const given = (['limit', 'cursor', 'all', 'watch'] as const).filter(
+    (name) => values[name] !== undefined && values[name] !== false,
+  );
   if (given.length > 0) throw new UsageError(`--${given[0]} goes with list`);
 }
 
 function wholeNumber(flag: string, text: string, min: number, max: number): number {
   const value = Number(text);
-  if (!/^\d+$/.test(text) || value < min || value > max) throw new UsageError(`${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
+  if (!/^\d+$/.test(text) || value < min || value > max)
+    throw new UsageError(`${flag} takes a whole number from ${min} to ${max}, got ${JSON.stringify(text)}`);
   return value;
 }
 
@@ -115,15 +121,24 @@ function seconds(flag: string, text: string | undefined): number {
   if (text === undefined) return DEFAULT_INTERVAL_SECONDS;
   const value = Number(text);
   if (text.trim() === '' || !Number.isFinite(value) || value < MIN_INTERVAL_SECONDS || value > MAX_INTERVAL_SECONDS) {
-    throw new UsageError(`${flag} takes seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}, got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `${flag} takes seconds from ${MIN_INTERVAL_SECONDS} to ${MAX_INTERVAL_SECONDS}, got ${JSON.stringify(text)}`,
+    );
   }
   return value;
 }
 
 function backendOf(values: Record<string, string | boolean | undefined>): BackendOptions {
-  const given = ['redis', 'redlock', 'postgres', 'mysql', 'etcd', 'zookeeper'].filter((name) => values[name] !== undefined);
-  if (given.length !== 1) throw new UsageError(given.length === 0 ? 'name the store: --redis, --redlock, --postgres, --mysql, --etcd or --zookeeper' : `one store at a time, got --${given.join(', --')}`);
-  const value = String(values[given[0]!]);
+  const given = ['redis', 'redlock', 'postgres', 'mysql', 'etcd', 'zookeeper'].filter(
+    (name) => values[name] !== undefined,
+  );
+  if (given.length !== 1)
+    throw new UsageError(
+      given.length === 0
+        ? 'name the store: --redis, --redlock, --postgres, --mysql, --etcd or --zookeeper'
+        : `one store at a time, got --${given.join(', --')}`,
+    );
+  const value = String(values[given[0]]);
   if (value === '') throw new UsageError(`--${given[0]} needs a value`);
   const table = values.table === undefined ? {} : { table: String(values.table) };
   switch (given[0]) {
@@ -138,6 +153,10 @@ function backendOf(values: Record<string, string | boolean | undefined>): Backen
     case 'etcd':
       return { type: 'etcd', urls: value.split(',') };
     default:
-      return { type: 'zookeeper', url: value, ...(values['root-path'] === undefined ? {} : { rootPath: String(values['root-path']) }) };
+      return {
+        type: 'zookeeper',
+        url: value,
+        ...(values['root-path'] === undefined ? {} : { rootPath: String(values['root-path']) }),
+      };
   }
 }

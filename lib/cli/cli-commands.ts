@@ -33,15 +33,28 @@ export async function perform(engine: LockEngine, command: CliCommand, io: CliIo
     io.stderr.write('not released\n');
     return EXIT.failed;
   }
-  const released = await engine.forceRelease(key, { reason: command.reason ?? 'released with the nestjs-distributed-lock CLI' });
-  print(command.json ? JSON.stringify({ key, released, evicted: info.holders }) : released ? `${printable(key)}: released` : `${printable(key)}: its holder let go first, nothing to release`);
+  const released = await engine.forceRelease(key, {
+    reason: command.reason ?? 'released with the nestjs-distributed-lock CLI',
+  });
+  print(
+    command.json
+      ? JSON.stringify({ key, released, evicted: info.holders })
+      : released
+        ? `${printable(key)}: released`
+        : `${printable(key)}: its holder let go first, nothing to release`,
+  );
   return EXIT.done;
 }
 
 /** The list as printed: a table (or "no locks held") and the next cursor, or JSON (one line when watching). */
 async function renderList(engine: LockEngine, command: CliCommand, now: number): Promise<string> {
   const { locks, cursor } = await listLocks(engine, command);
-  if (command.json) return JSON.stringify({ locks, ...(cursor ? { cursor } : {}) }, null, command.watchMs === undefined ? 2 : undefined);
+  if (command.json)
+    return JSON.stringify(
+      { locks, ...(cursor ? { cursor } : {}) },
+      null,
+      command.watchMs === undefined ? 2 : undefined,
+    );
   const table = locks.length === 0 ? 'no locks held' : formatTable(locks, now);
   return cursor ? `${table}\nmore: --cursor ${cursor}` : table;
 }
@@ -59,7 +72,9 @@ async function listLocks(engine: LockEngine, command: CliCommand): Promise<{ loc
 
 /** Asks on stdin; only a line starting with `y` confirms (end of input, or SIGINT, does not). */
 async function confirm(io: CliIo, info: LockInfo): Promise<boolean> {
-  io.stdout.write(`${formatTable([info])}\nForce-release ${JSON.stringify(printable(info.key))}? Its holder loses it at its next renewal. [y/N] `);
+  io.stdout.write(
+    `${formatTable([info])}\nForce-release ${JSON.stringify(printable(info.key))}? Its holder loses it at its next renewal. [y/N] `,
+  );
   const lines = createInterface({ input: io.stdin, terminal: false });
   const interrupted = () => lines.close();
   io.signal?.addEventListener('abort', interrupted, { once: true });

@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 /** ANSI: cursor to the top left, then clear the screen. */
 const CLEAR_SCREEN = '\u001b[H\u001b[2J';
 
-export interface WatchOptions {
+interface WatchOptions {
   readonly intervalMs: number;
   /** One JSON document per line (NDJSON), never a clear or a separator. */
   readonly json: boolean;
@@ -17,7 +17,11 @@ export interface WatchOptions {
  * refresh replaces the last (the screen is cleared); elsewhere (a pipe, a file) each refresh is
  * appended after a `--- <ISO time> ---` separator line. A failing refresh ends the watch (it rejects).
  */
-export async function watch(render: (now: number) => Promise<string>, stdout: Writable & { isTTY?: boolean }, options: WatchOptions): Promise<void> {
+export async function watch(
+  render: (now: number) => Promise<string>,
+  stdout: Writable & { isTTY?: boolean },
+  options: WatchOptions,
+): Promise<void> {
   const seconds = options.intervalMs / 1000;
   while (!options.signal?.aborted) {
     const now = Date.now();

@@ -29,7 +29,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   }
   let engine: LockEngine | undefined;
   try {
-    engine = new LockEngine(await createLockBackend(command.backend), { keyPrefix: command.keyPrefix, instance: `cli@${hostname()}:${process.pid}` });
+    engine = new LockEngine(await createLockBackend(command.backend), {
+      keyPrefix: command.keyPrefix,
+      instance: `cli@${hostname()}:${process.pid}`,
+    });
     return await perform(engine, command, io);
   } catch (error) {
     // The store options, the key, the limit or the cursor: refused before anything reached the store.

@@ -1,5 +1,5 @@
 /** Why a store could not be used, as far as its driver's error tells. */
-export type FailureCause = 'refused' | 'timeout' | 'auth' | 'dns' | 'unreachable';
+type FailureCause = 'refused' | 'timeout' | 'auth' | 'dns' | 'unreachable';
 
 /** What the CLI prints for each cause (after the store's address). */
 export const CAUSE_TEXT: Record<FailureCause, string> = {
@@ -37,7 +37,10 @@ const MESSAGES: readonly [RegExp, FailureCause][] = [
   [/\bECONNREFUSED\b/, 'refused'],
   [/\b(ENOTFOUND|EAI_AGAIN|EAI_NONAME)\b|Name resolution failed|getaddrinfo/i, 'dns'],
   [/\b(EHOSTUNREACH|ENETUNREACH)\b/, 'unreachable'],
-  [/\bNOAUTH\b|\bWRONGPASS\b|invalid username-password|Authentication required|password authentication failed|Access denied for user|authentication failed|user name is empty|invalid auth token|UNAUTHENTICATED|AUTH_FAILED|NO_AUTH/i, 'auth'],
+  [
+    /\bNOAUTH\b|\bWRONGPASS\b|invalid username-password|Authentication required|password authentication failed|Access denied for user|authentication failed|user name is empty|invalid auth token|UNAUTHENTICATED|AUTH_FAILED|NO_AUTH/i,
+    'auth',
+  ],
   [/\bETIMEDOUT\b|timed out|timeout|within \d+ ?ms|DEADLINE_EXCEEDED/i, 'timeout'],
 ];
 
@@ -46,8 +49,12 @@ export function diagnose(error: unknown, seen = new Set<unknown>()): Diagnosis |
   if (typeof error !== 'object' || error === null || seen.has(error)) return undefined;
   seen.add(error);
   const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && Object.hasOwn(CODES, code)) return { cause: CODES[code]!, detail: typeof message === 'string' && message !== '' ? message : code };
-  const nested = [(error as { cause?: unknown }).cause, ...(error instanceof AggregateError ? error.errors : [])];
+  if (typeof code === 'string' && Object.hasOwn(CODES, code))
+    return { cause: CODES[code], detail: typeof message === 'string' && message !== '' ? message : code };
+  const nested = [
+    (error as { cause?: unknown }).cause,
+    ...(error instanceof AggregateError ? (error.errors as unknown[]) : []),
+  ];
   for (const inner of nested) {
     const found = diagnose(inner, seen);
     if (found) return found;

@@ -7,7 +7,12 @@ import { runCli } from './cli.js';
 const interrupted = new AbortController();
 for (const name of ['SIGINT', 'SIGTERM'] as const) process.once(name, () => interrupted.abort());
 
-runCli(process.argv.slice(2), { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: interrupted.signal }).then(
+runCli(process.argv.slice(2), {
+  stdin: process.stdin,
+  stdout: process.stdout,
+  stderr: process.stderr,
+  signal: interrupted.signal,
+}).then(
   (code) => {
     process.exitCode = code;
   },

@@ -1,12 +1,13 @@
 import { lookup } from 'node:dns/promises';
 import { createConnection } from 'node:net';
-import { loadOptional } from '../engine/load-optional.js';
+import { loadOptional } from '../util/load-optional.js';
+import { OVERDUE, withinMs } from '../util/time-limit.js';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../backends/redis/redis-client.js';
 import { diagnose, type Diagnosis } from './failure-cause.js';
-import type { StoreAddress } from './store-address.js';
+import type { StoreAddress } from './option-addresses.js';
 
 /** How long a probe of one server may take. */
-export const PROBE_MS = 3_000;
+const PROBE_MS = 3_000;
 
 /**
  * Connects once to one server of a store, to learn why the store failed when its driver's error
@@ -41,22 +42,29 @@ async function probeTcp({ host, port }: StoreAddress): Promise<Diagnosis | undef
 async function probeRedis(url: string): Promise<Diagnosis | undefined> {
   const Redis = redisConstructorOf(await loadOptional<IoredisModule>('ioredis', "The 'redis' backend"))!;
   // One attempt, no retries; a short disconnectTimeout, as ioredis otherwise keeps the process 2 s after closing a client of a dead server.
-  const options = { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: PROBE_MS, enableOfflineQueue: false, disconnectTimeout: 200 };
+  const options = {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: PROBE_MS,
+    enableOfflineQueue: false,
+    disconnectTimeout: 200,
+  };
   const client = new Redis(url, options) as RedisClient & { connect(): Promise<void> };
   // ioredis rejects connect() with "Connection is closed"; the reason (ECONNREFUSED, WRONGPASS, ...) comes as an event.
   const errors: unknown[] = [];
   client.on('error', (error: unknown) => errors.push(error));
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(Object.assign(new Error(`no answer within ${PROBE_MS} ms`), { code: 'ETIMEDOUT' })), PROBE_MS);
-  });
   try {
-    await Promise.race([client.connect().then(() => client.ping()), deadline]);
+    await withinMs(
+      client.connect().then(() => client.ping()),
+      PROBE_MS,
+    );
     return undefined;
   } catch (error) {
-    return errors.map((emitted) => diagnose(emitted)).find(Boolean) ?? diagnose(error);
+    const failure =
+      error === OVERDUE ? Object.assign(new Error(`no answer within ${PROBE_MS} ms`), { code: 'ETIMEDOUT' }) : error;
+    return errors.map((emitted) => diagnose(emitted)).find(Boolean) ?? diagnose(failure);
   } finally {
-    clearTimeout(timer);
     client.disconnect();
   }
 }

@@ -27,12 +27,18 @@ export class CheckedLockOptions {
  * @internal Why a store with `capabilities` cannot take a lock with `options` (the message after
  * `Lock "<key>": `), or undefined when it can.
  */
-export function refusalOf(options: ResolvedLockOptions, capabilities: BackendCapabilities = {}, backendName: string): string | undefined {
+export function refusalOf(
+  options: ResolvedLockOptions,
+  capabilities: BackendCapabilities = {},
+  backendName: string,
+): string | undefined {
   if (options.mode === 'read' && !capabilities.read) return notSupported("mode 'read'", backendName);
   if (options.fair && !capabilities.fair) return notSupported('fair: true', backendName);
   if (options.minHoldMs !== undefined) {
-    if (!capabilities.minHold) return notSupported('minHoldMs (keeping a released key taken until it lapses in the store)', backendName);
-    if (options.mode === 'read' || options.permits !== undefined) return 'minHoldMs applies to exclusive locks, not to read locks or semaphores';
+    if (!capabilities.minHold)
+      return notSupported('minHoldMs (keeping a released key taken until it lapses in the store)', backendName);
+    if (options.mode === 'read' || options.permits !== undefined)
+      return 'minHoldMs applies to exclusive locks, not to read locks or semaphores';
   }
   if (options.permits === undefined) return undefined;
   if (!capabilities.semaphore) return notSupported('a semaphore (permits)', backendName);

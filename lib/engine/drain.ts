@@ -1,5 +1,5 @@
 import { InvalidLockArgumentError } from '../errors.js';
-import { MAX_TIMER_MS } from './clock.js';
+import { MAX_TIMER_MS } from '../util/clock.js';
 import { describe } from './lock-options.js';
 
 /** How a `LockEngine` closes: see `LockEngine.close()`. */
@@ -14,7 +14,9 @@ export interface CloseOptions {
 /** A drain bound: a finite number of ms from 0 to the longest timer. */
 export function checkGracefulMs(value: unknown, what = 'gracefulMs'): number {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMER_MS) {
-    throw new InvalidLockArgumentError(`${what} must be a finite number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${describe(value)}`);
+    throw new InvalidLockArgumentError(
+      `${what} must be a finite number of milliseconds from 0 to ${MAX_TIMER_MS}, got ${describe(value)}`,
+    );
   }
   return value;
 }

@@ -1,4 +1,4 @@
-import { monotonicNow } from './clock.js';
+import { monotonicNow } from '../util/clock.js';
 
 /**
  * @internal A lease's `minHoldMs` and `maxHoldMs` as monotonic deadlines, counted from when the

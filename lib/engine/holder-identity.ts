@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 
 /**
  * Who holds a lock, as operators see it: the app instance, the caller's optional label, and when
@@ -15,7 +16,7 @@ import { randomBytes } from 'node:crypto';
  * clock) when the acquisition made its claim: the id never changes afterwards, so renewals and
  * re-entrant calls keep it. A holder that waited its turn claimed when it began waiting.
  */
-export interface HolderIdentity {
+interface HolderIdentity {
   readonly instance?: string;
   readonly label?: string;
   /** Epoch ms when the claim was made; absent in owner ids of older versions. */
@@ -25,9 +26,9 @@ export interface HolderIdentity {
 /** Longest owner id: escaped instance (64) and label (96), a unique id (at most 36), a time (16) and three separators. */
 export const MAX_OWNER_ID_LENGTH = 215;
 /** Escaped characters kept from an instance label (the owner id stays <= MAX_OWNER_ID_LENGTH characters). */
-export const MAX_ESCAPED_INSTANCE = 64;
+const MAX_ESCAPED_INSTANCE = 64;
 /** Escaped characters kept from a per-call label. */
-export const MAX_ESCAPED_LABEL = 96;
+const MAX_ESCAPED_LABEL = 96;
 /** Characters a label may have before it is cut, so escaping a huge string costs little. */
 const MAX_RAW_LABEL = MAX_ESCAPED_LABEL;
 
@@ -92,7 +93,9 @@ let sequence = 0;
 export function holderOwnerId(prefix: string, label: string | undefined, claimedAt: number = Date.now()): string {
   const id = PROCESS_TOKEN + sequence++;
   // Decimal: an integer double prints several times faster than in base 36.
-  return label === undefined ? `${prefix}${SEPARATOR}${id}${SEPARATOR}${claimedAt}` : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`;
+  return label === undefined
+    ? `${prefix}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`
+    : `${prefix}${escapeHolderPart(label, MAX_RAW_LABEL)}${SEPARATOR}${id}${SEPARATOR}${claimedAt}`;
 }
 
 /** Epoch ms in decimal, up to the largest valid Date (8.64e15). */
@@ -113,4 +116,9 @@ export function parseHolderIdentity(owner: string | undefined): HolderIdentity {
     ...(label === '' ? {} : { label: unescapeHolderPart(label) }),
     ...(claimedAt === undefined ? {} : { claimedAt }),
   };
+}
+
+/** `hostname:pid`: how this app instance is named to operators unless the module options name it. */
+export function defaultInstanceLabel(): string {
+  return `${hostname()}:${process.pid}`;
 }

@@ -1,13 +1,14 @@
 import { LockBackendError, LockLostError } from '../errors.js';
 import type { LockClaim } from './lock-backend.js';
-import { monotonicNow, unrefTimer } from './clock.js';
+import { monotonicNow, unrefTimer } from '../util/clock.js';
 import type { LockEvent, LockEventType } from './lock-events.js';
 import type { LockMode } from './lock-mode.js';
-import { atAddress, toBackendError } from './backend-error.js';
+import { atAddress, toBackendError } from '../util/backend-error.js';
 import { HoldBounds } from './hold-bounds.js';
-import { OVERDUE, RELEASE_TIMEOUT_MS, type AnswerDeadlines } from './answer-deadlines.js';
-import type { InFlight } from './in-flight.js';
-import type { Slotted } from './slot-set.js';
+import { RELEASE_TIMEOUT_MS, type AnswerDeadlines } from './answer-deadlines.js';
+import { OVERDUE } from '../util/time-limit.js';
+import type { InFlight } from '../util/in-flight.js';
+import type { Slotted } from '../util/slot-set.js';
 import { MAX_SLACK_MS, type ScheduledWake, type WakeScheduler, type Wakeable } from './wake-scheduler.js';
 
 export interface LeaseOwner {
@@ -31,7 +32,7 @@ export interface LeaseOwner {
   readonly calls: InFlight;
 }
 
-export interface LeaseGrant {
+interface LeaseGrant {
   readonly key: string;
   readonly storeKey: string;
   readonly mode: LockMode;
@@ -96,7 +97,10 @@ export class Lease implements Wakeable, Slotted {
     this.fence = grant.fence;
     this.claim = grant.claim;
     this.leaseMs = grant.leaseMs;
-    this.bounds = grant.minHoldMs === undefined && grant.maxHoldMs === undefined ? HoldBounds.NONE : new HoldBounds(this.acquiredAt, grant.minHoldMs, grant.maxHoldMs);
+    this.bounds =
+      grant.minHoldMs === undefined && grant.maxHoldMs === undefined
+        ? HoldBounds.NONE
+        : new HoldBounds(this.acquiredAt, grant.minHoldMs, grant.maxHoldMs);
     this.setValidity(grant.attemptStartedAt, grant.validityMs);
     this.scheduleRenewal(this.nextRenewalMs());
   }
@@ -163,7 +167,8 @@ export class Lease implements Wakeable, Slotted {
   /** Aborts the holder's signal with LockLostError and drops the lock in the store if it is still ours. */
   markLost(reason: string, cause?: unknown): void {
     if (this.state !== 'held') return;
-    if (this.endAsLost(new LockLostError(this.key, reason, cause === undefined ? undefined : { cause }))) this.owner.calls.track(this.claim.release()).catch(() => undefined);
+    if (this.endAsLost(new LockLostError(this.key, reason, cause === undefined ? undefined : { cause })))
+      this.owner.calls.track(this.claim.release()).catch(() => undefined);
   }
 
   /** Ends a held lease as lost: timers stop, the engine forgets it, a `lost` event, the signal aborts. False if it was not held. */
@@ -173,7 +178,15 @@ export class Lease implements Wakeable, Slotted {
     this.stopTimers();
     this.owner.forget(this);
     this.endReason = error;
-    this.owner.emit({ type: 'lost', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs: this.heldMs(), error });
+    this.owner.emit({
+      type: 'lost',
+      key: this.key,
+      backend: this.owner.backendName,
+      store: this.owner.storeName,
+      fence: this.fence,
+      heldMs: this.heldMs(),
+      error,
+    });
     this.controller?.abort(error);
     return true;
   }
@@ -211,9 +224,22 @@ export class Lease implements Wakeable, Slotted {
     this.finish();
     const backendError =
       error === OVERDUE
-        ? new LockBackendError(this.owner.backendName, atAddress(`the store did not answer the release of lock "${this.key}" within ${RELEASE_TIMEOUT_MS} ms; it frees the lock by itself when the lease lapses`, this.owner.backendAddress))
+        ? new LockBackendError(
+            this.owner.backendName,
+            atAddress(
+              `the store did not answer the release of lock "${this.key}" within ${RELEASE_TIMEOUT_MS} ms; it frees the lock by itself when the lease lapses`,
+              this.owner.backendAddress,
+            ),
+          )
         : toBackendError(this.owner.backendName, error, this.owner.backendAddress);
-    this.owner.emit({ type: 'release-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
+    this.owner.emit({
+      type: 'release-failed',
+      key: this.key,
+      backend: this.owner.backendName,
+      store: this.owner.storeName,
+      fence: this.fence,
+      error: backendError,
+    });
     throw backendError;
   }
 
@@ -241,7 +267,15 @@ export class Lease implements Wakeable, Slotted {
     this.owner.forget(this);
     const heldMs = this.heldMs();
     this.owner.noteHeld(this.key, heldMs);
-    if (this.owner.wants('released')) this.owner.emit({ type: 'released', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, heldMs });
+    if (this.owner.wants('released'))
+      this.owner.emit({
+        type: 'released',
+        key: this.key,
+        backend: this.owner.backendName,
+        store: this.owner.storeName,
+        fence: this.fence,
+        heldMs,
+      });
     this.controller?.abort(this.reason());
   }
 
@@ -277,7 +311,14 @@ export class Lease implements Wakeable, Slotted {
       validityMs = await this.claim.renew(leaseMs);
     } catch (error) {
       const backendError = toBackendError(this.owner.backendName, error, this.owner.backendAddress);
-      this.owner.emit({ type: 'extend-failed', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, error: backendError });
+      this.owner.emit({
+        type: 'extend-failed',
+        key: this.key,
+        backend: this.owner.backendName,
+        store: this.owner.storeName,
+        fence: this.fence,
+        error: backendError,
+      });
       if (explicit) throw backendError;
       return;
     } finally {
@@ -290,7 +331,15 @@ export class Lease implements Wakeable, Slotted {
       return;
     }
     this.setValidity(startedAt, validityMs);
-    if (this.owner.wants('extended')) this.owner.emit({ type: 'extended', key: this.key, backend: this.owner.backendName, store: this.owner.storeName, fence: this.fence, expiresAt: this.expiresAt });
+    if (this.owner.wants('extended'))
+      this.owner.emit({
+        type: 'extended',
+        key: this.key,
+        backend: this.owner.backendName,
+        store: this.owner.storeName,
+        fence: this.fence,
+        expiresAt: this.expiresAt,
+      });
   }
 
   /** @internal Called by the scheduler: a renewal or the lapse deadline is due. */
@@ -338,8 +387,10 @@ export class Lease implements Wakeable, Slotted {
    */
   private reschedule(): void {
     const { stopAt } = this.bounds;
-    if (stopAt <= Math.min(this.localDeadline, this.renewing ? Infinity : this.renewAt)) this.owner.scheduler.schedule(this, stopAt);
-    else if (this.renewing || this.localDeadline <= this.renewAt) this.owner.scheduler.schedule(this, this.localDeadline);
+    if (stopAt <= Math.min(this.localDeadline, this.renewing ? Infinity : this.renewAt))
+      this.owner.scheduler.schedule(this, stopAt);
+    else if (this.renewing || this.localDeadline <= this.renewAt)
+      this.owner.scheduler.schedule(this, this.localDeadline);
     else this.owner.scheduler.schedule(this, this.renewAt, this.renewSlackMs());
   }
 

@@ -1,13 +1,19 @@
 import { setMaxListeners } from 'node:events';
 import type { Observable } from 'rxjs';
-import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
+import {
+  InvalidLockArgumentError,
+  LockBackendError,
+  LockLostError,
+  LockShuttingDownError,
+  LockTimeoutError,
+} from '../errors.js';
 import type { AttemptResult, BackendCapabilities, LockBackend, LockClaim } from './lock-backend.js';
-import { atAddress, toBackendError } from './backend-error.js';
-import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, OVERDUE, WAIT_GRACE_MS } from './answer-deadlines.js';
-import { MAX_TIMER_MS, monotonicNow } from './clock.js';
+import { AnswerDeadlines, CLOSE_TIMEOUT_MS, MIN_ATTEMPT_MS, WAIT_GRACE_MS } from './answer-deadlines.js';
+import { OVERDUE } from '../util/time-limit.js';
+import { monotonicNow } from '../util/clock.js';
 import { CheckedLockOptions, refusalOf } from './checked-lock-options.js';
 import { checkGracefulMs, Drain, type CloseOptions } from './drain.js';
-import { InFlight } from './in-flight.js';
+import { InFlight } from '../util/in-flight.js';
 import { Lease, type LeaseOwner } from './lease.js';
 import { LockEventHub, type LockEventListener } from './lock-event-hub.js';
 import type { LockEvent, LockEventType } from './lock-events.js';
@@ -15,16 +21,32 @@ import { LockHandle } from './lock-handle.js';
 import type { ForceReleaseOptions, ListLocksOptions, LockInfo, LockList } from './lock-info.js';
 import { LockInspector } from './lock-inspector.js';
 import { isShared } from './lock-mode.js';
-import { assertKey, checkLeaseMs, capWait, checkWaitMs, describe as describeValue, resolveLockOptions, type ResolvedLockOptions } from './lock-options.js';
-import { currentLock, currentScope, findHeldLease, holdsAnyLock, runInScope, runInScopes, type LockScope } from './lock-scope.js';
+import {
+  assertKey,
+  checkLeaseMs,
+  capWait,
+  checkWaitMs,
+  describe as describeValue,
+  resolveLockOptions,
+  type ResolvedLockOptions,
+} from './lock-options.js';
+import {
+  currentLock,
+  currentScope,
+  findHeldLease,
+  holdsAnyLock,
+  runInScope,
+  runInScopes,
+  type LockScope,
+} from './lock-scope.js';
 import type { Lock, LockOptions } from './lock.js';
 import { acquireAll } from './multi-lock.js';
 import { RecentHolds } from './recent-holds.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
-import { holderOwnerId, ownerIdPrefix } from './holder-identity.js';
-import { defaultInstanceLabel } from './owner-id.js';
-import { SlotSet } from './slot-set.js';
+import { defaultInstanceLabel, holderOwnerId, ownerIdPrefix } from './holder-identity.js';
+import { SlotSet } from '../util/slot-set.js';
 import { WakeScheduler } from './wake-scheduler.js';
+import { GrantWaiter, UnansweredAttempt, type Unscoped } from './wait-for-grant.js';
 
 /** Options of a `LockEngine` (the module builds one per store from its options). */
 export interface LockEngineOptions {
@@ -51,14 +73,6 @@ export const DEFAULT_WAIT_MS = 10_000;
 
 /** @internal How long a call waits for a lock its own call chain seems to hold before a `self-wait` event says so. */
 export const SELF_WAIT_NOTICE_MS = 1_000;
-
-/** A lock `acquire()` handed out that no scope has entered yet: a nested call of the same chain would wait for it. */
-interface Unscoped {
-  readonly lease: Lease;
-  /** The call chain's scope when it was acquired. */
-  readonly scope: LockScope | undefined;
-  noticed: boolean;
-}
 
 /**
  * The store-independent lock logic: waiting, renewal, re-entrancy, events and shutdown.
@@ -105,6 +119,8 @@ export class LockEngine {
   private readonly recentHolds = new RecentHolds();
   /** Bounds each store call by its caller's deadline (one shared timer). */
   private readonly deadlines = new AnswerDeadlines();
+  /** The wait for a busy lock (wait-for-grant.ts). */
+  private readonly waiter: GrantWaiter;
 
   /** Every acquisition, release, renewal, loss and timeout. Never errors; completes on close. */
   readonly events: Observable<LockEvent> = this.hub.events;
@@ -142,6 +158,19 @@ export class LockEngine {
       deadlines: this.deadlines,
       calls: this.calls,
     };
+    this.waiter = new GrantWaiter({
+      backend,
+      storeName: this.name,
+      hub,
+      deadlines: this.deadlines,
+      calls: this.calls,
+      shutdown: this.shutdown.signal,
+      newLease: (key, storeKey, claim, options, fence, attemptStartedAt, validityMs) =>
+        this.newLease(key, storeKey, claim, options, fence, attemptStartedAt, validityMs),
+      likelyFreeInMs: (key, storeKey, seenTakenMs) => this.likelyFreeInMs(key, storeKey, seenTakenMs),
+      heldBySameChain: (storeKey) => this.heldBySameChain(storeKey),
+      noticeSelfWait: (key, held, startedAt) => this.noticeSelfWait(key, held, startedAt),
+    });
   }
 
   /**
@@ -159,11 +188,15 @@ export class LockEngine {
    * not handed out, so nothing waits for `run()` to enter it. Takes options checked once by
    * `checkOptions()` as they are. Bad arguments may throw before it returns a promise.
    */
-  acquireScoped(key: string | readonly string[], options?: LockOptions | CheckedLockOptions): Promise<LockHandle | MultiLockHandle> {
+  acquireScoped(
+    key: string | readonly string[],
+    options?: LockOptions | CheckedLockOptions,
+  ): Promise<LockHandle | MultiLockHandle> {
     // A string goes straight through: no list to build or sort on the common path.
     if (typeof key !== 'string') return this.acquireList(key, options, false);
     assertKey(key);
-    if (options instanceof CheckedLockOptions) return this.acquireResolved(key, this.checkedHere(options).resolved, options.refusal);
+    if (options instanceof CheckedLockOptions)
+      return this.acquireResolved(key, this.checkedHere(options).resolved, options.refusal);
     const resolved = resolveLockOptions(options, this);
     return this.acquireResolved(key, resolved, this.refusalOf(resolved));
   }
@@ -203,7 +236,11 @@ export class LockEngine {
   }
 
   /** Runs `fn` holding the lock (visible to `current()` and re-entrant inside it), then releases it. */
-  async withLock<T>(key: string | readonly string[], fn: (lock: Lock) => T | Promise<T>, options?: LockOptions): Promise<T> {
+  async withLock<T>(
+    key: string | readonly string[],
+    fn: (lock: Lock) => T | Promise<T>,
+    options?: LockOptions,
+  ): Promise<T> {
     if (typeof fn !== 'function') throw new InvalidLockArgumentError('withLock needs a function to run');
     const lock = await this.acquireScoped(key, options);
     let result: T;
@@ -278,14 +315,31 @@ export class LockEngine {
       if (evicted.length > 0) lease.markLost(`it was force-released by ${by}${reason ? ` (${reason})` : ''}`);
     }
     if (evicted.length > 0) {
-      this.emit({ type: 'force-released', key, backend: this.backend.name, store: this.name, by: this.instance, ...(reason === undefined ? {} : { reason }), ...(actor === undefined ? {} : { actor }), evicted });
+      this.emit({
+        type: 'force-released',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        by: this.instance,
+        ...(reason === undefined ? {} : { reason }),
+        ...(actor === undefined ? {} : { actor }),
+        evicted,
+      });
     }
     return evicted.length > 0;
   }
 
   /** @internal A call that skips its work when the lock is busy (`onBusy: 'skip'`) did so: emits `skipped`. */
   noteSkipped(key: string, method: string): void {
-    if (this.hub.wants('skipped')) this.emit({ type: 'skipped', key, backend: this.backend.name, store: this.name, method, instance: this.instance });
+    if (this.hub.wants('skipped'))
+      this.emit({
+        type: 'skipped',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        method,
+        instance: this.instance,
+      });
   }
 
   /**
@@ -325,11 +379,18 @@ export class LockEngine {
   }
 
   /** A key list: all keys or none (multi-lock.ts). Anything else that is not a string is refused as a bad key. */
-  private acquireList(keys: readonly string[], options: LockOptions | CheckedLockOptions | undefined, oneAttempt: boolean): Promise<LockHandle | MultiLockHandle> {
+  private acquireList(
+    keys: readonly string[],
+    options: LockOptions | CheckedLockOptions | undefined,
+    oneAttempt: boolean,
+  ): Promise<LockHandle | MultiLockHandle> {
     if (!Array.isArray(keys)) assertKey(keys);
-    const resolved = options instanceof CheckedLockOptions ? this.checkedHere(options).resolved : resolveLockOptions(options, this);
+    const resolved =
+      options instanceof CheckedLockOptions ? this.checkedHere(options).resolved : resolveLockOptions(options, this);
     const refusal = this.refusalOf(resolved);
-    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) => this.acquireResolved(key, partOptions, refusal));
+    return acquireAll(keys, oneAttempt ? { ...resolved, waitMs: 0 } : resolved, (key, partOptions) =>
+      this.acquireResolved(key, partOptions, refusal),
+    );
   }
 
   /** Re-entrant when the call chain holds the key; else a claim in the store, granted by `grant`. Bad arguments throw at once. */
@@ -340,7 +401,9 @@ export class LockEngine {
     const held = findHeldLease(storeKey, options.permits !== undefined, this.leaseOwner);
     if (held) {
       if (isShared(held.mode) && !isShared(options.mode)) {
-        throw new InvalidLockArgumentError(`Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`);
+        throw new InvalidLockArgumentError(
+          `Lock "${key}" is held for reading by this call chain; it cannot be upgraded to ${options.mode} (release it first)`,
+        );
       }
       return Promise.resolve(new LockHandle(held, true, options.leaseMs));
     }
@@ -352,7 +415,7 @@ export class LockEngine {
    * Takes the lock for `claim` within `options.waitMs` and files the lease, or gives the claim back
    * when the wait failed or the grant came while closing (tracked: close() lets the give-back reach
    * the store first). The first attempt runs here, so that an uncontended acquisition is one async
-   * step over the store's call; the waiting is `waitForGrant`'s.
+   * step over the store's call; the waiting is the GrantWaiter's.
    */
   private async grant(key: string, storeKey: string, options: ResolvedLockOptions): Promise<LockHandle> {
     /** Set once the lease is filed: a loss the store reports before then is the failed wait's to handle. */
@@ -379,12 +442,12 @@ export class LockEngine {
         attempt = claim.tryAcquire();
         result = await this.deadlines.within(attempt, answerBy);
       } catch (error) {
-        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, undefined, -Infinity);
+        throw this.waiter.attemptFailed(error, attempt, key, storeKey, options, startedAt, undefined, -Infinity);
       }
       lease =
         result.acquired && startedAt + result.validityMs > monotonicNow()
           ? this.newLease(key, storeKey, claim, options, result.fence, startedAt, result.validityMs)
-          : await this.waitForGrant(key, storeKey, claim, options, startedAt, answerBy, result);
+          : await this.waiter.wait(key, storeKey, claim, options, startedAt, answerBy, result);
     } catch (error) {
       this.doneWaiting();
       if (error instanceof UnansweredAttempt) {
@@ -411,7 +474,16 @@ export class LockEngine {
     this.leases.add(lease);
     filed = lease;
     this.doneWaiting();
-    if (this.hub.wants('acquired')) this.emit({ type: 'acquired', key, backend: this.backend.name, store: this.name, fence: lease.fence, mode: lease.mode, waitedMs: Math.round(monotonicNow() - startedAt) });
+    if (this.hub.wants('acquired'))
+      this.emit({
+        type: 'acquired',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        fence: lease.fence,
+        mode: lease.mode,
+        waitedMs: Math.round(monotonicNow() - startedAt),
+      });
     return new LockHandle(lease, false, options.leaseMs);
   }
 
@@ -421,62 +493,29 @@ export class LockEngine {
     if (this.waiting === 0) this.noneWaiting?.();
   }
 
-  /** The wait after a first attempt that did not get the lock (`result`): sleeps until the lock may be free, tries again, until `waitMs`. */
-  private async waitForGrant(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, startedAt: number, answerBy: number, result: AttemptResult): Promise<Lease> {
-    const deadline = startedAt + options.waitMs;
-    // Not stopped when close() begins: a wait that got past refuseWhileClosing is work under way; the drain's end stops it.
-    const stop = options.signal ? AbortSignal.any([options.signal, this.shutdown.signal]) : this.shutdown.signal;
-    let attemptStartedAt = startedAt;
-    let lastBusy: AttemptResult | undefined;
-    /** When the first attempt that found the key taken got its answer: the key has been taken since, as far as this call saw. */
-    let firstBusyAt: number | undefined;
-    let lastBusyStartedAt = 0;
-    let selfHeld: Unscoped | undefined | null = null;
-    for (;;) {
-      if (result.acquired) {
-        if (attemptStartedAt + result.validityMs > monotonicNow()) return this.newLease(key, storeKey, claim, options, result.fence, attemptStartedAt, result.validityMs);
-        // Acquired, but the lease was already spent getting it: drop it, and try again shortly.
-        await this.deadlines.within(this.calls.track(claim.release()), answerBy).catch(() => undefined);
-        result = { acquired: false, holderTtlMs: 0 };
-      }
-      lastBusy = result;
-      firstBusyAt ??= monotonicNow();
-      lastBusyStartedAt = attemptStartedAt;
-      const remaining = deadline - monotonicNow();
-      if (remaining <= 0) {
-        if (this.hub.wants('timeout')) this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(monotonicNow() - startedAt) });
-        throw new LockTimeoutError(key, options.waitMs, result.holderTtlMs, this.likelyFreeInMs(key, storeKey, attemptStartedAt - firstBusyAt));
-      }
-      if (stop.aborted) break;
-      // The holder's remaining lease bounds the wait, in case its release notification never comes.
-      const holderTtlMs = result.holderTtlMs !== undefined && result.holderTtlMs >= 0 ? result.holderTtlMs + 1 : Infinity;
-      let sleepMs = Math.min(remaining, holderTtlMs, MAX_TIMER_MS);
-      if (selfHeld === null) selfHeld = this.heldBySameChain(storeKey);
-      if (selfHeld && !selfHeld.noticed) sleepMs = Math.min(sleepMs, this.noticeSelfWait(key, selfHeld, startedAt));
-      await claim.waitForChange(sleepMs, stop);
-      if (stop.aborted) break;
-      attemptStartedAt = monotonicNow();
-      let attempt: Promise<AttemptResult> | undefined;
-      try {
-        attempt = claim.tryAcquire();
-        result = await this.deadlines.within(attempt, answerBy);
-      } catch (error) {
-        throw this.attemptFailed(error, attempt, key, storeKey, options, startedAt, lastBusy, lastBusyStartedAt - firstBusyAt);
-      }
-    }
-    if (this.shutdown.signal.aborted) throw new LockShuttingDownError(this.backend.name);
-    throw options.signal?.reason;
-  }
-
-  /** What an attempt that failed (`error`) or went unanswered (OVERDUE) throws; `seenTakenMs`: as for `unanswered`. */
-  private attemptFailed(error: unknown, attempt: Promise<AttemptResult> | undefined, key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined, seenTakenMs: number): unknown {
-    if (error === OVERDUE) return new UnansweredAttempt(attempt!, this.unanswered(key, storeKey, options, startedAt, lastBusy, seenTakenMs));
-    return toBackendError(this.backend.name, error, this.backend.address);
-  }
-
-  private newLease(key: string, storeKey: string, claim: LockClaim, options: ResolvedLockOptions, fence: number | undefined, attemptStartedAt: number, validityMs: number): Lease {
+  private newLease(
+    key: string,
+    storeKey: string,
+    claim: LockClaim,
+    options: ResolvedLockOptions,
+    fence: number | undefined,
+    attemptStartedAt: number,
+    validityMs: number,
+  ): Lease {
     return new Lease(
-      { key, storeKey, mode: options.mode, permits: options.permits, fence, claim, leaseMs: options.leaseMs, attemptStartedAt, validityMs, minHoldMs: options.minHoldMs, maxHoldMs: options.maxHoldMs },
+      {
+        key,
+        storeKey,
+        mode: options.mode,
+        permits: options.permits,
+        fence,
+        claim,
+        leaseMs: options.leaseMs,
+        attemptStartedAt,
+        validityMs,
+        minHoldMs: options.minHoldMs,
+        maxHoldMs: options.maxHoldMs,
+      },
       this.leaseOwner,
     );
   }
@@ -493,18 +532,21 @@ export class LockEngine {
   /** An acquisition failed: `acquire-failed` when the store was unreachable or this instance is shutting down (a busy key has its `timeout`). */
   private noteFailed(key: string, error: unknown): void {
     if (!this.hub.wants('acquire-failed')) return;
-    const reason = error instanceof LockShuttingDownError ? 'shutting-down' : error instanceof LockBackendError ? 'store-unavailable' : undefined;
-    if (reason) this.emit({ type: 'acquire-failed', key, backend: this.backend.name, store: this.name, reason, error: error as Error });
-  }
-
-  /** The caller's error when the store has not answered by the end of the wait: busy if it last said so, else unreachable. */
-  private unanswered(key: string, storeKey: string, options: ResolvedLockOptions, startedAt: number, lastBusy: AttemptResult | undefined, seenTakenMs: number): Error {
-    const waitedMs = Math.round(monotonicNow() - startedAt);
-    if (lastBusy && !lastBusy.acquired) {
-      this.emit({ type: 'timeout', key, backend: this.backend.name, store: this.name, waitedMs });
-      return new LockTimeoutError(key, options.waitMs, lastBusy.holderTtlMs, this.likelyFreeInMs(key, storeKey, seenTakenMs));
-    }
-    return new LockBackendError(this.backend.name, atAddress(`the store did not answer lock "${key}" within ${waitedMs} ms (unreachable or overloaded); the attempt is given back if it lands later`, this.backend.address));
+    const reason =
+      error instanceof LockShuttingDownError
+        ? 'shutting-down'
+        : error instanceof LockBackendError
+          ? 'store-unavailable'
+          : undefined;
+    if (reason)
+      this.emit({
+        type: 'acquire-failed',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        reason,
+        error: error as Error,
+      });
   }
 
   /**
@@ -549,7 +591,13 @@ export class LockEngine {
     if (waitedMs < SELF_WAIT_NOTICE_MS) return SELF_WAIT_NOTICE_MS - waitedMs;
     held.noticed = true;
     if (this.unscoped.get(held.lease.storeKey) === held && held.lease.isHeld) {
-      this.emit({ type: 'self-wait', key, backend: this.backend.name, store: this.name, waitedMs: Math.round(waitedMs) });
+      this.emit({
+        type: 'self-wait',
+        key,
+        backend: this.backend.name,
+        store: this.name,
+        waitedMs: Math.round(waitedMs),
+      });
     }
     return Infinity;
   }
@@ -566,7 +614,8 @@ export class LockEngine {
 
   /** Checked options, as long as they were checked by this engine (its defaults are in them). */
   private checkedHere(options: CheckedLockOptions): CheckedLockOptions {
-    if (options.checkedBy !== this) throw new InvalidLockArgumentError('These lock options were checked by another lock service (checkOptions)');
+    if (options.checkedBy !== this)
+      throw new InvalidLockArgumentError('These lock options were checked by another lock service (checkOptions)');
     return options;
   }
 
@@ -619,17 +668,11 @@ export class LockEngine {
   }
 }
 
-/** An attempt the store had not answered when the caller's wait ended. */
-class UnansweredAttempt {
-  constructor(
-    readonly attempt: Promise<AttemptResult>,
-    readonly callerError: Error,
-  ) {}
-}
-
 function checkLabel(value: unknown, what: string): string {
   if (typeof value !== 'string' || value.length === 0 || value.length > 200) {
-    throw new InvalidLockArgumentError(`${what} must be a non-empty string of at most 200 characters, got ${describeValue(value)}`);
+    throw new InvalidLockArgumentError(
+      `${what} must be a non-empty string of at most 200 characters, got ${describeValue(value)}`,
+    );
   }
   return value;
 }

@@ -14,11 +14,21 @@ export type AcquireFailure = 'store-unavailable' | 'shutting-down';
 
 /** Everything the engine reports, for logs and metrics. Subscribe through `LockService.events`. */
 export type LockEvent =
-  | (EventBase & { readonly type: 'acquired'; readonly fence: number | undefined; readonly mode: LockMode; readonly waitedMs: number })
+  | (EventBase & {
+      readonly type: 'acquired';
+      readonly fence: number | undefined;
+      readonly mode: LockMode;
+      readonly waitedMs: number;
+    })
   | (EventBase & { readonly type: 'released'; readonly fence: number | undefined; readonly heldMs: number })
   | (EventBase & { readonly type: 'extended'; readonly fence: number | undefined; readonly expiresAt: number })
   | (EventBase & { readonly type: 'extend-failed'; readonly fence: number | undefined; readonly error: Error })
-  | (EventBase & { readonly type: 'lost'; readonly fence: number | undefined; readonly heldMs: number; readonly error: Error })
+  | (EventBase & {
+      readonly type: 'lost';
+      readonly fence: number | undefined;
+      readonly heldMs: number;
+      readonly error: Error;
+    })
   /**
    * The store did not answer a release (`error`: LockBackendError): the holder is done (a `released`
    * event came first), but the store keeps the key until its lease lapses. Emitted whether or not
@@ -51,7 +61,13 @@ export type LockEvent =
    * holders it removed (instance, label, fence where the store knows them). Emitted by the engine
    * that forced it; the evicted holders learn it at their next renewal (signal aborts, `lost`).
    */
-  | (EventBase & { readonly type: 'force-released'; readonly by: string; readonly reason?: string; readonly actor?: string; readonly evicted: readonly LockHolder[] });
+  | (EventBase & {
+      readonly type: 'force-released';
+      readonly by: string;
+      readonly reason?: string;
+      readonly actor?: string;
+      readonly evicted: readonly LockHolder[];
+    });
 
 /** The `type` of a `LockEvent`. */
 export type LockEventType = LockEvent['type'];

@@ -78,11 +78,6 @@ export interface ListPage {
   readonly cursor?: string;
 }
 
-/** A state with nobody in it. */
-export function freeState(storeKey: string): StoredLockState {
-  return { storeKey, holders: [] };
-}
-
 /** Whether a state is worth listing: someone holds or waits for the key. */
 export function isBusyState(state: StoredLockState): boolean {
   return state.holders.length > 0 || (state.waiting ?? 0) > 0;

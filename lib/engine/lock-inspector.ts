@@ -7,7 +7,7 @@ import { assertKey, describe } from './lock-options.js';
 
 /** Most locks one `list()` page may ask for. */
 export const MAX_LIST_LIMIT = 1_000;
-export const DEFAULT_LIST_LIMIT = 100;
+const DEFAULT_LIST_LIMIT = 100;
 /** Longest `reason` kept in a `force-released` event. */
 const MAX_REASON_LENGTH = 500;
 /** Longest `actor` kept in a `force-released` event. */
@@ -30,15 +30,22 @@ export class LockInspector {
   }
 
   async list(options: ListLocksOptions = {}): Promise<LockList> {
-    if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(`list options must be an object, got ${describe(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidLockArgumentError(`list options must be an object, got ${describe(options)}`);
     const { prefix = '', limit = DEFAULT_LIST_LIMIT, cursor } = options;
-    if (typeof prefix !== 'string') throw new InvalidLockArgumentError(`prefix must be a string, got ${describe(prefix)}`);
+    if (typeof prefix !== 'string')
+      throw new InvalidLockArgumentError(`prefix must be a string, got ${describe(prefix)}`);
     if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
-      throw new InvalidLockArgumentError(`limit must be a whole number from 1 to ${MAX_LIST_LIMIT}, got ${describe(limit)}`);
+      throw new InvalidLockArgumentError(
+        `limit must be a whole number from 1 to ${MAX_LIST_LIMIT}, got ${describe(limit)}`,
+      );
     }
-    if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length === 0)) throw new InvalidLockArgumentError(`cursor must be a string from a previous page, got ${describe(cursor)}`);
+    if (cursor !== undefined && (typeof cursor !== 'string' || cursor.length === 0))
+      throw new InvalidLockArgumentError(`cursor must be a string from a previous page, got ${describe(cursor)}`);
     const page = await this.store().list({ prefix: this.keyPrefix + prefix, limit, cursor });
-    const locks = page.locks.filter((state) => isBusyState(state) && state.storeKey.startsWith(this.keyPrefix)).map((state) => this.toInfo(state));
+    const locks = page.locks
+      .filter((state) => isBusyState(state) && state.storeKey.startsWith(this.keyPrefix))
+      .map((state) => this.toInfo(state));
     return page.cursor === undefined ? { locks } : { locks, cursor: page.cursor };
   }
 
@@ -47,19 +54,32 @@ export class LockInspector {
    * read first, so an evicted holder's fence is known even where the store's eviction does not
    * return it (Redis): a holder is matched by its owner id.
    */
-  async forceRelease(key: string, options: ForceReleaseOptions = {}): Promise<{ evicted: LockHolder[]; reason: string | undefined; actor: string | undefined }> {
+  async forceRelease(
+    key: string,
+    options: ForceReleaseOptions = {},
+  ): Promise<{ evicted: LockHolder[]; reason: string | undefined; actor: string | undefined }> {
     assertKey(key);
-    if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(`forceRelease options must be an object, got ${describe(options)}`);
+    if (typeof options !== 'object' || options === null)
+      throw new InvalidLockArgumentError(`forceRelease options must be an object, got ${describe(options)}`);
     const { reason, actor } = options;
-    if (reason !== undefined && typeof reason !== 'string') throw new InvalidLockArgumentError(`reason must be a string, got ${describe(reason)}`);
-    if (actor !== undefined && typeof actor !== 'string') throw new InvalidLockArgumentError(`actor must be a string, got ${describe(actor)}`);
+    if (reason !== undefined && typeof reason !== 'string')
+      throw new InvalidLockArgumentError(`reason must be a string, got ${describe(reason)}`);
+    if (actor !== undefined && typeof actor !== 'string')
+      throw new InvalidLockArgumentError(`actor must be a string, got ${describe(actor)}`);
     const before = await this.store().inspect(this.keyPrefix + key);
     const evicted = withFences(await this.store().forceRelease(this.keyPrefix + key), before.holders);
-    return { evicted: evicted.map(toHolder), reason: reason?.slice(0, MAX_REASON_LENGTH), actor: actor?.slice(0, MAX_ACTOR_LENGTH) };
+    return {
+      evicted: evicted.map(toHolder),
+      reason: reason?.slice(0, MAX_REASON_LENGTH),
+      actor: actor?.slice(0, MAX_ACTOR_LENGTH),
+    };
   }
 
   private store(): LockInspection {
-    if (!this.inspection) throw new InvalidLockArgumentError(`the ${this.backendName} backend cannot be inspected (it has no \`inspection\`)`);
+    if (!this.inspection)
+      throw new InvalidLockArgumentError(
+        `the ${this.backendName} backend cannot be inspected (it has no \`inspection\`)`,
+      );
     return this.inspection;
   }
 
@@ -81,7 +101,9 @@ export class LockInspector {
 function withFences(evicted: readonly StoredHolder[], before: readonly StoredHolder[]): StoredHolder[] {
   return evicted.map((holder) => {
     if (holder.fence !== undefined || holder.owner === undefined) return holder;
-    const seen = before.find((other) => other.owner === holder.owner && other.permit === holder.permit && other.fence !== undefined);
+    const seen = before.find(
+      (other) => other.owner === holder.owner && other.permit === holder.permit && other.fence !== undefined,
+    );
     return seen ? { ...holder, fence: seen.fence } : holder;
   });
 }

@@ -57,7 +57,8 @@ export function holdsAnyLock(): boolean {
 
 /** The lease this call chain already holds on `storeKey` (its lock, or a permit of its semaphore) through `owner`'s engine, if any (re-entrancy). */
 export function findHeldLease(storeKey: string, semaphore: boolean, owner: LeaseOwner): Lease | undefined {
-  const matches = (lease: Lease) => lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld;
+  const matches = (lease: Lease) =>
+    lease.storeKey === storeKey && (lease.permits !== undefined) === semaphore && lease.owner === owner && lease.isHeld;
   for (let scope = storage.getStore(); scope; scope = scope.parent) {
     if (matches(scope.lease)) return scope.lease;
   }

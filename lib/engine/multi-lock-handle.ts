@@ -84,10 +84,12 @@ export class MultiLockHandle implements MultiLock {
     this.unwatch?.();
     const errors: unknown[] = [];
     for (let i = this.parts.length - 1; i >= 0; i--) {
-      await this.parts[i]!.release().catch((error: unknown) => errors.push(error));
+      await this.parts[i].release().catch((error: unknown) => errors.push(error));
     }
     const failure = errors.find((error) => error instanceof LockLostError) ?? errors[0];
-    this.end(failure instanceof LockLostError ? failure : new DOMException(`Locks "${this.key}" were released`, 'AbortError'));
+    this.end(
+      failure instanceof LockLostError ? failure : new DOMException(`Locks "${this.key}" were released`, 'AbortError'),
+    );
     if (errors.length > 0) throw failure;
   }
 

@@ -1,11 +1,11 @@
 import { InvalidLockArgumentError, LockTimeoutError } from '../errors.js';
-import { monotonicNow } from './clock.js';
+import { monotonicNow } from '../util/clock.js';
 import type { LockHandle } from './lock-handle.js';
 import { assertKey, type ResolvedLockOptions } from './lock-options.js';
 import { MultiLockHandle } from './multi-lock-handle.js';
 
 /** One single-key acquisition (re-entrant where the call chain holds the key) with these options. */
-export type AcquireOne = (key: string, options: ResolvedLockOptions) => Promise<LockHandle>;
+type AcquireOne = (key: string, options: ResolvedLockOptions) => Promise<LockHandle>;
 
 /**
  * Takes every key of `keys` or none. The distinct keys are taken one at a time in canonical
@@ -14,12 +14,16 @@ export type AcquireOne = (key: string, options: ResolvedLockOptions) => Promise<
  * (`waitMs` from now); when one part fails, the parts already taken are released before the
  * call rejects. One distinct key gives a plain single-key lock.
  */
-export async function acquireAll(keys: readonly unknown[], options: ResolvedLockOptions, acquireOne: AcquireOne): Promise<LockHandle | MultiLockHandle> {
+export async function acquireAll(
+  keys: readonly unknown[],
+  options: ResolvedLockOptions,
+  acquireOne: AcquireOne,
+): Promise<LockHandle | MultiLockHandle> {
   const ordered = canonicalKeys(keys);
   if (options.permits !== undefined) {
     throw new InvalidLockArgumentError('A semaphore (permits) cannot span several keys: give one key, not a list');
   }
-  if (ordered.length === 1) return acquireOne(ordered[0]!, options);
+  if (ordered.length === 1) return acquireOne(ordered[0], options);
   const deadline = monotonicNow() + options.waitMs;
   for (;;) {
     const parts = await takeInOrder(ordered, options, deadline, acquireOne);
@@ -32,7 +36,7 @@ export async function acquireAll(keys: readonly unknown[], options: ResolvedLock
 }
 
 /** The distinct keys, sorted; InvalidLockArgumentError for an empty list or a bad element. */
-export function canonicalKeys(keys: readonly unknown[]): string[] {
+function canonicalKeys(keys: readonly unknown[]): string[] {
   if (keys.length === 0) throw new InvalidLockArgumentError('Lock key list must not be empty');
   for (let i = 0; i < keys.length; i++) {
     try {
@@ -45,7 +49,12 @@ export function canonicalKeys(keys: readonly unknown[]): string[] {
   return [...new Set(keys as readonly string[])].sort();
 }
 
-async function takeInOrder(keys: readonly string[], options: ResolvedLockOptions, deadline: number, acquireOne: AcquireOne): Promise<LockHandle[]> {
+async function takeInOrder(
+  keys: readonly string[],
+  options: ResolvedLockOptions,
+  deadline: number,
+  acquireOne: AcquireOne,
+): Promise<LockHandle[]> {
   const parts: LockHandle[] = [];
   try {
     for (const key of keys) {
@@ -55,12 +64,13 @@ async function takeInOrder(keys: readonly string[], options: ResolvedLockOptions
   } catch (error) {
     await releaseAll(parts);
     // The caller waited for the whole set: report its waitMs, not what was left for this part.
-    if (error instanceof LockTimeoutError) throw new LockTimeoutError(error.key, options.waitMs, error.retryAfterMs, error.likelyFreeInMs);
+    if (error instanceof LockTimeoutError)
+      throw new LockTimeoutError(error.key, options.waitMs, error.retryAfterMs, error.likelyFreeInMs);
     throw error;
   }
 }
 
 /** Last taken first; a part that fails to release lapses on its own after its lease. */
 async function releaseAll(parts: readonly LockHandle[]): Promise<void> {
-  for (let i = parts.length - 1; i >= 0; i--) await parts[i]!.release().catch(() => undefined);
+  for (let i = parts.length - 1; i >= 0; i--) await parts[i].release().catch(() => undefined);
 }

@@ -1,5 +1,5 @@
 /** How many of this instance's last releases an engine remembers the hold times of. */
-export const RECENT_HOLDS = 1_000;
+const RECENT_HOLDS = 1_000;
 
 /** How many of a key's last holds the estimate looks at. */
 export const RECENT_HOLDS_PER_KEY = 5;
@@ -48,12 +48,12 @@ export class RecentHolds {
     const size = this.keys.length;
     for (let i = 1; i <= size && holds.length < this.perKey; i++) {
       const slot = (this.next - i + size) % size;
-      if (this.keys[slot] === key) holds.push(this.heldMs[slot]!);
+      if (this.keys[slot] === key) holds.push(this.heldMs[slot]);
     }
     if (holds.length === 0) return undefined;
     holds.sort((a, b) => a - b);
     const middle = holds.length >> 1;
-    const median = holds.length % 2 === 1 ? holds[middle]! : (holds[middle - 1]! + holds[middle]!) / 2;
+    const median = holds.length % 2 === 1 ? holds[middle] : (holds[middle - 1] + holds[middle]) / 2;
     return Math.round(Math.max(median - heldForMs, heldForMs, 0));
   }
 

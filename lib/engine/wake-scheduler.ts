@@ -1,4 +1,4 @@
-import { monotonicNow, unrefTimer } from './clock.js';
+import { monotonicNow, unrefTimer } from '../util/clock.js';
 
 /** @internal Something the scheduler wakes: a held lease that has a renewal or its lapse due. */
 export interface Wakeable {
@@ -44,7 +44,12 @@ export class WakeScheduler {
   /** Wakes `target` at `due` (monotonic ms), give or take `slackMs` (capped at MAX_SLACK_MS); replaces its previous wake-up. */
   schedule(target: Wakeable, due: number, slackMs = 0): void {
     this.drop(target);
-    const entry: ScheduledWake = { target, due, earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS), cancelled: false };
+    const entry: ScheduledWake = {
+      target,
+      due,
+      earliest: due - Math.min(Math.max(0, slackMs), MAX_SLACK_MS),
+      cancelled: false,
+    };
     target.scheduledWake = entry;
     this.live++;
     this.push(this.heap, entry);
@@ -83,14 +88,15 @@ export class WakeScheduler {
   }
 
   private compact(): void {
-    const live = (heap: ScheduledWake[]) => heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
+    const live = (heap: ScheduledWake[]) =>
+      heap.filter((entry) => !entry.cancelled).sort((a, b) => a.earliest - b.earliest);
     this.heap = live(this.heap);
     this.exact = live(this.exact);
   }
 
   private arm(): void {
-    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop(this.heap);
-    while (this.exact.length > 0 && this.exact[0]!.cancelled) this.pop(this.exact);
+    while (this.heap.length > 0 && this.heap[0].cancelled) this.pop(this.heap);
+    while (this.exact.length > 0 && this.exact[0].cancelled) this.pop(this.exact);
     const top = this.heap[0];
     if (!top) return this.reset();
     const due = Math.min(top.due, this.exact[0]?.due ?? Infinity);
@@ -105,7 +111,7 @@ export class WakeScheduler {
     this.timerDue = Infinity;
     const now = monotonicNow();
     const ready: Wakeable[] = [];
-    while (this.heap.length > 0 && this.heap[0]!.earliest <= now) {
+    while (this.heap.length > 0 && this.heap[0].earliest <= now) {
       const entry = this.pop(this.heap)!;
       if (entry.cancelled) continue;
       this.drop(entry.target);
@@ -126,7 +132,7 @@ export class WakeScheduler {
     let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
-      if (heap[parent]!.earliest <= entry.earliest) break;
+      if (heap[parent].earliest <= entry.earliest) break;
       heap[i] = heap[parent]!;
       i = parent;
     }
@@ -141,8 +147,8 @@ export class WakeScheduler {
     for (;;) {
       const left = 2 * i + 1;
       if (left >= heap.length) break;
-      const child = left + 1 < heap.length && heap[left + 1]!.earliest < heap[left]!.earliest ? left + 1 : left;
-      if (heap[child]!.earliest >= last.earliest) break;
+      const child = left + 1 < heap.length && heap[left + 1].earliest < heap[left].earliest ? left + 1 : left;
+      if (heap[child].earliest >= last.earliest) break;
       heap[i] = heap[child]!;
       i = child;
     }

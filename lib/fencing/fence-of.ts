@@ -14,19 +14,27 @@ export function fenceOf(fence: number | Lock): number {
   if (typeof fence === 'object' && fence !== null) return fenceOfLock(fence);
   if (fence === undefined) throw noFence('The fence is undefined');
   if (typeof fence !== 'number' || !Number.isSafeInteger(fence) || fence < 0) {
-    throw new InvalidLockArgumentError(`A fence must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER} (a lock's \`fence\`), got ${describe(fence)}`);
+    throw new InvalidLockArgumentError(
+      `A fence must be a whole number from 0 to ${Number.MAX_SAFE_INTEGER} (a lock's \`fence\`), got ${describe(fence)}`,
+    );
   }
   return fence;
 }
 
 function fenceOfLock(lock: Lock): number {
   if (lock.signal.aborted) {
-    throw new LockLostError(lock.key, 'its signal has aborted, so it is no longer held and a newer holder may already have written: the fenced write is refused', {
-      cause: lock.signal.reason,
-    });
+    throw new LockLostError(
+      lock.key,
+      'its signal has aborted, so it is no longer held and a newer holder may already have written: the fenced write is refused',
+      {
+        cause: lock.signal.reason,
+      },
+    );
   }
   if (isMultiLock(lock)) {
-    throw new InvalidLockArgumentError(`A lock on several keys has no single fence: pass one part's fence, \`lock.fences[key]\` (lock "${lock.key}")`);
+    throw new InvalidLockArgumentError(
+      `A lock on several keys has no single fence: pass one part's fence, \`lock.fences[key]\` (lock "${lock.key}")`,
+    );
   }
   if (lock.fence === undefined) throw noFence(`Lock "${lock.key}" has no fence`);
   return fenceOf(lock.fence);

@@ -14,7 +14,7 @@ export const DEFAULT_FENCE_TABLE = 'fenced_resources';
 export const FLOOR_RESOURCE = '';
 
 /** The longest resource name, in UTF-8 bytes (the MySQL key column is VARBINARY(255)). */
-export const MAX_RESOURCE_BYTES = 255;
+const MAX_RESOURCE_BYTES = 255;
 
 /** `table` or `schema.table`; each part a plain identifier that fits both PostgreSQL (63) and MySQL (64). */
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
@@ -22,7 +22,9 @@ const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?
 /** Checks the dialect option. Throws InvalidLockArgumentError. */
 export function parseFenceDialect(value: unknown): FenceDialect {
   if (value === 'postgres' || value === 'mysql') return value;
-  throw new InvalidLockArgumentError(`SqlFenceGuard: \`dialect\` must be 'postgres' or 'mysql' (MySQL and MariaDB), got ${describe(value)}`);
+  throw new InvalidLockArgumentError(
+    `SqlFenceGuard: \`dialect\` must be 'postgres' or 'mysql' (MySQL and MariaDB), got ${describe(value)}`,
+  );
 }
 
 /** The fence table's name, validated and quoted for `dialect`. Throws InvalidLockArgumentError. */
@@ -33,13 +35,18 @@ export function quotedFenceTable(dialect: FenceDialect, table: unknown = DEFAULT
     );
   }
   const quote = dialect === 'postgres' ? '"' : '`';
-  return table.split('.').map((part) => `${quote}${part}${quote}`).join('.');
+  return table
+    .split('.')
+    .map((part) => `${quote}${part}${quote}`)
+    .join('.');
 }
 
 /** Checks a resource name given to `check`. Throws InvalidLockArgumentError. */
 export function checkResource(resource: unknown): string {
   if (typeof resource !== 'string' || resource === FLOOR_RESOURCE || Buffer.byteLength(resource) > MAX_RESOURCE_BYTES) {
-    throw new InvalidLockArgumentError(`SqlFenceGuard: a resource must be a non-empty string of at most ${MAX_RESOURCE_BYTES} UTF-8 bytes, got ${describe(resource)}`);
+    throw new InvalidLockArgumentError(
+      `SqlFenceGuard: a resource must be a non-empty string of at most ${MAX_RESOURCE_BYTES} UTF-8 bytes, got ${describe(resource)}`,
+    );
   }
   return resource;
 }

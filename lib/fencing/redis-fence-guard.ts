@@ -23,8 +23,10 @@ export class RedisFenceGuard {
   private readonly keyPrefix: string;
 
   constructor(private readonly client: FenceRedisClient) {
-    if (client === null || typeof client !== 'object' || typeof (client as FenceRedisClient).evalsha !== 'function') {
-      throw new InvalidLockArgumentError(`RedisFenceGuard needs an ioredis client (Redis or Cluster), got ${describe(client)}`);
+    if (client === null || typeof client !== 'object' || typeof client.evalsha !== 'function') {
+      throw new InvalidLockArgumentError(
+        `RedisFenceGuard needs an ioredis client (Redis or Cluster), got ${describe(client)}`,
+      );
     }
     const prefix = (client as { options?: { keyPrefix?: unknown } }).options?.keyPrefix;
     this.keyPrefix = typeof prefix === 'string' ? prefix : '';
@@ -34,9 +36,12 @@ export class RedisFenceGuard {
   async set(key: string, value: string, fence: number | Lock, options?: { px?: number }): Promise<void> {
     const px = options?.px;
     if (px !== undefined && (typeof px !== 'number' || !Number.isSafeInteger(px) || px < 1)) {
-      throw new InvalidLockArgumentError(`RedisFenceGuard.set: \`px\` must be a whole number of ms from 1, got ${describe(px)}`);
+      throw new InvalidLockArgumentError(
+        `RedisFenceGuard.set: \`px\` must be a whole number of ms from 1, got ${describe(px)}`,
+      );
     }
-    if (typeof value !== 'string') throw new InvalidLockArgumentError(`RedisFenceGuard.set: the value must be a string, got ${describe(value)}`);
+    if (typeof value !== 'string')
+      throw new InvalidLockArgumentError(`RedisFenceGuard.set: the value must be a string, got ${describe(value)}`);
     await this.run(FENCED_SET, key, [], [value, px === undefined ? '' : px], fence);
   }
 
@@ -49,7 +54,9 @@ export class RedisFenceGuard {
   async hset(key: string, fields: Record<string, string>, fence: number | Lock): Promise<void> {
     const entries = fields !== null && typeof fields === 'object' ? Object.entries(fields) : [];
     if (entries.length === 0 || entries.some(([, v]) => typeof v !== 'string')) {
-      throw new InvalidLockArgumentError(`RedisFenceGuard.hset: \`fields\` must be an object of at least one string value, got ${describe(fields)}`);
+      throw new InvalidLockArgumentError(
+        `RedisFenceGuard.hset: \`fields\` must be an object of at least one string value, got ${describe(fields)}`,
+      );
     }
     await this.run(FENCED_HSET, key, [], entries.flat(), fence);
   }
@@ -61,17 +68,33 @@ export class RedisFenceGuard {
    * `return` works as usual; no `#!lua` line.
    */
   async eval(script: string, keys: string[], args: string[], fence: number | Lock): Promise<unknown> {
-    if (typeof script !== 'string' || script.trim() === '') throw new InvalidLockArgumentError(`RedisFenceGuard.eval: the script must be Lua source, got ${describe(script)}`);
+    if (typeof script !== 'string' || script.trim() === '')
+      throw new InvalidLockArgumentError(
+        `RedisFenceGuard.eval: the script must be Lua source, got ${describe(script)}`,
+      );
     if (!Array.isArray(keys) || keys.length === 0 || !Array.isArray(args)) {
-      throw new InvalidLockArgumentError('RedisFenceGuard.eval: `keys` must list at least one key (its first key names the fenced resource) and `args` must be an array');
+      throw new InvalidLockArgumentError(
+        'RedisFenceGuard.eval: `keys` must list at least one key (its first key names the fenced resource) and `args` must be an array',
+      );
     }
-    return this.run(this.wrap(script), keys[0]!, keys.slice(1), args, fence);
+    return this.run(this.wrap(script), keys[0], keys.slice(1), args, fence);
   }
 
-  private async run(script: FenceScript, key: string, moreKeys: string[], args: (string | number)[], fence: number | Lock): Promise<unknown> {
+  private async run(
+    script: FenceScript,
+    key: string,
+    moreKeys: string[],
+    args: (string | number)[],
+    fence: number | Lock,
+  ): Promise<unknown> {
     const fenceKey = fenceKeyOf(key, this.keyPrefix);
     const value = fenceOf(fence);
-    const [refused, payload] = (await runFenceScript(this.client, script, [key, ...moreKeys, fenceKey], [...args, value])) as [number, unknown];
+    const [refused, payload] = (await runFenceScript(
+      this.client,
+      script,
+      [key, ...moreKeys, fenceKey],
+      [...args, value],
+    )) as [number, unknown];
     if (refused === 1) throw new StaleFenceError(key, value, Number(payload));
     return payload ?? null;
   }

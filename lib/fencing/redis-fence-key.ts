@@ -10,7 +10,8 @@ import { describe } from '../engine/lock-options.js';
  * A key that neither fits (a `}` but no tag, e.g. `a}b`) is refused: no other name shares its slot.
  */
 export function fenceKeyOf(key: string, prefix = ''): string {
-  if (typeof key !== 'string' || key === '') throw new InvalidLockArgumentError(`RedisFenceGuard: a key must be a non-empty string, got ${describe(key)}`);
+  if (typeof key !== 'string' || key === '')
+    throw new InvalidLockArgumentError(`RedisFenceGuard: a key must be a non-empty string, got ${describe(key)}`);
   const full = prefix + key;
   const tag = hashTag(full);
   const name = tag === undefined ? `{${full}}:highest-fence` : `{${tag}}:highest-fence:${key}`;

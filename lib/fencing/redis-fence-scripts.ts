@@ -19,7 +19,9 @@ const RAISE = `if not stored or tonumber(fence) > tonumber(stored) then redis.ca
 const fenced = (write: string) => fenceScript(`${CHECK}\n${write}\n${RAISE}\nreturn {0}`);
 
 /** KEYS: key, fence key. ARGV: value, PX ms or '', fence. */
-export const FENCED_SET = fenced(`if ARGV[2] == '' then redis.call('SET', KEYS[1], ARGV[1]) else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end`);
+export const FENCED_SET = fenced(
+  `if ARGV[2] == '' then redis.call('SET', KEYS[1], ARGV[1]) else redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) end`,
+);
 
 /** KEYS: key, fence key. ARGV: fence. */
 export const FENCED_DEL = fenced(`redis.call('DEL', KEYS[1])`);

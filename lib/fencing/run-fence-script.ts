@@ -16,7 +16,12 @@ export function fenceScript(source: string): FenceScript {
  * after a restart, a SCRIPT FLUSH, or on a Cluster node that never saw it). ioredis routes both by
  * the first key's slot.
  */
-export async function runFenceScript(client: FenceRedisClient, script: FenceScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export async function runFenceScript(
+  client: FenceRedisClient,
+  script: FenceScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   try {
     return await client.evalsha(script.sha, keys.length, ...keys, ...args);
   } catch (error) {

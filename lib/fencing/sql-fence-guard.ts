@@ -43,7 +43,8 @@ export class SqlFenceGuard {
   private readonly sql: FenceStatements;
 
   constructor(options: SqlFenceGuardOptions) {
-    if (options === null || typeof options !== 'object') throw new InvalidLockArgumentError(`SqlFenceGuard: options must be an object, got ${describe(options)}`);
+    if (options === null || typeof options !== 'object')
+      throw new InvalidLockArgumentError(`SqlFenceGuard: options must be an object, got ${describe(options)}`);
     this.dialect = parseFenceDialect(options.dialect);
     const table = quotedFenceTable(this.dialect, options.table);
     this.ddl = fenceTableDdl(this.dialect, options.table);
@@ -82,7 +83,10 @@ export class SqlFenceGuard {
       await query(this.sql.check, [name, value, value]);
     } catch (error) {
       // The statement fails on a refusal, or for any other reason: the locked read tells which.
-      const highest = await query(this.sql.readHighest, [name]).then((rows) => this.highestOf(rows, 'read', true), () => undefined);
+      const highest = await query(this.sql.readHighest, [name]).then(
+        (rows) => this.highestOf(rows, 'read', true),
+        () => undefined,
+      );
       if (highest !== undefined && highest > value) throw new StaleFenceError(name, value, highest, { cause: error });
       throw error;
     }
@@ -97,16 +101,23 @@ export class SqlFenceGuard {
   async prune(query: FenceQuery, options: FencePruneOptions): Promise<void> {
     const olderThanMs = options?.olderThanMs;
     if (typeof olderThanMs !== 'number' || !Number.isSafeInteger(olderThanMs) || olderThanMs < 1) {
-      throw new InvalidLockArgumentError(`SqlFenceGuard.prune: \`olderThanMs\` must be a whole number of ms from 1, got ${describe(olderThanMs)}`);
+      throw new InvalidLockArgumentError(
+        `SqlFenceGuard.prune: \`olderThanMs\` must be a whole number of ms from 1, got ${describe(olderThanMs)}`,
+      );
     }
     const raised = await query(this.sql.raiseFloor, [olderThanMs]);
-    const floor = this.highestOf(this.sql.readFloor === undefined ? raised : await query(this.sql.readFloor, []), 'prune');
+    const floor = this.highestOf(
+      this.sql.readFloor === undefined ? raised : await query(this.sql.readFloor, []),
+      'prune',
+    );
     await query(this.sql.prune, [olderThanMs, floor]);
   }
 
   /** The largest fence among the rows a statement returned. */
   private highestOf(result: unknown, statement: string, missingIsZero = false): number {
-    const values = columnValues(result, HIGHEST).map(Number).filter((n) => Number.isFinite(n));
+    const values = columnValues(result, HIGHEST)
+      .map(Number)
+      .filter((n) => Number.isFinite(n));
     if (values.length === 0) {
       if (missingIsZero) return 0;
       throw new InvalidLockArgumentError(

@@ -1,5 +1,5 @@
 import type { LockEngine } from '../engine/lock-engine.js';
-import { sleep } from '../engine/clock.js';
+import { sleep } from '../util/clock.js';
 import type { Lock } from '../engine/lock.js';
 import { leadershipKey, type AfterTask, type Leadership, type LeadershipChange } from './leadership.js';
 
@@ -10,7 +10,7 @@ export interface CampaignReporter {
   storeFailed(error: unknown, retryInMs: number): void;
 }
 
-export interface CampaignSettings {
+interface CampaignSettings {
   readonly name: string;
   readonly task: (leadership: Leadership) => unknown;
   readonly leaseMs: number | undefined;
@@ -88,7 +88,13 @@ export class LeaderCampaign {
     while (!stop.aborted && !this.engine.isClosed) {
       let lock: Lock;
       try {
-        lock = await this.engine.acquire(leadershipKey(this.settings.name), { leaseMs: this.settings.leaseMs, waitMs: Infinity, fair, signal: stop, label: 'leader' });
+        lock = await this.engine.acquire(leadershipKey(this.settings.name), {
+          leaseMs: this.settings.leaseMs,
+          waitMs: Infinity,
+          fair,
+          signal: stop,
+          label: 'leader',
+        });
       } catch (error) {
         if (stop.aborted || this.engine.isClosed) break;
         this.reporter.storeFailed(error, retryMs);

@@ -1,6 +1,6 @@
 import type * as OtelApi from '@opentelemetry/api';
 import type { LockEvent } from '../engine/lock-events.js';
-import { loadOptional } from '../engine/load-optional.js';
+import { loadOptional } from '../util/load-optional.js';
 import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
 /** Options of `subscribeLockTracing`. */
@@ -34,7 +34,10 @@ export const LOCK_TRACE_ATTRIBUTES = {
  * refusal because this instance is shutting down (`lock.failure` = `shutting-down`) does not.
  * `@opentelemetry/api` is an optional peer, imported on the first call.
  */
-export async function subscribeLockTracing(events: LockEventSource<LockEvent>, options: LockTracingOptions = {}): Promise<MetricsSubscription> {
+export async function subscribeLockTracing(
+  events: LockEventSource<LockEvent>,
+  options: LockTracingOptions = {},
+): Promise<MetricsSubscription> {
   const api = (options.otelApi ?? (await loadOptional('@opentelemetry/api', 'subscribeLockTracing'))) as typeof OtelApi;
   const tracer = (options.tracer as OtelApi.Tracer | undefined) ?? api.trace.getTracer('nestjs-distributed-lock');
   return events.subscribe((event) => {
@@ -42,14 +45,22 @@ export async function subscribeLockTracing(events: LockEventSource<LockEvent>, o
       const name = `lock.${event.type}`;
       const attributes = lockEventAttributes(event);
       const failed =
-        event.type === 'lost' || event.type === 'extend-failed' || event.type === 'release-failed' || event.type === 'timeout' || (event.type === 'acquire-failed' && event.reason === 'store-unavailable');
+        event.type === 'lost' ||
+        event.type === 'extend-failed' ||
+        event.type === 'release-failed' ||
+        event.type === 'timeout' ||
+        (event.type === 'acquire-failed' && event.reason === 'store-unavailable');
       const active = api.trace.getActiveSpan();
       if (active?.isRecording()) {
         active.addEvent(name, attributes);
         return;
       }
       const span = tracer.startSpan(name, { attributes });
-      if (failed) span.setStatus({ code: api.SpanStatusCode.ERROR, message: 'error' in event ? event.error.message : 'lock busy' });
+      if (failed)
+        span.setStatus({
+          code: api.SpanStatusCode.ERROR,
+          message: 'error' in event ? event.error.message : 'lock busy',
+        });
       span.end();
     } catch {
       // Tracing must never disturb the lock engine.
@@ -59,7 +70,11 @@ export async function subscribeLockTracing(events: LockEventSource<LockEvent>, o
 
 /** The attributes of one lock event (key, fence, backend and what the event carries). */
 export function lockEventAttributes(event: LockEvent): Record<string, string | number> {
-  const attributes: Record<string, string | number> = { [LOCK_TRACE_ATTRIBUTES.key]: event.key, [LOCK_TRACE_ATTRIBUTES.backend]: event.backend, [LOCK_TRACE_ATTRIBUTES.store]: event.store };
+  const attributes: Record<string, string | number> = {
+    [LOCK_TRACE_ATTRIBUTES.key]: event.key,
+    [LOCK_TRACE_ATTRIBUTES.backend]: event.backend,
+    [LOCK_TRACE_ATTRIBUTES.store]: event.store,
+  };
   if ('fence' in event && event.fence !== undefined) attributes[LOCK_TRACE_ATTRIBUTES.fence] = event.fence;
   if ('mode' in event) attributes[LOCK_TRACE_ATTRIBUTES.mode] = event.mode;
   if ('waitedMs' in event) attributes[LOCK_TRACE_ATTRIBUTES.waitedMs] = event.waitedMs;

@@ -1,6 +1,6 @@
 import type * as PromClient from 'prom-client';
 import type { LockEvent } from '../engine/lock-events.js';
-import { loadOptional } from '../engine/load-optional.js';
+import { loadOptional } from '../util/load-optional.js';
 import type { LockEventSource, MetricsSubscription } from './observable-like.js';
 
 /** A prom-client `Registry` (typed loosely so the published types never reference an optional peer). */
@@ -44,23 +44,53 @@ export async function subscribeLockMetrics(
   registry: PrometheusRegistryLike,
   options: LockMetricsOptions = {},
 ): Promise<MetricsSubscription> {
-  const client = (options.promClient ?? (await loadOptional('prom-client', 'subscribeLockMetrics'))) as typeof PromClient;
+  const client = (options.promClient ??
+    (await loadOptional('prom-client', 'subscribeLockMetrics'))) as typeof PromClient;
   const prefix = options.prefix ?? 'distributed_lock_';
   const buckets = options.buckets ?? DEFAULT_BUCKETS;
   const registers = [registry as PromClient.Registry];
   const counter = (name: string, help: string, labelNames: string[]) =>
-    (registry.getSingleMetric(prefix + name) as PromClient.Counter | undefined) ?? new client.Counter({ name: prefix + name, help, labelNames, registers });
+    (registry.getSingleMetric(prefix + name) as PromClient.Counter | undefined) ??
+    new client.Counter({ name: prefix + name, help, labelNames, registers });
   const histogram = (name: string, help: string) =>
     (registry.getSingleMetric(prefix + name) as PromClient.Histogram | undefined) ??
-    new client.Histogram({ name: prefix + name, help, labelNames: ['backend', 'outcome', 'store'], buckets, registers });
+    new client.Histogram({
+      name: prefix + name,
+      help,
+      labelNames: ['backend', 'outcome', 'store'],
+      buckets,
+      registers,
+    });
 
   const acquired = counter('acquired_total', 'Locks acquired', ['backend', 'mode', 'store']);
-  const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', ['backend', 'store']);
-  const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', ['backend', 'store']);
-  const extendFailures = counter('extend_failures_total', 'Lease renewals that failed because the store did not answer', ['backend', 'store']);
-  const releaseFailures = counter('release_failures_total', 'Releases the store did not answer (the key stays taken until its lease lapses)', ['backend', 'store']);
-  const acquireFailures = counter('acquire_failures_total', 'Acquisitions that failed other than by a busy key: store-unavailable (an outage) or shutting-down (this instance is closing)', ['backend', 'reason', 'store']);
-  const skipped = counter('skipped_total', "Calls with onBusy 'skip' (scheduled jobs) that did not run because another holder had the key", ['backend', 'store']);
+  const timeouts = counter('timeouts_total', 'Acquisitions that gave up because the lock stayed busy', [
+    'backend',
+    'store',
+  ]);
+  const lost = counter('lost_total', 'Locks lost while held (lease lapsed, renewal refused, store says gone)', [
+    'backend',
+    'store',
+  ]);
+  const extendFailures = counter(
+    'extend_failures_total',
+    'Lease renewals that failed because the store did not answer',
+    ['backend', 'store'],
+  );
+  const releaseFailures = counter(
+    'release_failures_total',
+    'Releases the store did not answer (the key stays taken until its lease lapses)',
+    ['backend', 'store'],
+  );
+  const acquireFailures = counter(
+    'acquire_failures_total',
+    'Acquisitions that failed other than by a busy key: store-unavailable (an outage) or shutting-down (this instance is closing)',
+    ['backend', 'reason', 'store'],
+  );
+  const skipped = counter(
+    'skipped_total',
+    "Calls with onBusy 'skip' (scheduled jobs) that did not run because another holder had the key",
+    ['backend', 'store'],
+  );
   const wait = histogram('wait_seconds', 'Time spent waiting for a lock');
   const hold = histogram('hold_seconds', 'Time a lock was held');
 

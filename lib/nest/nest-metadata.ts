@@ -7,7 +7,7 @@ export type HandlerKind = 'http' | 'rpc' | 'ws' | 'graphql';
  * The same keys and values on Nest 11 and 12; test/nest/nest-metadata.test.ts pins them on the
  * installed Nest, and the packaging test on Nest 11.
  */
-export const NestMetadata = {
+const NestMetadata = {
   /** `@Get()`, `@Post()`, `@Sse()`...: the route's path and its HTTP method. */
   path: 'path',
   method: 'method',
@@ -32,10 +32,18 @@ export const ParamType = { request: 0, payload: 3, query: 4, params: 5, headers:
 
 /** The context Nest calls `method` in, from its metadata; undefined for a method Nest does not call as a handler. */
 export function handlerKindOf(method: Function): HandlerKind | undefined {
-  if (Reflect.getMetadata(NestMetadata.path, method) !== undefined && Reflect.getMetadata(NestMetadata.method, method) !== undefined) return 'http';
+  if (
+    Reflect.getMetadata(NestMetadata.path, method) !== undefined &&
+    Reflect.getMetadata(NestMetadata.method, method) !== undefined
+  )
+    return 'http';
   if (Reflect.getMetadata(NestMetadata.pattern, method) !== undefined) return 'rpc';
   if (Reflect.getMetadata(NestMetadata.messageMapping, method) !== undefined) return 'ws';
-  if (Reflect.getMetadata(NestMetadata.resolverType, method) !== undefined || Reflect.getMetadata(NestMetadata.resolveProperty, method) !== undefined) return 'graphql';
+  if (
+    Reflect.getMetadata(NestMetadata.resolverType, method) !== undefined ||
+    Reflect.getMetadata(NestMetadata.resolveProperty, method) !== undefined
+  )
+    return 'graphql';
   return undefined;
 }
 
@@ -48,7 +56,8 @@ export interface DecoratedParam {
 
 /** The parameter decorators of `type.prototype[name]` (custom ones left out), as Nest reads them, subclasses included. */
 export function decoratedParams(type: Function, name: string | symbol): DecoratedParam[] | undefined {
-  const recorded = Reflect.getMetadata(NestMetadata.routeArguments, type, name) as Record<string, { index: number; data?: unknown }> | undefined;
+  const recorded = Reflect.getMetadata(NestMetadata.routeArguments, type, name) as
+    Record<string, { index: number; data?: unknown }> | undefined;
   if (!recorded) return undefined;
   return Object.entries(recorded).flatMap(([key, { index, data }]) => {
     const paramType = Number(key.split(':')[0]);
@@ -58,5 +67,7 @@ export function decoratedParams(type: Function, name: string | symbol): Decorate
 
 /** The exception types a filter catches (`@Catch(A, B)`); empty: it catches everything. */
 export function caughtTypesOf(filter: object): Function[] {
-  return (Reflect.getMetadata(NestMetadata.catchExceptions, Object.getPrototypeOf(filter)) ?? Reflect.getMetadata(NestMetadata.catchExceptions, filter.constructor) ?? []) as Function[];
+  return (Reflect.getMetadata(NestMetadata.catchExceptions, Object.getPrototypeOf(filter)) ??
+    Reflect.getMetadata(NestMetadata.catchExceptions, filter.constructor) ??
+    []) as Function[];
 }

@@ -1,4 +1,10 @@
-import { InvalidLockArgumentError, LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError } from '../errors.js';
+import {
+  InvalidLockArgumentError,
+  LockBackendError,
+  LockLostError,
+  LockShuttingDownError,
+  LockTimeoutError,
+} from '../errors.js';
 import type { LockBackend } from '../engine/lock-backend.js';
 import { LockEngine } from '../engine/lock-engine.js';
 import type { LockEvent } from '../engine/lock-events.js';
@@ -23,7 +29,11 @@ function blockEventLoop(ms: number): void {
  * ownership, re-entrancy, leases and loss, fences, read/write modes, multi-key locks, bad input,
  * events and shutdown.
  */
-export function describeCoreContract(name: string, target: LockBackendContractTarget, testRunner: ContractTestRunner): void {
+export function describeCoreContract(
+  name: string,
+  target: LockBackendContractTarget,
+  testRunner: ContractTestRunner,
+): void {
   const runner = keepingAlive(testRunner);
   const crashFreeMs = (leaseMs: number) => target.crashFreeMs?.(leaseMs) ?? leaseMs;
   runner.describe(`${name} backend contract`, () => {
@@ -45,23 +55,31 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         await second!.release();
       });
 
-      runner.it('loses no update of a non-atomic counter under 24 concurrent holders on 2 instances', async () => {
-        const k = key('counter');
-        let counter = 0;
-        let inside = 0;
-        let maxInside = 0;
-        const increment = (engine: LockEngine) =>
-          engine.withLock(k, async () => {
-            maxInside = Math.max(maxInside, ++inside);
-            const read = counter;
-            await tick();
-            counter = read + 1;
-            inside--;
-          }, { waitMs: 20_000 });
-        await Promise.all(Array.from({ length: 24 }, (_, i) => increment(i % 2 ? a : b)));
-        expect(counter).toBe(24);
-        expect(maxInside).toBe(1);
-      }, 30_000);
+      runner.it(
+        'loses no update of a non-atomic counter under 24 concurrent holders on 2 instances',
+        async () => {
+          const k = key('counter');
+          let counter = 0;
+          let inside = 0;
+          let maxInside = 0;
+          const increment = (engine: LockEngine) =>
+            engine.withLock(
+              k,
+              async () => {
+                maxInside = Math.max(maxInside, ++inside);
+                const read = counter;
+                await tick();
+                counter = read + 1;
+                inside--;
+              },
+              { waitMs: 20_000 },
+            );
+          await Promise.all(Array.from({ length: 24 }, (_, i) => increment(i % 2 ? a : b)));
+          expect(counter).toBe(24);
+          expect(maxInside).toBe(1);
+        },
+        30_000,
+      );
 
       runner.it('keeps different keys independent', async () => {
         const one = await a.acquire(key('independent-1'));
@@ -112,23 +130,26 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         setTimeout(() => controller.abort(new Error('caller gave up')), 50);
         await expect(waiting).rejects.toThrow('caller gave up');
         await held.release();
-        (await b.acquire(k, { waitMs: 0 })).release();
+        void (await b.acquire(k, { waitMs: 0 })).release();
       });
     });
 
     runner.describe('ownership', () => {
-      runner.it('release and extend are the owner\'s only: a lapsed holder cannot free the next holder\'s lock', async () => {
-        if (!target.expireLock) return;
-        const k = key('owner');
-        const stale = await a.acquire(k, { leaseMs: 10_000 });
-        await target.expireLock(keyPrefix + k);
-        const fresh = await b.acquire(k, { waitMs: 10_000 });
-        await expect(stale.release()).rejects.toBeInstanceOf(LockLostError);
-        await expect(stale.extend()).rejects.toBeInstanceOf(LockLostError);
-        expect(await a.tryAcquire(k)).toBeNull(); // fresh still holds it
-        expect(fresh.signal.aborted).toBe(false);
-        await fresh.release();
-      });
+      runner.it(
+        "release and extend are the owner's only: a lapsed holder cannot free the next holder's lock",
+        async () => {
+          if (!target.expireLock) return;
+          const k = key('owner');
+          const stale = await a.acquire(k, { leaseMs: 10_000 });
+          await target.expireLock(keyPrefix + k);
+          const fresh = await b.acquire(k, { waitMs: 10_000 });
+          await expect(stale.release()).rejects.toBeInstanceOf(LockLostError);
+          await expect(stale.extend()).rejects.toBeInstanceOf(LockLostError);
+          expect(await a.tryAcquire(k)).toBeNull(); // fresh still holds it
+          expect(fresh.signal.aborted).toBe(false);
+          await fresh.release();
+        },
+      );
 
       runner.it('release twice is a no-op; extend after release is refused', async () => {
         const lock = await a.acquire(key('twice'));
@@ -142,7 +163,12 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         const k = key('owners');
         const owners: string[] = [];
         const backend = await target.createBackend();
-        const spy: LockBackend = { name: backend.name, capabilities: backend.capabilities, close: () => backend.close(), claim: (request) => (owners.push(request.owner), backend.claim(request)) };
+        const spy: LockBackend = {
+          name: backend.name,
+          capabilities: backend.capabilities,
+          close: () => backend.close(),
+          claim: (request) => (owners.push(request.owner), backend.claim(request)),
+        };
         const engine = await newEngine({}, spy);
         await (await engine.acquire(k)).release();
         await (await engine.acquire(k)).release();
@@ -151,30 +177,34 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
     });
 
     runner.describe('re-entrancy', () => {
-      runner.it('gives a call chain that holds the key the same lock at once, freed by the outermost release', async () => {
-        const k = key('reentrant');
-        await a.withLock(k, async (outer) => {
-          const inner = await a.acquire(k, { waitMs: 0 });
-          expect(inner.fence).toBe(outer.fence);
-          await a.withLock(k, async (innermost) => expect(innermost.fence).toBe(outer.fence), { waitMs: 0 });
-          await inner.release();
-          expect(outer.signal.aborted).toBe(false);
-          expect(await b.tryAcquire(k)).toBeNull();
-          expect(a.current()).toBe(outer);
-        });
-        const after = await b.acquire(k, { waitMs: 0 });
-        await after.release();
-      });
+      runner.it(
+        'gives a call chain that holds the key the same lock at once, freed by the outermost release',
+        async () => {
+          const k = key('reentrant');
+          await a.withLock(k, async (outer) => {
+            const inner = await a.acquire(k, { waitMs: 0 });
+            expect(inner.fence).toBe(outer.fence);
+            await a.withLock(k, async (innermost) => expect(innermost.fence).toBe(outer.fence), { waitMs: 0 });
+            await inner.release();
+            expect(outer.signal.aborted).toBe(false);
+            expect(await b.tryAcquire(k)).toBeNull();
+            expect(a.current()).toBe(outer);
+          });
+          const after = await b.acquire(k, { waitMs: 0 });
+          await after.release();
+        },
+      );
 
       runner.it('treats two concurrent call chains of one process as two holders', async () => {
         const k = key('chains');
         let inside = 0;
         let maxInside = 0;
-        const work = () => a.withLock(k, async () => {
-          maxInside = Math.max(maxInside, ++inside);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-          inside--;
-        });
+        const work = () =>
+          a.withLock(k, async () => {
+            maxInside = Math.max(maxInside, ++inside);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            inside--;
+          });
         await Promise.all([work(), work(), work()]);
         expect(maxInside).toBe(1);
       });
@@ -213,15 +243,18 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         await expect(lock.release()).rejects.toBeInstanceOf(LockLostError);
       });
 
-      runner.it('aborts the signal when the event loop was blocked past the lease, before anyone trusts it', async () => {
-        const k = key('blocked');
-        const engine = await newEngine({ leaseMs: 200 });
-        const lock = await engine.acquire(k);
-        blockEventLoop(400);
-        // The local lease clock catches it even before a timer gets to run.
-        await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
-        expect(lock.signal.reason).toBeInstanceOf(LockLostError);
-      });
+      runner.it(
+        'aborts the signal when the event loop was blocked past the lease, before anyone trusts it',
+        async () => {
+          const k = key('blocked');
+          const engine = await newEngine({ leaseMs: 200 });
+          const lock = await engine.acquire(k);
+          blockEventLoop(400);
+          // The local lease clock catches it even before a timer gets to run.
+          await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
+          expect(lock.signal.reason).toBeInstanceOf(LockLostError);
+        },
+      );
 
       runner.it('extend() pushes expiresAt forward', async () => {
         const lock = await a.acquire(key('extend'), { leaseMs: 1_000 });
@@ -252,18 +285,22 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
 
     if (target.startHolderProcess) {
       runner.describe('processes', () => {
-        runner.it('frees the lock of a holder process that was SIGKILLed, and the next holder has a larger fence', async () => {
-          const k = key('crash');
-          const leaseMs = 1_000;
-          const holder = await target.startHolderProcess!({ key: k, keyPrefix, leaseMs });
-          expect(await a.tryAcquire(k)).toBeNull();
-          const killedAt = performance.now();
-          await holder.kill();
-          const next = await a.acquire(k, { waitMs: crashFreeMs(leaseMs) + 5_000 });
-          expect(performance.now() - killedAt).toBeLessThan(crashFreeMs(leaseMs) + 2_000);
-          if (target.fences) expect(next.fence!).toBeGreaterThan(holder.fence!);
-          await next.release();
-        }, 30_000);
+        runner.it(
+          'frees the lock of a holder process that was SIGKILLed, and the next holder has a larger fence',
+          async () => {
+            const k = key('crash');
+            const leaseMs = 1_000;
+            const holder = await target.startHolderProcess!({ key: k, keyPrefix, leaseMs });
+            expect(await a.tryAcquire(k)).toBeNull();
+            const killedAt = performance.now();
+            await holder.kill();
+            const next = await a.acquire(k, { waitMs: crashFreeMs(leaseMs) + 5_000 });
+            expect(performance.now() - killedAt).toBeLessThan(crashFreeMs(leaseMs) + 2_000);
+            if (target.fences) expect(next.fence!).toBeGreaterThan(holder.fence!);
+            await next.release();
+          },
+          30_000,
+        );
       });
     }
 
@@ -298,14 +335,30 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         expect(await b.tryAcquire([k1, k2])).not.toBeNull();
       });
 
-      runner.it('never deadlock on key lists given in opposite orders, and lose no update', async () => {
-        const keys = [key('mk-0'), key('mk-1'), key('mk-2'), key('mk-3')];
-        const result = await runMultiKeyLoad([a, b], { workersPerEngine: 3, iterations: 10, keys, seed: 7, gap: async () => void (await tick()), boundMs: 20_000 });
-        // Holds in fence order read 0, 1, 2, ... (no overlap), where the store gives fences.
-        const misordered = target.fences ? result.misorderedKeys : [];
-        expect({ finished: result.finished, errors: result.errors, lostUpdates: result.lostUpdates, misordered }).toEqual({ finished: true, errors: [], lostUpdates: 0, misordered: [] });
-        expect(result.actual).toEqual(result.expected);
-      }, 30_000);
+      runner.it(
+        'never deadlock on key lists given in opposite orders, and lose no update',
+        async () => {
+          const keys = [key('mk-0'), key('mk-1'), key('mk-2'), key('mk-3')];
+          const result = await runMultiKeyLoad([a, b], {
+            workersPerEngine: 3,
+            iterations: 10,
+            keys,
+            seed: 7,
+            gap: async () => void (await tick()),
+            boundMs: 20_000,
+          });
+          // Holds in fence order read 0, 1, 2, ... (no overlap), where the store gives fences.
+          const misordered = target.fences ? result.misorderedKeys : [];
+          expect({
+            finished: result.finished,
+            errors: result.errors,
+            lostUpdates: result.lostUpdates,
+            misordered,
+          }).toEqual({ finished: true, errors: [], lostUpdates: 0, misordered: [] });
+          expect(result.actual).toEqual(result.expected);
+        },
+        30_000,
+      );
     });
 
     runner.describe('bad input', () => {
@@ -340,18 +393,22 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
     });
 
     if (target.createUnreachableBackend) {
-      runner.it('reports an unreachable store as LockBackendError, not as busy', async () => {
-        const engine = new LockEngine(await target.createUnreachableBackend!(), { keyPrefix, waitMs: 2_000 });
-        const started = performance.now();
-        const error = await engine.acquire(key('down')).catch((e: unknown) => e);
-        expect(error).toBeInstanceOf(LockBackendError);
-        expect(performance.now() - started).toBeLessThan(10_000);
-        await engine.close();
-      }, 20_000);
+      runner.it(
+        'reports an unreachable store as LockBackendError, not as busy',
+        async () => {
+          const engine = new LockEngine(await target.createUnreachableBackend!(), { keyPrefix, waitMs: 2_000 });
+          const started = performance.now();
+          const error = await engine.acquire(key('down')).catch((e: unknown) => e);
+          expect(error).toBeInstanceOf(LockBackendError);
+          expect(performance.now() - started).toBeLessThan(10_000);
+          await engine.close();
+        },
+        20_000,
+      );
     }
 
     runner.describe('events and shutdown', () => {
-      runner.it('emits acquired, released and timeout with the caller\'s key and timings', async () => {
+      runner.it("emits acquired, released and timeout with the caller's key and timings", async () => {
         const k = key('events');
         const events: LockEvent[] = [];
         const subscription = a.events.subscribe((event) => events.push(event));
@@ -364,19 +421,22 @@ export function describeCoreContract(name: string, target: LockBackendContractTa
         expect(events[2]).toMatchObject({ key: k, fence: lock.fence });
       });
 
-      runner.it('close() releases held locks for other instances and rejects waiters with LockShuttingDownError', async () => {
-        const k = key('close');
-        const engine = await newEngine();
-        const held = await engine.acquire(k);
-        const waiter = engine.acquire(k, { waitMs: 10_000 });
-        await tick();
-        await engine.close();
-        await expect(waiter).rejects.toBeInstanceOf(LockShuttingDownError);
-        expect(held.signal.aborted).toBe(true);
-        const next = await b.acquire(k, { waitMs: 0 });
-        await next.release();
-        await expect(engine.acquire(k)).rejects.toBeInstanceOf(LockShuttingDownError);
-      });
+      runner.it(
+        'close() releases held locks for other instances and rejects waiters with LockShuttingDownError',
+        async () => {
+          const k = key('close');
+          const engine = await newEngine();
+          const held = await engine.acquire(k);
+          const waiter = engine.acquire(k, { waitMs: 10_000 });
+          await tick();
+          await engine.close();
+          await expect(waiter).rejects.toBeInstanceOf(LockShuttingDownError);
+          expect(held.signal.aborted).toBe(true);
+          const next = await b.acquire(k, { waitMs: 0 });
+          await next.release();
+          await expect(engine.acquire(k)).rejects.toBeInstanceOf(LockShuttingDownError);
+        },
+      );
     });
   });
 }

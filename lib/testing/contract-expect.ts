@@ -89,7 +89,11 @@ class Expectation {
   }
 
   toHaveProperty(name: string): void {
-    this.check(typeof this.actual === 'object' && this.actual !== null && name in this.actual, 'to have property', name);
+    this.check(
+      typeof this.actual === 'object' && this.actual !== null && name in this.actual,
+      'to have property',
+      name,
+    );
   }
 
   toContain(expected: unknown): void {
@@ -105,23 +109,37 @@ class Expectation {
   /** For an error (as from `rejects`): its message contains `expected`, or it is an instance of `expected`. */
   toThrow(expected: string | RegExp | (abstract new (...args: never[]) => unknown)): void {
     const error = this.actual as { message?: unknown };
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- whatever was thrown, shown as String() shows it
     const message = String(error?.message ?? error);
-    const ok = typeof expected === 'string' ? message.includes(expected) : expected instanceof RegExp ? expected.test(message) : error instanceof expected;
+    const ok =
+      typeof expected === 'string'
+        ? message.includes(expected)
+        : expected instanceof RegExp
+          ? expected.test(message)
+          : error instanceof expected;
     this.check(ok, 'to be an error matching', typeof expected === 'function' ? expected.name : expected);
   }
 
   private check(ok: boolean, relation: string, expected: unknown): void {
     if (ok !== this.negated) return;
-    throw new AssertionError({ message: `expected ${inspect(this.actual, { depth: 6 })} ${this.negated ? 'not ' : ''}${relation} ${inspect(expected, { depth: 6 })}`, actual: this.actual, expected });
+    throw new AssertionError({
+      message: `expected ${inspect(this.actual, { depth: 6 })} ${this.negated ? 'not ' : ''}${relation} ${inspect(expected, { depth: 6 })}`,
+      actual: this.actual,
+      expected,
+    });
   }
 }
 
 function settledMatchers(settle: () => Promise<unknown>, negated: boolean): Matchers<Promise<void>> {
   return new Proxy({} as Matchers<Promise<void>>, {
-    get: (_target, name) =>
+    get:
+      (_target, name) =>
       async (...args: unknown[]) => {
-        const expectation = new Expectation(await settle(), negated) as unknown as Record<PropertyKey, (...values: unknown[]) => void>;
-        expectation[name]!(...args);
+        const expectation = new Expectation(await settle(), negated) as unknown as Record<
+          PropertyKey,
+          (...values: unknown[]) => void
+        >;
+        expectation[name](...args);
       },
   });
 }
@@ -131,13 +149,19 @@ function equals(actual: unknown, expected: unknown, partial: boolean): boolean {
   if (Object.is(actual, expected)) return true;
   if (typeof actual !== 'object' || typeof expected !== 'object' || actual === null || expected === null) return false;
   if (Array.isArray(expected)) {
-    return Array.isArray(actual) && actual.length === expected.length && expected.every((item, i) => equals(actual[i], item, partial));
+    return (
+      Array.isArray(actual) &&
+      actual.length === expected.length &&
+      expected.every((item, i) => equals(actual[i], item, partial))
+    );
   }
   if (Array.isArray(actual)) return false;
-  const defined = (value: object) => Object.keys(value).filter((name) => (value as Record<string, unknown>)[name] !== undefined);
+  const defined = (value: object) =>
+    Object.keys(value).filter((name) => (value as Record<string, unknown>)[name] !== undefined);
   const names = new Set(partial ? Object.keys(expected) : [...defined(actual), ...defined(expected)]);
   for (const name of names) {
-    if (!equals((actual as Record<string, unknown>)[name], (expected as Record<string, unknown>)[name], partial)) return false;
+    if (!equals((actual as Record<string, unknown>)[name], (expected as Record<string, unknown>)[name], partial))
+      return false;
   }
   return true;
 }

@@ -46,7 +46,11 @@ export function useContractSuite(
     keyPrefix,
     key: (base: string) => `${base}:${randomUUID().slice(0, 8)}`,
     async newEngine(settings: EngineSettings = {}, backend?: LockBackend): Promise<LockEngine> {
-      const engine = new LockEngine(backend ?? wrap(await target.createBackend()), { keyPrefix, ...defaults, ...settings });
+      const engine = new LockEngine(backend ?? wrap(await target.createBackend()), {
+        keyPrefix,
+        ...defaults,
+        ...settings,
+      });
       engines.push(engine);
       return engine;
     },

@@ -35,7 +35,11 @@ export interface LockBackendContractOptions extends LockBackendContractTarget {
  * }, { describe, it, beforeAll, afterAll });
  * ```
  */
-export function describeLockBackendContract(name: string, target: LockBackendContractOptions, runner: ContractTestRunner): void {
+export function describeLockBackendContract(
+  name: string,
+  target: LockBackendContractOptions,
+  runner: ContractTestRunner,
+): void {
   describeCoreContract(name, target, runner);
   describeHoldBoundsContract(name, target, runner);
   if (target.semaphores) describeSemaphoreContract(name, target, runner);

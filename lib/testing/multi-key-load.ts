@@ -17,17 +17,17 @@ export function seededRandom(seed: number): () => number {
  * 2 or 3 distinct keys of `keys`, in a random order; sometimes with the first repeated at the end
  * (a duplicate the engine must take once). Returns the list to lock and its distinct keys.
  */
-export function randomKeyList(keys: readonly string[], random: () => number): { list: string[]; distinct: string[] } {
+function randomKeyList(keys: readonly string[], random: () => number): { list: string[]; distinct: string[] } {
   const pool = [...keys];
   for (let i = pool.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
-    [pool[i], pool[j]] = [pool[j]!, pool[i]!];
+    [pool[i], pool[j]] = [pool[j], pool[i]];
   }
   const distinct = pool.slice(0, random() < 0.5 ? 2 : 3);
-  return { list: random() < 0.2 ? [...distinct, distinct[0]!] : distinct, distinct };
+  return { list: random() < 0.2 ? [...distinct, distinct[0]] : distinct, distinct };
 }
 
-export interface LoadOptions {
+interface LoadOptions {
   readonly workersPerEngine: number;
   readonly iterations: number;
   readonly keys: readonly string[];
@@ -63,21 +63,28 @@ export async function runMultiKeyLoad(engines: readonly LockEngine[], options: L
   const errors: unknown[] = [];
   const startedAt = performance.now();
   const stop = new AbortController();
-  const bound = setTimeout(() => stop.abort(new Error(`still running after ${options.boundMs} ms (deadlock?)`)), options.boundMs);
+  const bound = setTimeout(
+    () => stop.abort(new Error(`still running after ${options.boundMs} ms (deadlock?)`)),
+    options.boundMs,
+  );
   const workers = engines.flatMap((engine, e) =>
     Array.from({ length: options.workersPerEngine }, async (_, w) => {
       const random = seededRandom(options.seed + e * 1_000 + w);
       for (let i = 0; i < options.iterations && !stop.signal.aborted; i++) {
         const { list, distinct } = randomKeyList(options.keys, random);
         try {
-          await engine.withLock(list, async (lock) => {
-            if (!isMultiLock(lock)) throw new Error(`not a multi-lock: ${lock.key}`);
-            const values = distinct.map((key) => counters.get(key)!);
-            distinct.forEach((key, k) => reads.get(key)!.push({ fence: lock.fences[key]!, read: values[k]! }));
-            await options.gap();
-            distinct.forEach((key, k) => counters.set(key, values[k]! + 1));
-          }, { signal: stop.signal });
-          for (const key of distinct) expected[key]!++;
+          await engine.withLock(
+            list,
+            async (lock) => {
+              if (!isMultiLock(lock)) throw new Error(`not a multi-lock: ${lock.key}`);
+              const values = distinct.map((key) => counters.get(key)!);
+              distinct.forEach((key, k) => reads.get(key)!.push({ fence: lock.fences[key]!, read: values[k] }));
+              await options.gap();
+              distinct.forEach((key, k) => counters.set(key, values[k] + 1));
+            },
+            { signal: stop.signal },
+          );
+          for (const key of distinct) expected[key]++;
         } catch (error) {
           errors.push(error);
         }
@@ -88,10 +95,19 @@ export async function runMultiKeyLoad(engines: readonly LockEngine[], options: L
   clearTimeout(bound);
   const elapsedMs = Math.round(performance.now() - startedAt);
   const actual = Object.fromEntries(counters);
-  const lostUpdates = options.keys.reduce((sum, key) => sum + expected[key]! - actual[key]!, 0);
+  const lostUpdates = options.keys.reduce((sum, key) => sum + expected[key] - actual[key], 0);
   const misorderedKeys = options.keys.filter((key) => {
     const holds = reads.get(key)!.sort((x, y) => x.fence - y.fence);
     return holds.some((hold, i) => hold.read !== i);
   });
-  return { acquisitions: engines.length * options.workersPerEngine * options.iterations, elapsedMs, finished: !stop.signal.aborted, errors, expected, actual, lostUpdates, misorderedKeys };
+  return {
+    acquisitions: engines.length * options.workersPerEngine * options.iterations,
+    elapsedMs,
+    finished: !stop.signal.aborted,
+    errors,
+    expected,
+    actual,
+    lostUpdates,
+    misorderedKeys,
+  };
 }

@@ -1,7 +1,7 @@
 import type { AttemptResult, ClaimRequest, LockBackend } from '../engine/lock-backend.js';
 
 /** What a test wants to hear about each claim of a backend. */
-export interface ClaimHooks {
+interface ClaimHooks {
   /** A claim was made (before its first attempt). */
   claimed?(request: ClaimRequest): void;
   /** An attempt answered; `attempt` counts from 1 for each claim. */

@@ -22,7 +22,10 @@ export async function startInProcess(config: SampleConfig): Promise<RunningApp> 
 export async function startProcess(env: Record<string, string>): Promise<RunningApp> {
   const port = await freePort();
   const main = fileURLToPath(new URL('../main.js', import.meta.url));
-  const child = spawn(process.execPath, [main], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   await waitForLine(child, /listening on/);
   return { url: `http://127.0.0.1:${port}`, stop: () => stopChild(child) };
 }

@@ -20,7 +20,9 @@ export async function collectJobTicks(urls: readonly string[], watchMs: number, 
   const firstTick = Math.floor(Date.now() / periodMs) + 1;
   await new Promise((resolve) => setTimeout(resolve, watchMs));
   const lastTick = Math.floor(Date.now() / periodMs) - 1;
-  const reports = await Promise.all(urls.map(async (url) => (await (await fetch(`${url}/jobs/restock`)).json()) as InstanceJobs));
+  const reports = await Promise.all(
+    urls.map(async (url) => (await (await fetch(`${url}/jobs/restock`)).json()) as InstanceJobs),
+  );
   // Only the watched ticks: the instances' jobs also ran before (during the flash sale) and after.
   const inWindow = (ticks: number[]) => ticks.filter((tick) => tick >= firstTick && tick <= lastTick);
   const runs = new Map<number, number>();
@@ -31,6 +33,10 @@ export async function collectJobTicks(urls: readonly string[], watchMs: number, 
     ranOnce: watched.filter((count) => count === 1).length,
     ranMoreThanOnce: watched.filter((count) => count > 1).length,
     missed: watched.filter((count) => count === 0).length,
-    instances: reports.map((report) => ({ instance: report.instance, ran: inWindow(report.ran).length, skipped: inWindow(report.skipped).length })),
+    instances: reports.map((report) => ({
+      instance: report.instance,
+      ran: inWindow(report.ran).length,
+      skipped: inWindow(report.skipped).length,
+    })),
   };
 }

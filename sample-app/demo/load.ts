@@ -9,7 +9,12 @@ export interface LoadResult {
   readonly elapsedMs: number;
 }
 
-export async function fireSales(urls: string[], path: string, requests: number, concurrency: number): Promise<LoadResult> {
+export async function fireSales(
+  urls: string[],
+  path: string,
+  requests: number,
+  concurrency: number,
+): Promise<LoadResult> {
   let next = 0;
   let sold = 0;
   let soldOut = 0;
@@ -19,7 +24,7 @@ export async function fireSales(urls: string[], path: string, requests: number, 
   const started = performance.now();
   const worker = async () => {
     while (next < requests) {
-      const url = urls[next++ % urls.length]!;
+      const url = urls[next++ % urls.length];
       const t0 = performance.now();
       try {
         const response = await fetch(url + path, { method: 'POST' });
@@ -40,5 +45,5 @@ export async function fireSales(urls: string[], path: string, requests: number, 
 export function percentile(values: number[], p: number): number {
   if (values.length === 0) return 0;
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }

@@ -20,17 +20,22 @@ export class Instance {
   /** Starts the process; resolves once it listens. */
   start(): Promise<void> {
     const main = fileURLToPath(new URL('../main.js', import.meta.url));
-    const child = spawn(process.execPath, [main], { env: { ...process.env, ...this.env, PORT: String(this.port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [main], {
+      env: { ...process.env, ...this.env, PORT: String(this.port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     this.child = child;
     this.output = '';
-    child.stderr!.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     return new Promise((resolve, reject) => {
       const onData = (chunk: Buffer) => {
         this.output += chunk.toString();
         if (/listening on/.test(this.output)) resolve();
       };
-      child.stdout!.on('data', onData);
-      child.once('exit', (code) => reject(new Error(`sample app on port ${this.port} exited with ${code}:\n${this.output}`)));
+      child.stdout.on('data', onData);
+      child.once('exit', (code) =>
+        reject(new Error(`sample app on port ${this.port} exited with ${code}:\n${this.output}`)),
+      );
     });
   }
 

@@ -43,14 +43,29 @@ function post(url: string): Promise<Answer> {
  * of a SKU picked in turn, sent to the instances round-robin as a load balancer would; a purchase
  * whose connection was refused goes to the next instance.
  */
-export async function buyUntil(urls: readonly string[], skus: readonly string[], concurrency: number, until: Promise<void>): Promise<Tally> {
-  const tally: Tally = { sold: 0, soldOut: 0, busy: 0, serverErrors: {}, serverErrorsByCode: {}, other: {}, notConnected: 0, soldBySku: Object.fromEntries(skus.map((sku) => [sku, 0])), errorSamples: [] };
+export async function buyUntil(
+  urls: readonly string[],
+  skus: readonly string[],
+  concurrency: number,
+  until: Promise<void>,
+): Promise<Tally> {
+  const tally: Tally = {
+    sold: 0,
+    soldOut: 0,
+    busy: 0,
+    serverErrors: {},
+    serverErrorsByCode: {},
+    other: {},
+    notConnected: 0,
+    soldBySku: Object.fromEntries(skus.map((sku) => [sku, 0])),
+    errorSamples: [],
+  };
   let done = false;
   void until.then(() => (done = true));
   let next = 0;
   const buyer = async () => {
     while (!done) {
-      const sku = skus[next % skus.length]!;
+      const sku = skus[next % skus.length];
       let answer: Answer;
       let tries = 0;
       do answer = await post(`${urls[next++ % urls.length]}/inventory/${sku}/sale`);
@@ -59,7 +74,7 @@ export async function buyUntil(urls: readonly string[], skus: readonly string[],
       if (answer.status === 200) {
         if ((JSON.parse(answer.body) as { sold: boolean }).sold) {
           tally.sold++;
-          tally.soldBySku[sku]!++;
+          tally.soldBySku[sku]++;
         } else tally.soldOut++;
       } else if (answer.status === 409) tally.busy++;
       else if (answer.status >= 500 || answer.status === 0) {

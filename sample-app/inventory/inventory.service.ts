@@ -64,7 +64,10 @@ export class InventoryService {
           await delay(this.config.workMs);
           subscriber.next({ type: 'progress', data: { sku, shelf, of: shelves } });
         }
-        subscriber.next({ type: 'counted', data: { sku, stock: await this.stock.readFenced(sku, lock.fence), fence: lock.fence } });
+        subscriber.next({
+          type: 'counted',
+          data: { sku, stock: await this.stock.readFenced(sku, lock.fence), fence: lock.fence },
+        });
         subscriber.complete();
       };
       count().catch((error: unknown) => subscriber.error(error));

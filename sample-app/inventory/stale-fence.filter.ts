@@ -13,7 +13,9 @@ export class StaleFenceFilter implements ExceptionFilter {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   catch(exception: StaleFenceException, host: ArgumentsHost): void {
-    const conflict = new ConflictException(`${exception.resource}: fence ${exception.fence} is older than ${exception.highest}; this holder lost its lock, nothing was written`);
+    const conflict = new ConflictException(
+      `${exception.resource}: fence ${exception.fence} is older than ${exception.highest}; this holder lost its lock, nothing was written`,
+    );
     this.adapterHost.httpAdapter.reply(host.switchToHttp().getResponse(), conflict.getResponse(), conflict.getStatus());
   }
 }

@@ -34,7 +34,17 @@ export class LeadershipController {
   ) {}
 
   @Get('stock-watcher')
-  async stockWatcher(): Promise<{ leader: LeaderInfo | undefined; thisInstance: string; leadsHere: boolean; roundsHere: number }> {
-    return { leader: await this.leaders.leader('stock-watcher'), thisInstance: this.leaders.instance, leadsHere: this.leaders.isLeader('stock-watcher'), roundsHere: this.watcher.rounds };
+  async stockWatcher(): Promise<{
+    leader: LeaderInfo | undefined;
+    thisInstance: string;
+    leadsHere: boolean;
+    roundsHere: number;
+  }> {
+    return {
+      leader: await this.leaders.leader('stock-watcher'),
+      thisInstance: this.leaders.instance,
+      leadsHere: this.leaders.isLeader('stock-watcher'),
+      roundsHere: this.watcher.rounds,
+    };
   }
 }

@@ -24,7 +24,10 @@ export class PricingController {
   /** A price change under the SKU's price lock in the 'critical' store; the write carries that lock's fence. */
   @Put(':sku')
   @Locked({ key: 'price:{params.sku}', store: 'critical', waitMs: 2_000 })
-  async set(@Param('sku') sku: string, @Body() body: { price: number }): Promise<{ sku: string; price: number; fence?: number }> {
+  async set(
+    @Param('sku') sku: string,
+    @Body() body: { price: number },
+  ): Promise<{ sku: string; price: number; fence?: number }> {
     const lock = this.critical.current()!;
     await this.prices.writeFenced(sku, Number(body.price), lock.fence);
     return { sku, price: Number(body.price), fence: lock.fence };

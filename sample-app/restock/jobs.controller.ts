@@ -13,7 +13,8 @@ export class JobsController {
     private readonly locks: LockService,
   ) {
     locks.events.subscribe((event) => {
-      if (event.type === 'skipped' && event.method === 'RestockJob.restock') this.skippedTicks.push(Math.floor(Date.now() / RESTOCK_PERIOD_MS));
+      if (event.type === 'skipped' && event.method === 'RestockJob.restock')
+        this.skippedTicks.push(Math.floor(Date.now() / RESTOCK_PERIOD_MS));
     });
   }
 

@@ -1,28 +1,47 @@
 import { describe, expect, it } from '@jest/globals';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import request from 'supertest';
-import { DistributedLockAdminModule, DistributedLockModule, InvalidLockArgumentError, LockService, getLockServiceToken } from '../../lib/index.js';
+import {
+  DistributedLockAdminModule,
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  LockService,
+  getLockServiceToken,
+} from '../../lib/index.js';
 import { baseUrl, PLATFORMS, startHttpApp, type Platform } from '../nest/http-platform.js';
 
 /** Keeps the warnings Nest's Logger is given. */
 function warningsOf(): LoggerService & { warnings: string[] } {
   const warnings: string[] = [];
-  return { warnings, log: () => undefined, error: () => undefined, warn: (message: unknown) => void warnings.push(String(message)) };
+  return {
+    warnings,
+    log: () => undefined,
+    error: () => undefined,
+    warn: (message: unknown) => void warnings.push(String(message)),
+  };
 }
 
-async function startApp(admin: Parameters<typeof DistributedLockAdminModule.register>[0], platform: Platform = 'express', logger?: LoggerService): Promise<INestApplication> {
-  return startHttpApp(platform, {
-    imports: [
-      DistributedLockModule.forRoot({ backend: { type: 'memory' }, instance: 'web-1' }),
-      DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' }, instance: 'web-1' }),
-      DistributedLockAdminModule.register(admin),
-    ],
-  }, (app) => logger && app.useLogger(logger));
+async function startApp(
+  admin: Parameters<typeof DistributedLockAdminModule.register>[0],
+  platform: Platform = 'express',
+  logger?: LoggerService,
+): Promise<INestApplication> {
+  return startHttpApp(
+    platform,
+    {
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'memory' }, instance: 'web-1' }),
+        DistributedLockModule.forRoot({ name: 'critical', backend: { type: 'memory' }, instance: 'web-1' }),
+        DistributedLockAdminModule.register(admin),
+      ],
+    },
+    (app) => logger && app.useLogger(logger),
+  );
 }
 
 describe('DistributedLockAdminModule options', () => {
   it('refuses bad and unknown options at registration, naming the option', () => {
-    const refused = (options: object) => () => DistributedLockAdminModule.register(options as never);
+    const refused = (options: object) => () => DistributedLockAdminModule.register(options);
     expect(refused({ path: 'locks' })).toThrow(InvalidLockArgumentError);
     expect(refused({ path: '/a b' })).toThrow(InvalidLockArgumentError);
     expect(refused({ guards: [42] })).toThrow(InvalidLockArgumentError);
@@ -52,13 +71,16 @@ describe('DistributedLockAdminModule options', () => {
     await app.close();
   });
 
-  it('offers every store of the app, the module\'s `store` first, by `?store=`; an unknown store is 404', async () => {
+  it("offers every store of the app, the module's `store` first, by `?store=`; an unknown store is 404", async () => {
     const app = await startApp({ store: 'critical', guards: [{ canActivate: () => true }] });
     const critical = await app.get<LockService>(getLockServiceToken('critical')).acquire('payments:1');
     const plain = await app.get(LockService).acquire('emails:1');
     const stores = await request(baseUrl(app)).get('/locks/api/stores').expect(200);
     expect(stores.body).toEqual({ stores: ['critical', 'default'] });
-    const keys = async (query: Record<string, string>) => (await request(baseUrl(app)).get('/locks/api/locks').query(query).expect(200)).body.locks.map((lock: { key: string }) => lock.key);
+    const keys = async (query: Record<string, string>) =>
+      (await request(baseUrl(app)).get('/locks/api/locks').query(query).expect(200)).body.locks.map(
+        (lock: { key: string }) => lock.key,
+      );
     expect(await keys({})).toEqual(['payments:1']);
     expect(await keys({ store: 'default' })).toEqual(['emails:1']);
     const page = await request(baseUrl(app)).get('/locks').expect(200);
@@ -86,11 +108,18 @@ describe.each(PLATFORMS)('DistributedLockAdminModule readOnly on %s', (platform)
 
 describe.each(PLATFORMS)('DistributedLockAdminModule under a global prefix on %s', (platform) => {
   it('serves the page and its endpoints under the prefix; the page builds its URLs from where it is served', async () => {
-    const app = await startHttpApp(platform, {
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } }), DistributedLockAdminModule.register({ path: '/ops/locks', guards: [{ canActivate: () => true }] })],
-    }, (created) => created.setGlobalPrefix('api'));
+    const app = await startHttpApp(
+      platform,
+      {
+        imports: [
+          DistributedLockModule.forRoot({ backend: { type: 'memory' } }),
+          DistributedLockAdminModule.register({ path: '/ops/locks', guards: [{ canActivate: () => true }] }),
+        ],
+      },
+      (created) => created.setGlobalPrefix('api'),
+    );
     const page = await request(baseUrl(app)).get('/api/ops/locks').expect(200);
-    expect(page.text).toContain("location.pathname.replace(");
+    expect(page.text).toContain('location.pathname.replace(');
     expect(page.text).not.toContain('/ops/locks');
     await request(baseUrl(app)).get('/api/ops/locks/api/locks').expect(200);
     await app.close();

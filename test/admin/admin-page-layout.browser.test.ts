@@ -1,9 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import type { Browser, Page } from 'playwright-core';
-import { DistributedLockAdminModule, DistributedLockModule, getLockServiceToken, LockEngine, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
+import {
+  DistributedLockAdminModule,
+  DistributedLockModule,
+  getLockServiceToken,
+  LockEngine,
+  LockService,
+  MemoryBackend,
+  type Lock,
+} from '../../lib/index.js';
 import { baseUrl, PLATFORMS, startHttpApp } from '../nest/http-platform.js';
-import { collectConsoleErrors, launchChromium, overflows, seriousA11yViolations, startSubPathProxy } from './browser-kit.js';
+import {
+  collectConsoleErrors,
+  launchChromium,
+  overflows,
+  seriousA11yViolations,
+  startSubPathProxy,
+} from './browser-kit.js';
 
 const LONG_KEY = `tenant:${'a1b2c3d4e5'.repeat(499)}:z`.slice(0, 5_000);
 const LONG_LABEL = 'x'.repeat(96);
@@ -14,15 +28,29 @@ const allow = { canActivate: () => true };
  * shows its key and its holder's label on one line each, cut with an ellipsis.
  */
 function rowIsCut(key: string): { key: boolean; label: boolean } {
-  type Element = { scrollWidth: number; clientWidth: number; getAttribute(name: string): string | null; querySelector(selector: string): Element | null };
-  const page = globalThis as unknown as { document: { querySelectorAll(selector: string): Iterable<Element> }; getComputedStyle(node: Element): { textOverflow: string; whiteSpace: string } };
+  type Element = {
+    scrollWidth: number;
+    clientWidth: number;
+    getAttribute(name: string): string | null;
+    querySelector(selector: string): Element | null;
+  };
+  const page = globalThis as unknown as {
+    document: { querySelectorAll(selector: string): Iterable<Element> };
+    getComputedStyle(node: Element): { textOverflow: string; whiteSpace: string };
+  };
   const cut = (element: Element | null | undefined) => {
     if (!element) return false;
     const style = page.getComputedStyle(element);
-    return style.textOverflow === 'ellipsis' && style.whiteSpace === 'nowrap' && element.scrollWidth > element.clientWidth;
+    return (
+      style.textOverflow === 'ellipsis' && style.whiteSpace === 'nowrap' && element.scrollWidth > element.clientWidth
+    );
   };
-  const link = [...page.document.querySelectorAll('#locks tbody .key-link')].find((element) => element.getAttribute('title') === key);
-  const row = [...page.document.querySelectorAll('#locks tbody tr')].find((tr) => tr.querySelector('.key-link') === link);
+  const link = [...page.document.querySelectorAll('#locks tbody .key-link')].find(
+    (element) => element.getAttribute('title') === key,
+  );
+  const row = [...page.document.querySelectorAll('#locks tbody tr')].find(
+    (tr) => tr.querySelector('.key-link') === link,
+  );
   return { key: cut(link), label: cut(row?.querySelector('td.c-holders .label')) };
 }
 
@@ -50,14 +78,19 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
       ],
     });
     locks = app.get(LockService);
-    held.push(await app.get<LockService>(getLockServiceToken('critical')).acquire('payments:settlement', { label: 'daily settlement' }));
+    held.push(
+      await app
+        .get<LockService>(getLockServiceToken('critical'))
+        .acquire('payments:settlement', { label: 'daily settlement' }),
+    );
     web2 = new LockEngine(shared, { instance: 'billing-api-2' });
     held.push(await web2.acquire(LONG_KEY, { label: LONG_LABEL }));
     held.push(await web2.acquire('orders:1042', { label: 'shipping order 1042 for ACME' }));
     held.push(await locks.acquire('reports:nightly', { label: 'nightly report 2026-11-26' }));
     held.push(await locks.acquire('catalog:prices', { mode: 'read', label: 'price export' }));
     held.push(await web2.acquire('catalog:prices', { mode: 'read', label: 'search reindex' }));
-    for (const engine of [locks, locks, web2]) held.push(await engine.acquire('pool:gpu', { permits: 3, label: 'render job' }));
+    for (const engine of [locks, locks, web2])
+      held.push(await engine.acquire('pool:gpu', { permits: 3, label: 'render job' }));
     // Some waiting and a timeout on this instance, for the hot keys panel.
     const busy = await web2.acquire('invoices:2026-11', { label: 'monthly invoices' });
     const waited = locks.acquire('invoices:2026-11', { label: 'invoice retry', waitMs: 5_000 });
@@ -67,7 +100,10 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
     await expect(locks.acquire('orders:1042', { waitMs: 200 })).rejects.toThrow();
     held.push(await locks.acquire('emails:digest', { label: 'daily digest' }));
     const queued = web2.acquire('reports:nightly', { label: 'report retry', waitMs: 60_000 });
-    queued.then((lock) => lock.release(), () => undefined); // granted when the test releases its holder
+    queued.then(
+      (lock) => lock.release(),
+      () => undefined,
+    ); // granted when the test releases its holder
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     consoleErrors = collectConsoleErrors(page);
     await page.goto(`${baseUrl(app)}/locks`);
@@ -149,7 +185,10 @@ describe('the admin page layout: long values, narrow screens, accessibility', ()
 describe.each(PLATFORMS)('the read-only admin page behind a reverse-proxy sub-path, on %s', (platform) => {
   it('lists and streams through the proxy with relative URLs; shows no Release button; release answers 404', async () => {
     const app = await startHttpApp(platform, {
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, instance: 'web-1' }), DistributedLockAdminModule.register({ path: '/ops/locks', guards: [allow], readOnly: true })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'memory' }, instance: 'web-1' }),
+        DistributedLockAdminModule.register({ path: '/ops/locks', guards: [allow], readOnly: true }),
+      ],
     });
     const proxy = await startSubPathProxy(baseUrl(app), '/tools');
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -167,7 +206,9 @@ describe.each(PLATFORMS)('the read-only admin page behind a reverse-proxy sub-pa
       await page.locator('#locks tbody tr[data-key="orders:7"] .key-link').click();
       await page.locator('#detail[open] #detail-holders tbody tr').waitFor();
       expect(await page.isVisible('#detail-release')).toBe(false);
-      const post = await page.request.post(`${proxy.url}/ops/locks/api/release`, { data: { key: 'orders:7', reason: 'test' } });
+      const post = await page.request.post(`${proxy.url}/ops/locks/api/release`, {
+        data: { key: 'orders:7', reason: 'test' },
+      });
       expect(post.status()).toBe(404);
       expect(lock.signal.aborted).toBe(false);
       expect(consoleErrors).toEqual([]);

@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type CanActivate, type ExecutionContext, type INestApplication } from '@nestjs/common';
 import { filter, firstValueFrom } from 'rxjs';
 import type { Browser, Page } from 'playwright-core';
-import { DistributedLockAdminModule, DistributedLockModule, LockEngine, LockService, MemoryBackend, type Lock, type LockEvent } from '../../lib/index.js';
+import {
+  DistributedLockAdminModule,
+  DistributedLockModule,
+  LockEngine,
+  LockService,
+  MemoryBackend,
+  type Lock,
+  type LockEvent,
+} from '../../lib/index.js';
 import { baseUrl, PLATFORMS, startHttpApp } from '../nest/http-platform.js';
 import { collectConsoleErrors, launchChromium } from './browser-kit.js';
 
@@ -19,7 +27,10 @@ function cookies(request: { headers: Record<string, string | undefined> }): stri
 }
 
 /** Who released: the `lock-user` cookie (an app would read its authenticated user). */
-const actor = (request: { headers: Record<string, string | undefined> }) => cookies(request).find((cookie) => cookie.startsWith('lock-user='))?.slice('lock-user='.length);
+const actor = (request: { headers: Record<string, string | undefined> }) =>
+  cookies(request)
+    .find((cookie) => cookie.startsWith('lock-user='))
+    ?.slice('lock-user='.length);
 
 let browser: Browser;
 beforeAll(async () => {
@@ -39,12 +50,16 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
 
   beforeAll(async () => {
     const shared = new MemoryBackend();
-    app = await startHttpApp(platform, {
-      imports: [
-        DistributedLockModule.forRoot({ backend: shared, instance: 'web-1', leaseMs: 30_000 }),
-        DistributedLockAdminModule.register({ path: '/ops/locks', releaseGuards: [AdminCookieGuard], actor }),
-      ],
-    }, (created) => created.setGlobalPrefix('api'));
+    app = await startHttpApp(
+      platform,
+      {
+        imports: [
+          DistributedLockModule.forRoot({ backend: shared, instance: 'web-1', leaseMs: 30_000 }),
+          DistributedLockAdminModule.register({ path: '/ops/locks', releaseGuards: [AdminCookieGuard], actor }),
+        ],
+      },
+      (created) => created.setGlobalPrefix('api'),
+    );
     base = baseUrl(app);
     locks = app.get(LockService);
     web2 = new LockEngine(shared, { instance: 'web-2', leaseMs: 30_000 });
@@ -72,21 +87,33 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
   });
 
   const row = (key: string) => page.locator(`#locks tbody tr[data-key="${key}"]`);
-  const keysShown = () => page.locator('#locks tbody tr').evaluateAll((rows) => rows.map((tr) => (tr as unknown as { dataset: { key: string } }).dataset.key));
+  const keysShown = () =>
+    page
+      .locator('#locks tbody tr')
+      .evaluateAll((rows) => rows.map((tr) => (tr as unknown as { dataset: { key: string } }).dataset.key));
 
   it('lists held locks from the prefixed URLs: key, mode, holders (label as text, not HTML), fence, lease counting down, waiting', async () => {
     await page.locator('#live.live').waitFor();
     await row('reports:nightly').waitFor();
-    expect(await row('reports:nightly').locator('td.c-holders li').textContent()).toBe(`web-1nightly report <b>2026-11-25</b>#${held[0]!.fence}`);
+    expect(await row('reports:nightly').locator('td.c-holders li').textContent()).toBe(
+      `web-1nightly report <b>2026-11-25</b>#${held[0].fence}`,
+    );
     expect(await page.locator('#locks b').count()).toBe(0);
     expect(await row('shared:report').locator('td.c-mode').textContent()).toBe('read');
-    expect(await row('shared:report').locator('td.c-holders li .label').allTextContents()).toEqual(['reader a', 'reader b']);
+    expect(await row('shared:report').locator('td.c-holders li .label').allTextContents()).toEqual([
+      'reader a',
+      'reader b',
+    ]);
     expect(await row('shared:report').locator('td.c-wait').textContent()).toBe('1');
     const lease = row('orders:42').locator('td.c-lease');
     const first = parseFloat((await lease.textContent())!);
     expect(first).toBeGreaterThan(0);
     expect(first).toBeLessThanOrEqual(20);
-    await page.waitForFunction(([key, before]) => parseFloat((globalThis as any).document.querySelector(`tr[data-key="${key}"] td.c-lease`).textContent) < before, ['orders:42', first] as const);
+    await page.waitForFunction(
+      ([key, before]) =>
+        parseFloat((globalThis as any).document.querySelector(`tr[data-key="${key}"] td.c-lease`).textContent) < before,
+      ['orders:42', first] as const,
+    );
   });
 
   it('sorts by key, by waiters and by age (the oldest first)', async () => {
@@ -104,7 +131,9 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     // The oldest acquisition first (ties by key), as the store reports the holders' acquiredAt.
     const { locks: listed } = await locks.list({ limit: 500 });
     const oldest = (lock: (typeof listed)[number]) => Math.min(...lock.holders.map((holder) => holder.acquiredAt!));
-    const expected = [...listed].sort((a, b) => oldest(a) - oldest(b) || (a.key < b.key ? -1 : 1)).map((lock) => lock.key);
+    const expected = [...listed]
+      .sort((a, b) => oldest(a) - oldest(b) || (a.key < b.key ? -1 : 1))
+      .map((lock) => lock.key);
     expect(expected).not.toEqual([...expected].sort()); // the age order is not the key order
     expect(await keysShown()).toEqual(expected);
     expect(await row('reports:nightly').locator('td.c-age').textContent()).toMatch(/^\d+( ms|(\.\d)? s)$/);
@@ -131,15 +160,19 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     await row('shared:report').waitFor();
   });
 
-  it('opens the detail view of a key: every holder, the waiters, this instance\'s events of the key, the whole key', async () => {
+  it("opens the detail view of a key: every holder, the waiters, this instance's events of the key, the whole key", async () => {
     await row('shared:report').locator('.key-link').click();
     await page.locator('#detail[open] #detail-holders tbody tr').nth(1).waitFor();
     expect(await page.textContent('#detail-key')).toBe('shared:report');
-    const holders = await page.locator('#detail-holders tbody tr').evaluateAll((rows) => rows.map((tr) => (tr as unknown as { textContent: string }).textContent));
+    const holders = await page
+      .locator('#detail-holders tbody tr')
+      .evaluateAll((rows) => rows.map((tr) => (tr as unknown as { textContent: string }).textContent));
     expect(holders[0]).toContain('web-1reader a');
     expect(holders[1]).toContain('web-2reader b');
     // The memory store keeps its queue: the waiter is named, with how long it has waited.
-    expect(await page.locator('#detail-waiters li').allTextContents()).toEqual([expect.stringMatching(/^web-1 · rebuild · waiting \d/)]);
+    expect(await page.locator('#detail-waiters li').allTextContents()).toEqual([
+      expect.stringMatching(/^web-1 · rebuild · waiting \d/),
+    ]);
     expect(await page.textContent('#detail-facts')).toContain('Releaseevicts 2 readers');
     // Events of this instance (web-1) only: its reader's acquisition, not web-2's.
     const events = page.locator('#detail-events li[data-type=acquired]');
@@ -174,25 +207,42 @@ describe.each(PLATFORMS)('the admin page in a real browser, on %s under a global
     await page.click('#release-confirm');
     await page.locator('#release-error', { hasText: 'Release refused (403' }).waitFor();
     expect((await locks.inspect('shared:report')).holders).toHaveLength(2);
-    await page.context().addCookies([{ name: 'lock-admin', value: 'yes', url: base }, { name: 'lock-user', value: 'alice', url: base }]);
+    await page.context().addCookies([
+      { name: 'lock-admin', value: 'yes', url: base },
+      { name: 'lock-user', value: 'alice', url: base },
+    ]);
     // An empty (blank) reason is refused before anything is sent.
     await page.fill('#release-reason', '   ');
     await page.click('#release-confirm');
     await page.locator('#release-error', { hasText: 'Give a reason' }).waitFor();
     expect((await locks.inspect('shared:report')).holders).toHaveLength(2);
-    const event = firstValueFrom(locks.events.pipe(filter((e): e is Extract<LockEvent, { type: 'force-released' }> => e.type === 'force-released')));
+    const event = firstValueFrom(
+      locks.events.pipe(
+        filter((e): e is Extract<LockEvent, { type: 'force-released' }> => e.type === 'force-released'),
+      ),
+    );
     await page.fill('#release-reason', 'stuck after deploy');
     await page.click('#release-confirm');
     await page.locator('#message', { hasText: 'Released shared:report' }).waitFor();
-    const readers = [held[2]!, held[3]!];
+    const readers = [held[2], held[3]];
     expect(readers.every((reader) => typeof reader.fence === 'number')).toBe(true);
-    expect(await event).toMatchObject({ key: 'shared:report', by: 'web-1', actor: 'alice', reason: 'stuck after deploy' });
-    expect((await event).evicted).toEqual([
-      { instance: 'web-1', label: 'reader a', fence: readers[0]!.fence },
-      { instance: 'web-2', label: 'reader b', fence: readers[1]!.fence },
-    ].map((holder) => expect.objectContaining(holder)));
-    expect(held[2]!.signal.aborted).toBe(true);
-    await page.locator('#events li[data-type=force-released]').filter({ hasText: 'by alice on web-1 · stuck after deploy' }).waitFor();
+    expect(await event).toMatchObject({
+      key: 'shared:report',
+      by: 'web-1',
+      actor: 'alice',
+      reason: 'stuck after deploy',
+    });
+    expect((await event).evicted).toEqual(
+      [
+        { instance: 'web-1', label: 'reader a', fence: readers[0].fence },
+        { instance: 'web-2', label: 'reader b', fence: readers[1].fence },
+      ].map((holder) => expect.objectContaining(holder)),
+    );
+    expect(held[2].signal.aborted).toBe(true);
+    await page
+      .locator('#events li[data-type=force-released]')
+      .filter({ hasText: 'by alice on web-1 · stuck after deploy' })
+      .waitFor();
     // The waiter got it: the row now shows the writer.
     await row('shared:report').locator('td.c-holders li .label', { hasText: 'rebuild' }).waitFor();
   });

@@ -10,12 +10,21 @@ export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** One headless Chromium for a test file. */
 export async function launchChromium(): Promise<Browser> {
   if (!existsSync(CHROMIUM)) {
-    throw new Error(`Chromium is not installed at ${CHROMIUM}: run \`bash scripts/install-servers.sh\` (or \`apt-get install -y chromium\`), or set CHROMIUM_PATH`);
+    throw new Error(
+      `Chromium is not installed at ${CHROMIUM}: run \`bash scripts/install-servers.sh\` (or \`apt-get install -y chromium\`), or set CHROMIUM_PATH`,
+    );
   }
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-gpu'],
+    args: [
+      '--no-sandbox',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-gpu',
+    ],
   });
 }
 
@@ -31,7 +40,7 @@ export function collectConsoleErrors(page: Page): string[] {
 
 /** Whether the page is wider than the window (a horizontal scroll bar). */
 export function overflows(page: Page): Promise<boolean> {
-  return page.evaluate('document.documentElement.scrollWidth > window.innerWidth') as Promise<boolean>;
+  return page.evaluate<boolean>('document.documentElement.scrollWidth > window.innerWidth');
 }
 
 /** One axe-core violation: its rule, impact, help text and first offending elements. */
@@ -47,9 +56,9 @@ export async function runAxe(page: Page): Promise<{ violations: A11yViolation[];
   const axePath = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
   // Evaluated as a script, not a <script> element: the page's CSP allows only its own nonce.
   await page.evaluate(readFileSync(axePath, 'utf8'));
-  return (await page.evaluate(
+  return page.evaluate<{ violations: A11yViolation[]; passes: number }>(
     `axe.run(document, { resultTypes: ['violations'] }).then((r) => ({ passes: r.passes.length, violations: r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => String(n.target)) })) }))`,
-  )) as { violations: A11yViolation[]; passes: number };
+  );
 }
 
 /** The serious and critical violations axe-core finds in the page (it must have run: some rules passed). */
@@ -61,16 +70,23 @@ export async function seriousA11yViolations(page: Page): Promise<A11yViolation[]
 }
 
 /** A reverse proxy that serves `target` under `mountPath` (stripped before forwarding), as nginx's `location /tools/ { proxy_pass http://app/; }`. */
-export async function startSubPathProxy(target: string, mountPath: string): Promise<{ url: string; close(): Promise<void> }> {
+export async function startSubPathProxy(
+  target: string,
+  mountPath: string,
+): Promise<{ url: string; close(): Promise<void> }> {
   const server: Server = createServer((incoming, outgoing) => {
     if (!incoming.url?.startsWith(`${mountPath}/`) && incoming.url !== mountPath) {
       outgoing.writeHead(404).end('not under the proxy path');
       return;
     }
-    const forwarded = httpRequest(`${target}${incoming.url.slice(mountPath.length) || '/'}`, { method: incoming.method, headers: incoming.headers }, (answer) => {
-      outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(outgoing);
-    });
+    const forwarded = httpRequest(
+      `${target}${incoming.url.slice(mountPath.length) || '/'}`,
+      { method: incoming.method, headers: incoming.headers },
+      (answer) => {
+        outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(outgoing);
+      },
+    );
     forwarded.on('error', () => outgoing.destroy());
     // A client that goes away (an event stream closed) closes the app's side too.
     outgoing.on('close', () => forwarded.destroy());

@@ -2,13 +2,21 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { INestApplication } from '@nestjs/common';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { createLockBackend, DistributedLockAdminModule, DistributedLockModule, LockEngine, LockService, type Lock } from '../../lib/index.js';
+import {
+  createLockBackend,
+  DistributedLockAdminModule,
+  DistributedLockModule,
+  LockEngine,
+  LockService,
+  type Lock,
+} from '../../lib/index.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { baseUrl, startHttpApp } from '../nest/http-platform.js';
 import { collectConsoleErrors, launchChromium, overflows } from './browser-kit.js';
 
 /** `ADMIN_SCREENSHOTS=1` writes the screenshots of docs/operations.md (Redis's fences, as in production). */
-const SCREENSHOTS = process.env.ADMIN_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : undefined;
+const SCREENSHOTS =
+  process.env.ADMIN_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/images/', import.meta.url)) : undefined;
 const allow = { canActivate: () => true };
 
 /** How the page shows one holder: its parts' text and how many characters of each can be seen. */
@@ -26,9 +34,21 @@ interface ShownHolder {
 /** Runs in the page: every holder of the list's rows, with how much of each part can be read. */
 function shownHolders(): ShownHolder[] {
   type Box = { left: number; right: number };
-  type Element = { textContent: string | null; clientWidth: number; scrollWidth: number; querySelector(selector: string): Element | null; closest(selector: string): Element | null; getBoundingClientRect(): Box };
+  type Element = {
+    textContent: string | null;
+    clientWidth: number;
+    scrollWidth: number;
+    querySelector(selector: string): Element | null;
+    closest(selector: string): Element | null;
+    getBoundingClientRect(): Box;
+  };
   const page = globalThis as unknown as {
-    document: { querySelectorAll(selector: string): Iterable<Element>; createElement(tag: string): { getContext(kind: string): { font: string; measureText(text: string): { width: number } } } };
+    document: {
+      querySelectorAll(selector: string): Iterable<Element>;
+      createElement(tag: string): {
+        getContext(kind: string): { font: string; measureText(text: string): { width: number } };
+      };
+    };
     getComputedStyle(node: Element): { font: string };
   };
   const canvas = page.document.createElement('canvas').getContext('2d');
@@ -39,7 +59,8 @@ function shownHolders(): ShownHolder[] {
     if (element.scrollWidth <= element.clientWidth) return text.length;
     canvas.font = page.getComputedStyle(element).font;
     let shown = 0;
-    while (shown < text.length && canvas.measureText(`${text.slice(0, shown + 1)}…`).width <= element.clientWidth) shown++;
+    while (shown < text.length && canvas.measureText(`${text.slice(0, shown + 1)}…`).width <= element.clientWidth)
+      shown++;
     return shown;
   };
   return [...page.document.querySelectorAll('#locks tbody td.c-holders li')].map((item) => {
@@ -76,7 +97,10 @@ describe('the admin page with Redis-sized fences (16 digits)', () => {
 
   beforeAll(async () => {
     app = await startHttpApp('express', {
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'redis', url: redis.url }, instance: 'billing-api-1' }), DistributedLockAdminModule.register({ guards: [allow], releaseGuards: [allow] })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'redis', url: redis.url }, instance: 'billing-api-1' }),
+        DistributedLockAdminModule.register({ guards: [allow], releaseGuards: [allow] }),
+      ],
     });
     const locks = app.get(LockService);
     web2 = new LockEngine(await createLockBackend({ type: 'redis', url: redis.url }), { instance: 'billing-api-2' });
@@ -84,7 +108,8 @@ describe('the admin page with Redis-sized fences (16 digits)', () => {
     held.push(await locks.acquire('reports:nightly', { label: 'nightly report 2026-11-26' }));
     held.push(await locks.acquire('catalog:prices', { mode: 'read', label: 'price export' }));
     held.push(await web2.acquire('catalog:prices', { mode: 'read', label: 'search reindex' }));
-    for (const engine of [locks, locks, web2]) held.push(await engine.acquire('pool:gpu', { permits: 3, label: 'render job' }));
+    for (const engine of [locks, locks, web2])
+      held.push(await engine.acquire('pool:gpu', { permits: 3, label: 'render job' }));
     // Some waiting and a timeout on this instance, for the hot keys panel, and a waiter in the queue.
     const busy = await web2.acquire('invoices:2026-11', { label: 'monthly invoices' });
     const waited = locks.acquire('invoices:2026-11', { label: 'invoice retry', waitMs: 5_000 });
@@ -93,10 +118,19 @@ describe('the admin page with Redis-sized fences (16 digits)', () => {
     held.push(await waited);
     await expect(locks.acquire('orders:1042', { waitMs: 200 })).rejects.toThrow();
     held.push(await locks.acquire('emails:digest', { label: 'daily digest' }));
-    held.push(await web2.acquire('tenant:eu-west:invoices:2026-11:batch-0042', { label: 'monthly invoice run, batch 42 of 64, tenant eu-west' }));
+    held.push(
+      await web2.acquire('tenant:eu-west:invoices:2026-11:batch-0042', {
+        label: 'monthly invoice run, batch 42 of 64, tenant eu-west',
+      }),
+    );
     const queued = web2.acquire('reports:nightly', { label: 'report retry', waitMs: 60_000, fair: true });
-    queued.then((lock) => lock.release(), () => undefined); // granted when the test releases its holder
-    expect(held.filter((lock) => lock.fence !== undefined).every((lock) => String(lock.fence).length === 16)).toBe(true);
+    queued.then(
+      (lock) => lock.release(),
+      () => undefined,
+    ); // granted when the test releases its holder
+    expect(held.filter((lock) => lock.fence !== undefined).every((lock) => String(lock.fence).length === 16)).toBe(
+      true,
+    );
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
     consoleErrors = collectConsoleErrors(page);
     await page.goto(`${baseUrl(app)}/locks`);
@@ -126,7 +160,14 @@ describe('the admin page with Redis-sized fences (16 digits)', () => {
         labelReadable: holder.labelChars >= Math.min(12, holder.label.length),
         instanceReadable: holder.instanceChars >= Math.min(8, holder.instance.length),
       });
-      expect(holders.map(readable)).toEqual(holders.map((holder) => ({ label: holder.label, fenceShown: true, labelReadable: true, instanceReadable: true })));
+      expect(holders.map(readable)).toEqual(
+        holders.map((holder) => ({
+          label: holder.label,
+          fenceShown: true,
+          labelReadable: true,
+          instanceReadable: true,
+        })),
+      );
       if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}admin-${width < 760 ? 'narrow' : 'page'}.png` });
     });
   }
@@ -137,13 +178,19 @@ describe('the admin page with Redis-sized fences (16 digits)', () => {
       await page.locator('#locks tbody tr[data-key="reports:nightly"] .key-link').click();
       await page.locator('#detail[open] #detail-holders tbody tr').waitFor();
       const fence = page.locator('#detail-holders tbody td.c-fence');
-      expect(await fence.textContent()).toBe(String(held[1]!.fence));
+      expect(await fence.textContent()).toBe(String(held[1].fence));
       // One line box: the digits are not broken across lines, nor cut by the cell.
-      expect(await fence.evaluate((cell) => {
-        const range = (cell.ownerDocument as unknown as { createRange(): { selectNodeContents(node: unknown): void; getClientRects(): { length: number } } }).createRange();
-        range.selectNodeContents(cell);
-        return { lines: range.getClientRects().length, cut: cell.scrollWidth > cell.clientWidth };
-      })).toEqual({ lines: 1, cut: false });
+      expect(
+        await fence.evaluate((cell) => {
+          const range = (
+            cell.ownerDocument as unknown as {
+              createRange(): { selectNodeContents(node: unknown): void; getClientRects(): { length: number } };
+            }
+          ).createRange();
+          range.selectNodeContents(cell);
+          return { lines: range.getClientRects().length, cut: cell.scrollWidth > cell.clientWidth };
+        }),
+      ).toEqual({ lines: 1, cut: false });
       expect(await overflows(page)).toBe(false);
       if (SCREENSHOTS && width === 1280) {
         await page.locator('#detail[open] #detail-events li').waitFor();

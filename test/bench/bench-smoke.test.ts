@@ -25,11 +25,17 @@ describe('bench/run.mjs --quick', () => {
     const out = mkdtempSync(join(tmpdir(), 'ndl-bench-smoke-'));
     try {
       await new Promise<void>((resolve, reject) =>
-        execFile(process.execPath, [runner, '--quick', '--workloads', 'uncontended,contended4x8', '--contenders', 'ours,raw', '--out', out], { timeout: 150_000 }, (error, _stdout, stderr) =>
-          error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(),
+        execFile(
+          process.execPath,
+          [runner, '--quick', '--workloads', 'uncontended,contended4x8', '--contenders', 'ours,raw', '--out', out],
+          { timeout: 150_000 },
+          (error, _stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve()),
         ),
       );
-      const report = JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as { meta: Record<string, unknown>; workloads: Summary[] };
+      const report = JSON.parse(readFileSync(join(out, 'benchmarks.json'), 'utf8')) as {
+        meta: Record<string, unknown>;
+        workloads: Summary[];
+      };
       expect(report.meta).toEqual(expect.objectContaining({ mode: 'quick', node: process.version }));
       expect(report.workloads.map((w) => w.id)).toEqual(['uncontended', 'contended4x8']);
       for (const workload of report.workloads) {
@@ -39,12 +45,12 @@ describe('bench/run.mjs --quick', () => {
         expect(workload.ratios.raw).toBeGreaterThan(0);
       }
       // The keys each run left in Redis: ours a fence counter per key, every one expiring; raw none.
-      const uncontended = report.workloads[0]!.contenders;
-      expect(uncontended.ours!.median.keysLeft).toBeGreaterThan(0);
-      expect(uncontended.ours!.median.keysWithoutTtl).toBe(0);
-      expect(uncontended.raw!.median.keysLeft).toBe(0);
+      const uncontended = report.workloads[0].contenders;
+      expect(uncontended.ours.median.keysLeft).toBeGreaterThan(0);
+      expect(uncontended.ours.median.keysWithoutTtl).toBe(0);
+      expect(uncontended.raw.median.keysLeft).toBe(0);
       expect(readFileSync(join(out, 'benchmarks-table.md'), 'utf8')).toContain('keys left in redis');
-      const contended = report.workloads[1]!.contenders.ours!.median;
+      const contended = report.workloads[1].contenders.ours.median;
       expect(contended.fairness).toBeGreaterThanOrEqual(0);
       expect(contended.fairness).toBeLessThanOrEqual(1);
       expect(contended.bargingShare).toBeGreaterThanOrEqual(0);

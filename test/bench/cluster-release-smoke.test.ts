@@ -12,11 +12,20 @@ describe('bench/cluster-release.mjs', () => {
   it('measures sharded and plain releases side by side on a local Cluster', async () => {
     requireBinary('/usr/bin/redis-server', 'redis-server');
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [script, '--seconds', '0.5', '--rounds', '2', '--keys', '2'], { timeout: 90_000 }, (error, out, stderr) =>
-        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out),
+      execFile(
+        process.execPath,
+        [script, '--seconds', '0.5', '--rounds', '2', '--keys', '2'],
+        { timeout: 90_000 },
+        (error, out, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out)),
       ),
     );
-    const rows = new Map(stdout.split('\n').map((line) => line.split(' | ')).filter((cells) => cells.length === 4).map(([metric, ...values]) => [metric!, values.map(Number)]));
+    const rows = new Map(
+      stdout
+        .split('\n')
+        .map((line) => line.split(' | '))
+        .filter((cells) => cells.length === 4)
+        .map(([metric, ...values]) => [metric, values.map(Number)]),
+    );
     expect(rows.get('releases/s')![0]).toBeGreaterThan(0);
     expect(rows.get('releases/s')![1]).toBeGreaterThan(0);
     // Two backends take turns on each key, so releases announce themselves (somebody waits).

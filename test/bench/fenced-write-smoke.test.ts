@@ -12,8 +12,11 @@ describe('bench/fenced-write.mjs', () => {
     requireBinary('/usr/bin/redis-server', 'redis-server');
     requireBinary('/usr/lib/postgresql/15/bin/postgres', 'postgresql');
     const stdout = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [script, '--writes', '20', '--rounds', '1'], { timeout: 90_000 }, (error, out, stderr) =>
-        error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out),
+      execFile(
+        process.execPath,
+        [script, '--writes', '20', '--rounds', '1'],
+        { timeout: 90_000 },
+        (error, out, stderr) => (error ? reject(new Error(`${error.message}\n${stderr}`)) : resolve(out)),
       ),
     );
     const results = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, Record<string, number>>;

@@ -15,8 +15,21 @@ describe('the AGE column', () => {
   });
 
   it('is "-" for a holder with no acquiredAt (older owner ids, SQL owners stored hashed), and 0 for a clock ahead of ours', () => {
-    const table = formatTable([{ key: 'k', held: true, mode: 'exclusive', holders: [{ instance: 'old-app' }, { instance: 'skewed', acquiredAt: now + 5_000 }] }], now);
-    const ages = table.split('\n').slice(1).map((line) => line.split(/\s{2,}/)[5]);
+    const table = formatTable(
+      [
+        {
+          key: 'k',
+          held: true,
+          mode: 'exclusive',
+          holders: [{ instance: 'old-app' }, { instance: 'skewed', acquiredAt: now + 5_000 }],
+        },
+      ],
+      now,
+    );
+    const ages = table
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(/\s{2,}/)[5]);
     expect(ages).toEqual(['-', '0.0s']);
   });
 });

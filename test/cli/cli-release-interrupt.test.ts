@@ -8,7 +8,10 @@ let app: LockEngine;
 
 beforeAll(async () => {
   server = await RedisServer.start();
-  app = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { instance: 'web-1', leaseMs: 9_000 });
+  app = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), {
+    instance: 'web-1',
+    leaseMs: 9_000,
+  });
 }, 30_000);
 afterAll(async () => {
   await app?.close();

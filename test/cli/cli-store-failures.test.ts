@@ -19,15 +19,27 @@ describe('the CLI when nothing listens at the address: the store, its address an
     ['mysql', (port: number) => ['--mysql', `mysql://locks:pw@127.0.0.1:${port}/locks`]],
     ['etcd', (port: number) => ['--etcd', `http://127.0.0.1:${port}`]],
     ['zookeeper', (port: number) => ['--zookeeper', `127.0.0.1:${port}`]],
-  ])('%s', async (type, flags) => {
-    const port = await freePort();
-    expectStoreFailure(await cli(['list', ...flags(port)]), new RegExp(`^error: ${type} store at 127\\.0\\.0\\.1:${port}: connection refused \\(.*ECONNREFUSED`));
-  }, 30_000);
+  ])(
+    '%s',
+    async (type, flags) => {
+      const port = await freePort();
+      expectStoreFailure(
+        await cli(['list', ...flags(port)]),
+        new RegExp(`^error: ${type} store at 127\\.0\\.0\\.1:${port}: connection refused \\(.*ECONNREFUSED`),
+      );
+    },
+    30_000,
+  );
 
   it('redlock: each master that refused is named', async () => {
     const ports = [await freePort(), await freePort()];
     const run = await cli(['list', '--redlock', ports.map((port) => `redis://127.0.0.1:${port}`).join(',')]);
-    expectStoreFailure(run, new RegExp(`^error: redlock store at 127\\.0\\.0\\.1:${ports[0]}: connection refused \\(.*; at 127\\.0\\.0\\.1:${ports[1]}: connection refused \\(`));
+    expectStoreFailure(
+      run,
+      new RegExp(
+        `^error: redlock store at 127\\.0\\.0\\.1:${ports[0]}: connection refused \\(.*; at 127\\.0\\.0\\.1:${ports[1]}: connection refused \\(`,
+      ),
+    );
   }, 30_000);
 
   it('a host name that does not resolve is named with "host name not found (DNS)"', async () => {
@@ -48,22 +60,35 @@ describe('the CLI against a Redis that wants a password (requirepass)', () => {
   afterAll(() => server?.stop());
 
   it('no password: "authentication failed" and NOAUTH, with the address', async () => {
-    expectStoreFailure(await cli(['list', '--redis', url()]), new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${server.port}: authentication failed \\(NOAUTH`));
+    expectStoreFailure(
+      await cli(['list', '--redis', url()]),
+      new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${server.port}: authentication failed \\(NOAUTH`),
+    );
   }, 30_000);
 
   it('a wrong password: "authentication failed" and WRONGPASS, the password never printed', async () => {
     const run = await cli(['list', '--redis', url(':wrong-pw@')]);
-    expectStoreFailure(run, new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${server.port}: authentication failed \\(WRONGPASS`));
+    expectStoreFailure(
+      run,
+      new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${server.port}: authentication failed \\(WRONGPASS`),
+    );
     expect(run.stderr).not.toContain('wrong-pw');
   }, 30_000);
 
   it('redlock with a wrong password: the master is named with "authentication failed" (its driver error says nothing of it)', async () => {
     const run = await cli(['list', '--redlock', url(':wrong-pw@')]);
-    expectStoreFailure(run, new RegExp(`^error: redlock store at 127\\.0\\.0\\.1:${server.port}: authentication failed \\(WRONGPASS`));
+    expectStoreFailure(
+      run,
+      new RegExp(`^error: redlock store at 127\\.0\\.0\\.1:${server.port}: authentication failed \\(WRONGPASS`),
+    );
   }, 30_000);
 
   it('the right password lists (the failures above are the password, not the server)', async () => {
-    expect(await cli(['list', '--redis', url(':right-pw@')])).toMatchObject({ code: 0, stdout: 'no locks held\n', stderr: '' });
+    expect(await cli(['list', '--redis', url(':right-pw@')])).toMatchObject({
+      code: 0,
+      stdout: 'no locks held\n',
+      stderr: '',
+    });
   }, 30_000);
 });
 
@@ -77,6 +102,9 @@ describe('the CLI against a Redis that accepts connections but does not answer (
   afterAll(() => server?.stop());
 
   it('"timed out", with the address', async () => {
-    expectStoreFailure(await cli(['list', '--redis', server.url]), new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${server.port}: timed out \\(`));
+    expectStoreFailure(
+      await cli(['list', '--redis', server.url]),
+      new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${server.port}: timed out \\(`),
+    );
   }, 30_000);
 });

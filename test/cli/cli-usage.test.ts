@@ -15,7 +15,11 @@ describe('the CLI on a bad command line: exit 2, the error and the usage on stde
     ['a store flag without its value', ['list', '--redis'], /--redis needs a value/],
     ['an option without its value, followed by another option', ['list', '--limit', ...STORE], /--limit needs a value/],
     ['a value given to a switch', ['list', '--json=yes', ...STORE], /--json/],
-    ['--limit out of range', ['list', '--limit', '5000', ...STORE], /--limit takes a whole number from 1 to 1000, got "5000"/],
+    [
+      '--limit out of range',
+      ['list', '--limit', '5000', ...STORE],
+      /--limit takes a whole number from 1 to 1000, got "5000"/,
+    ],
     ['--limit 0', ['list', '--limit', '0', ...STORE], /--limit takes a whole number/],
     ['--limit not whole', ['list', '--limit', '1.5', ...STORE], /--limit takes a whole number/],
     ['inspect without a key', ['inspect', ...STORE], /inspect needs a KEY/],
@@ -23,9 +27,17 @@ describe('the CLI on a bad command line: exit 2, the error and the usage on stde
     ['an extra argument', ['list', 'a', 'b', ...STORE], /unexpected argument "b"/],
     ['--watch on inspect', ['inspect', 'k', '--watch', ...STORE], /--watch goes with list/],
     ['--interval without --watch', ['list', '--interval', '1', ...STORE], /--interval goes with --watch/],
-    ['--interval out of range', ['list', '--watch', '--interval', '0', ...STORE], /--interval takes seconds from 0.1 to 3600, got "0"/],
+    [
+      '--interval out of range',
+      ['list', '--watch', '--interval', '0', ...STORE],
+      /--interval takes seconds from 0.1 to 3600, got "0"/,
+    ],
     ['a store URL that is not one', ['list', '--redis', 'http://127.0.0.1:1'], /must start with redis:\/\//],
-    ['a key longer than the library allows', ['inspect', 'x'.repeat(70_000), ...STORE], /Lock key is 70000 characters long/],
+    [
+      'a key longer than the library allows',
+      ['inspect', 'x'.repeat(70_000), ...STORE],
+      /Lock key is 70000 characters long/,
+    ],
   ])('%s', async (_, args, message) => {
     const run = await cli(args);
     expect(run.code).toBe(2);
@@ -36,10 +48,15 @@ describe('the CLI on a bad command line: exit 2, the error and the usage on stde
   });
 
   it('--prefix (renamed) says to use --key-prefix, or to give a key filter after list', async () => {
-    for (const args of [['list', '--prefix', 'order:', ...STORE], ['list', '--prefix=order:', ...STORE]]) {
+    for (const args of [
+      ['list', '--prefix', 'order:', ...STORE],
+      ['list', '--prefix=order:', ...STORE],
+    ]) {
       const run = await cli(args);
       expect(run.code).toBe(2);
-      expect(run.stderr.split('\n')[0]).toBe("error: --prefix is now --key-prefix (the app's keyPrefix option); to list the keys that start with order:, give it after list: `list order:`");
+      expect(run.stderr.split('\n')[0]).toBe(
+        "error: --prefix is now --key-prefix (the app's keyPrefix option); to list the keys that start with order:, give it after list: `list order:`",
+      );
     }
   });
 

@@ -21,7 +21,10 @@ function watchCli(args: string[]): RunningCli {
 
 beforeAll(async () => {
   server = await RedisServer.start();
-  app = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { instance: 'web-1', leaseMs: 9_000 });
+  app = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), {
+    instance: 'web-1',
+    leaseMs: 9_000,
+  });
 }, 30_000);
 afterEach(() => {
   for (const cli of running) cli.kill();
@@ -38,7 +41,9 @@ describe('list --watch, its stdout a pipe', () => {
     const cli = watchCli([filter]);
     await cli.until('a first refresh', (out) => out.includes('no locks held'));
     const lock = await app.acquire(`${filter}import`, { label: 'nightly import' });
-    await cli.until('a refresh with the lock', (out) => new RegExp(`^${filter}import\\s+exclusive\\s+web-1\\s+nightly import`, 'm').test(out));
+    await cli.until('a refresh with the lock', (out) =>
+      new RegExp(`^${filter}import\\s+exclusive\\s+web-1\\s+nightly import`, 'm').test(out),
+    );
     const run = await cli.stop('SIGINT');
     await lock.release();
     // Ended by itself, with 0: the store's connection was closed (an open one would keep the process alive).
@@ -47,7 +52,7 @@ describe('list --watch, its stdout a pipe', () => {
     const frames = run.stdout.split(SEPARATOR);
     expect(frames[0]).toBe('');
     expect(frames.length - 1).toBeGreaterThanOrEqual(2);
-    expect(frames[1]!.trim()).toBe('no locks held');
+    expect(frames[1].trim()).toBe('no locks held');
     expect(frames.at(-1)).toMatch(/^\nKEY\s+MODE/);
   }, 30_000);
 
@@ -61,7 +66,8 @@ describe('list --watch, its stdout a pipe', () => {
     expect(run).toMatchObject({ code: 0, stderr: '' });
     const lines = run.stdout.trimEnd().split('\n');
     expect(lines.length).toBeGreaterThanOrEqual(2);
-    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ locks: [{ key: `${filter}report`, holders: [{ instance: 'web-1' }] }] });
+    for (const line of lines)
+      expect(JSON.parse(line)).toMatchObject({ locks: [{ key: `${filter}report`, holders: [{ instance: 'web-1' }] }] });
   }, 30_000);
 });
 
@@ -75,7 +81,9 @@ describe('list --watch when the store goes away', () => {
       await own.stop();
       const run = await cli.ended;
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${own.port}: connection refused \\(`));
+      expect(run.stderr).toMatch(
+        new RegExp(`^error: redis store at 127\\.0\\.0\\.1:${own.port}: connection refused \\(`),
+      );
     } finally {
       await own.stop();
     }
@@ -94,11 +102,17 @@ describe('list --watch on a terminal', () => {
       out += chunk.toString();
       if (out.split(CLEAR_SCREEN).length > 2) interrupted.abort();
     });
-    const code = await runCli(['list', 'tty:', '--watch', '--interval', '0.2', '--redis', server.url], { stdin: new PassThrough(), stdout, stderr: new PassThrough(), signal: interrupted.signal });
+    const code = await runCli(['list', 'tty:', '--watch', '--interval', '0.2', '--redis', server.url], {
+      stdin: new PassThrough(),
+      stdout,
+      stderr: new PassThrough(),
+      signal: interrupted.signal,
+    });
     expect(code).toBe(0);
     const frames = out.split(CLEAR_SCREEN);
     expect(frames[0]).toBe('');
-    for (const frame of frames.slice(1)) expect(frame).toMatch(/^Every 0\.2s, \d{4}-\d\d-\d\dT[\d:.]+Z \(Ctrl-C to stop\)\n\nno locks held\n$/);
+    for (const frame of frames.slice(1))
+      expect(frame).toMatch(/^Every 0\.2s, \d{4}-\d\d-\d\dT[\d:.]+Z \(Ctrl-C to stop\)\n\nno locks held\n$/);
     await waitUntil('the CLI connection to close', () => clients() === before, 5_000);
   }, 30_000);
 });

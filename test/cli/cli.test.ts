@@ -27,19 +27,27 @@ const stores: Store[] = [
     name: 'redlock',
     async start() {
       const masters = await RedisMasters.start(3);
-      return { flags: ['--redlock', masters.urls.join(',')], options: { type: 'redlock', urls: masters.urls }, stop: () => masters.stop() };
+      return {
+        flags: ['--redlock', masters.urls.join(',')],
+        options: { type: 'redlock', urls: masters.urls },
+        stop: () => masters.stop(),
+      };
     },
   },
   {
     name: 'postgres',
     async start() {
       const server = await PostgresServer.start();
-      return { flags: ['--postgres', server.connectionString], options: { type: 'postgres', url: server.connectionString }, stop: () => server.stop() };
+      return {
+        flags: ['--postgres', server.connectionString],
+        options: { type: 'postgres', url: server.connectionString },
+        stop: () => server.stop(),
+      };
     },
   },
   {
     name: 'mysql',
-    wrongPassword: ([flag, uri]) => [flag!, uri!.replace(/:[^:@/]+@/, ':wrong-pw@')],
+    wrongPassword: ([flag, uri]) => [flag, uri.replace(/:[^:@/]+@/, ':wrong-pw@')],
     async start() {
       const server = await MariadbServer.start();
       return { flags: ['--mysql', server.uri], options: { type: 'mysql', url: server.uri }, stop: () => server.stop() };
@@ -56,7 +64,11 @@ const stores: Store[] = [
     name: 'zookeeper',
     async start() {
       const server = await ZookeeperServer.start();
-      return { flags: ['--zookeeper', server.connectionString], options: { type: 'zookeeper', url: server.connectionString }, stop: () => server.stop() };
+      return {
+        flags: ['--zookeeper', server.connectionString],
+        options: { type: 'zookeeper', url: server.connectionString },
+        stop: () => server.stop(),
+      };
     },
   },
 ];
@@ -75,7 +87,11 @@ describe.each(stores)('the CLI on $name', (store) => {
     // long enough that a loaded machine (CLI processes starting meanwhile) does not make it lapse.
     app = new LockEngine(await createLockBackend(started.options), { instance: 'web-1', leaseMs: 9_000 });
     // Another app on the same store with its own keyPrefix module option.
-    tenant = new LockEngine(await createLockBackend(started.options), { instance: 'tenant-1', keyPrefix: 'tenant-a:', leaseMs: 9_000 });
+    tenant = new LockEngine(await createLockBackend(started.options), {
+      instance: 'tenant-1',
+      keyPrefix: 'tenant-a:',
+      leaseMs: 9_000,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -85,22 +101,30 @@ describe.each(stores)('the CLI on $name', (store) => {
 
   it('lists held locks with their holder and age, as a table and as JSON', async () => {
     const before = Date.now();
-    const locks = await Promise.all([app.acquire(`${prefix}report`, { label: 'nightly report' }), app.acquire(`${prefix}invoice:7`, { label: 'invoice 7' })]);
+    const locks = await Promise.all([
+      app.acquire(`${prefix}report`, { label: 'nightly report' }),
+      app.acquire(`${prefix}invoice:7`, { label: 'invoice 7' }),
+    ]);
     const acquired = Date.now();
     const table = await cli(['list', prefix, ...flags]);
     const listedBy = Date.now();
     expect(table).toMatchObject({ code: 0, stderr: '' });
     expect(table.stdout).toMatch(/^KEY\s+MODE\s+INSTANCE\s+LABEL\s+FENCE\s+AGE\s+EXPIRES\s+WAITING/);
-    const row = table.stdout.split('\n').find((line) => line.startsWith(`${prefix}report `))!.split(/\s{2,}/);
+    const row = table.stdout
+      .split('\n')
+      .find((line) => line.startsWith(`${prefix}report `))!
+      .split(/\s{2,}/);
     expect(row.slice(0, 4)).toEqual([`${prefix}report`, 'exclusive', 'web-1', 'nightly report']);
     // AGE: seconds since the acquisition (acquiredAt), at least the time the CLI took after it, at most the time since before it.
     expect(row[5]).toMatch(/^\d+\.\ds$/);
-    expect(Number.parseFloat(row[5]!)).toBeGreaterThanOrEqual(0);
-    expect(Number.parseFloat(row[5]!)).toBeLessThanOrEqual((listedBy - before) / 1000 + 0.05);
+    expect(Number.parseFloat(row[5])).toBeGreaterThanOrEqual(0);
+    expect(Number.parseFloat(row[5])).toBeLessThanOrEqual((listedBy - before) / 1000 + 0.05);
     const json = await cli(['list', prefix, '--json', ...flags]);
-    const listed = JSON.parse(json.stdout) as { locks: { key: string; holders: { instance: string; label: string; acquiredAt: number }[] }[] };
+    const listed = JSON.parse(json.stdout) as {
+      locks: { key: string; holders: { instance: string; label: string; acquiredAt: number }[] }[];
+    };
     expect(listed.locks.map((info) => info.key).sort()).toEqual([`${prefix}invoice:7`, `${prefix}report`]);
-    const holder = listed.locks.find((info) => info.key === `${prefix}invoice:7`)!.holders[0]!;
+    const holder = listed.locks.find((info) => info.key === `${prefix}invoice:7`)!.holders[0];
     expect(holder).toMatchObject({ instance: 'web-1', label: 'invoice 7' });
     expect(holder.acquiredAt).toBeGreaterThanOrEqual(before);
     expect(holder.acquiredAt).toBeLessThanOrEqual(acquired);
@@ -109,10 +133,18 @@ describe.each(stores)('the CLI on $name', (store) => {
   }, 60_000);
 
   it('list FILTER lists only the keys that start with FILTER', async () => {
-    const locks = await Promise.all([app.acquire(`${prefix}order:1`), app.acquire(`${prefix}order:2`), app.acquire(`${prefix}orders-export`), app.acquire(`${prefix}invoice:1`)]);
+    const locks = await Promise.all([
+      app.acquire(`${prefix}order:1`),
+      app.acquire(`${prefix}order:2`),
+      app.acquire(`${prefix}orders-export`),
+      app.acquire(`${prefix}invoice:1`),
+    ]);
     const run = await cli(['list', `${prefix}order:`, '--json', ...flags]);
     expect(run.code).toBe(0);
-    expect((JSON.parse(run.stdout) as { locks: { key: string }[] }).locks.map((info) => info.key).sort()).toEqual([`${prefix}order:1`, `${prefix}order:2`]);
+    expect((JSON.parse(run.stdout) as { locks: { key: string }[] }).locks.map((info) => info.key).sort()).toEqual([
+      `${prefix}order:1`,
+      `${prefix}order:2`,
+    ]);
     await Promise.all(locks.map((lock) => lock.release()));
   }, 60_000);
 
@@ -123,7 +155,9 @@ describe.each(stores)('the CLI on $name', (store) => {
     expect(listed.stdout).toMatch(new RegExp(`^${prefix}scoped\\s+exclusive\\s+tenant-1\\s+tenant job`, 'm'));
     // With the default keyPrefix ('lock:') the tenant's lock is another key: not listed.
     expect((await cli(['list', prefix, ...flags])).stdout.trim()).toBe('no locks held');
-    expect((await cli(['inspect', `${prefix}scoped`, '--key-prefix', 'tenant-a:', ...flags])).stdout).toContain('tenant-1');
+    expect((await cli(['inspect', `${prefix}scoped`, '--key-prefix', 'tenant-a:', ...flags])).stdout).toContain(
+      'tenant-1',
+    );
     await lock.release();
   }, 60_000);
 
@@ -157,7 +191,9 @@ describe.each(stores)('the CLI on $name', (store) => {
   it('asks before releasing: anything but yes leaves the lock alone; --yes frees it and the holder loses it', async () => {
     const key = `${prefix}stuck`;
     const lock: Lock = await app.acquire(key, { label: 'stuck import' });
-    const lost = new Promise<unknown>((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true }));
+    const lost = new Promise<unknown>((resolve) =>
+      lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true }),
+    );
     const refused = await cli(['release', key, ...flags], 'n\n');
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain('Force-release');

@@ -55,7 +55,11 @@ export class RunningCli {
         resolve(this.out);
       };
       this.child.stdout.on('data', look);
-      void this.ended.then((run) => reject(new Error(`the CLI ended (code ${run.code}) before ${what}; stdout: ${run.stdout}; stderr: ${run.stderr}`)));
+      void this.ended.then((run) =>
+        reject(
+          new Error(`the CLI ended (code ${run.code}) before ${what}; stdout: ${run.stdout}; stderr: ${run.stderr}`),
+        ),
+      );
       look();
     });
   }

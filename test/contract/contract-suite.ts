@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, it } from '@jest/globals';
 import type { LockBackend } from '../../lib/backend.js';
-import { useContractSuite as useSuite, type ContractSuite, type EngineSettings } from '../../lib/testing/contract-suite.js';
+import {
+  useContractSuite as useSuite,
+  type ContractSuite,
+  type EngineSettings,
+} from '../../lib/testing/contract-suite.js';
 import type { ContractTestRunner } from '../../lib/testing/contract-runner.js';
 import type { LockBackendContractTarget } from '../../lib/testing/contract-target.js';
 import { startChildHolder } from '../support/child-holder.js';
@@ -12,7 +16,12 @@ export type { ContractSuite, EngineSettings };
 export const jestRunner: ContractTestRunner = { describe, it, beforeAll, afterAll };
 
 /** The shipped suites' set-up (lib/testing/contract-suite.ts) under jest. */
-export function useContractSuite(target: ContractTarget, name: string, defaults: Required<Omit<EngineSettings, 'instance'>>, wrap?: (backend: LockBackend) => LockBackend): ContractSuite {
+export function useContractSuite(
+  target: ContractTarget,
+  name: string,
+  defaults: Required<Omit<EngineSettings, 'instance'>>,
+  wrap?: (backend: LockBackend) => LockBackend,
+): ContractSuite {
   return useSuite(jestRunner, target, name, defaults, wrap);
 }
 

@@ -28,7 +28,13 @@ const target: ContractTarget = {
 
 describeBackendContract(target);
 // Remaining lease: the backend's etcd lease (default TTL), which keepalives hold near its full TTL.
-describeInspectionContract(target, { leases: true, leaseMaxMs: DEFAULT_LEASE_TTL_MS, holderFence: true, waiters: true, semaphores: { permits: false } });
+describeInspectionContract(target, {
+  leases: true,
+  leaseMaxMs: DEFAULT_LEASE_TTL_MS,
+  holderFence: true,
+  waiters: true,
+  semaphores: { permits: false },
+});
 describeReadWriteContract(target);
 describeSemaphoreContract(target);
 describeHoldBoundsContract(target);

@@ -1,4 +1,7 @@
-import { describeInspectionContract as describeShipped, type InspectionAbilities } from '../../lib/testing/inspection-contract.js';
+import {
+  describeInspectionContract as describeShipped,
+  type InspectionAbilities,
+} from '../../lib/testing/inspection-contract.js';
 import { jestRunner, shippedTarget } from './contract-suite.js';
 import type { ContractTarget } from './contract-target.js';
 

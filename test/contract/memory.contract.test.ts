@@ -19,7 +19,13 @@ const target: ContractTarget = {
   async stop() {},
   async createBackend(): Promise<LockBackend> {
     // Engines close their backend on shutdown; the shared store must outlive them.
-    return { name: 'memory', capabilities: store.capabilities, inspection: store.inspection, claim: (request) => store.claim(request), close: async () => undefined };
+    return {
+      name: 'memory',
+      capabilities: store.capabilities,
+      inspection: store.inspection,
+      claim: (request) => store.claim(request),
+      close: async () => undefined,
+    };
   },
   async expireLock(storeKey) {
     store.expire(storeKey);

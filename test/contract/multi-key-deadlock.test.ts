@@ -37,15 +37,30 @@ function expectClean(result: LoadResult): void {
 
 /** One store seen by two engines that share it without closing it twice. */
 function shared(backend: LockBackend): LockBackend {
-  return { name: backend.name, capabilities: backend.capabilities, claim: (request) => backend.claim(request), close: async () => undefined };
+  return {
+    name: backend.name,
+    capabilities: backend.capabilities,
+    claim: (request) => backend.claim(request),
+    close: async () => undefined,
+  };
 }
 
 describe('multi-key locks under load: no deadlock, no lost update', () => {
   it('memory: 8 workers over 2 engines, 250 random key lists each', async () => {
     const store = new MemoryBackend();
-    const engines = [new LockEngine(shared(store), { waitMs: WAIT_MS }), new LockEngine(shared(store), { waitMs: WAIT_MS })];
+    const engines = [
+      new LockEngine(shared(store), { waitMs: WAIT_MS }),
+      new LockEngine(shared(store), { waitMs: WAIT_MS }),
+    ];
     try {
-      const result = await runMultiKeyLoad(engines, { workersPerEngine: 4, iterations: 250, keys: KEYS, seed: 2_002, gap: tick, boundMs: BOUND_MS });
+      const result = await runMultiKeyLoad(engines, {
+        workersPerEngine: 4,
+        iterations: 250,
+        keys: KEYS,
+        seed: 2_002,
+        gap: tick,
+        boundMs: BOUND_MS,
+      });
       report('memory', result);
       expectClean(result);
     } finally {
@@ -67,11 +82,24 @@ describe('multi-key locks under load: no deadlock, no lost update', () => {
 
     it('8 workers over 2 engines (each its own connection), 100 random key lists each', async () => {
       const engines = await Promise.all(
-        [0, 1].map(async () => new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { waitMs: WAIT_MS, keyPrefix: 'mk:' })),
+        [0, 1].map(
+          async () =>
+            new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), {
+              waitMs: WAIT_MS,
+              keyPrefix: 'mk:',
+            }),
+        ),
       );
       try {
         const gap = () => new Promise<void>((resolve) => setTimeout(resolve, Math.random() < 0.5 ? 0 : 1));
-        const result = await runMultiKeyLoad(engines, { workersPerEngine: 4, iterations: 100, keys: KEYS, seed: 7_002, gap, boundMs: BOUND_MS });
+        const result = await runMultiKeyLoad(engines, {
+          workersPerEngine: 4,
+          iterations: 100,
+          keys: KEYS,
+          seed: 7_002,
+          gap,
+          boundMs: BOUND_MS,
+        });
         report('redis', result);
         expectClean(result);
         // Every lock was released: no key is held in the store.

@@ -14,7 +14,10 @@ function runNodeTest(env: Record<string, string>): Promise<{ code: number | null
   return new Promise((resolve, reject) => {
     const environment = { ...process.env, ...env };
     delete environment.NODE_OPTIONS; // jest's --experimental-vm-modules is not for the child
-    const child = spawn(process.execPath, ['--test', '--test-reporter=tap', SUITE], { env: environment, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--test', '--test-reporter=tap', SUITE], {
+      env: environment,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -28,7 +31,11 @@ const count = (output: string, name: string) => Number(new RegExp(`^# ${name} (\
 describe('the shipped contract suite under node:test', () => {
   it('passes on the memory store', async () => {
     const { code, output } = await runNodeTest({});
-    expect({ code, failed: count(output, 'fail'), tail: code === 0 ? '' : output.slice(-3000) }).toEqual({ code: 0, failed: 0, tail: '' });
+    expect({ code, failed: count(output, 'fail'), tail: code === 0 ? '' : output.slice(-3000) }).toEqual({
+      code: 0,
+      failed: 0,
+      tail: '',
+    });
     expect(count(output, 'pass')).toBeGreaterThan(60); // core, hold bounds, semaphores, inspection (71 today)
   }, 60_000);
 

@@ -50,6 +50,11 @@ describe('ioredis 6 clients', () => {
   describeBackendContract(target);
   describeReadWriteContract(target);
   describeSemaphoreContract(target);
-  describeInspectionContract(target, { leases: true, holderFence: true, waiters: true, semaphores: { permits: false } });
+  describeInspectionContract(target, {
+    leases: true,
+    holderFence: true,
+    waiters: true,
+    semaphores: { permits: false },
+  });
   describeHoldBoundsContract(target);
 });

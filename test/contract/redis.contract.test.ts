@@ -36,7 +36,8 @@ const target: ContractTarget = {
     await admin.del(redisSemaphoreKeys(storeKey).permits);
   },
   // A port that was free a moment ago: nothing listens there.
-  createUnreachableBackend: async () => createLockBackend({ type: 'redis', url: `redis://127.0.0.1:${await freePort()}` }),
+  createUnreachableBackend: async () =>
+    createLockBackend({ type: 'redis', url: `redis://127.0.0.1:${await freePort()}` }),
   crashFreeMs: (leaseMs) => leaseMs,
 };
 

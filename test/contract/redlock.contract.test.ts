@@ -32,7 +32,12 @@ const target: ContractTarget = {
   async settled(storeKey) {
     const lockKey = redisLockKeys(storeKey).lock;
     const all = masters.servers.length;
-    await waitUntil(`${lockKey} on all ${all} masters`, async () => (await masters.countHolding(lockKey)) === all, 5_000, 5);
+    await waitUntil(
+      `${lockKey} on all ${all} masters`,
+      async () => (await masters.countHolding(lockKey)) === all,
+      5_000,
+      5,
+    );
   },
   // Five ports that were free a moment ago: nothing listens there.
   async createUnreachableBackend() {

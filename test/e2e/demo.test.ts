@@ -23,8 +23,26 @@ interface DemoJobs {
   instances: { instance: string; ran: number; skipped: number }[];
 }
 
-async function demo(...args: string[]): Promise<{ setup: string; leader?: { instance?: string; term?: number }; rows: DemoRow[]; jobs: DemoJobs }> {
-  const { stdout } = await run(process.execPath, ['.build/sample-app/demo.js', '--json', '--requests', '60', '--concurrency', '20', '--stock', '20', '--work-ms', '10', ...args], { timeout: 60_000 });
+async function demo(
+  ...args: string[]
+): Promise<{ setup: string; leader?: { instance?: string; term?: number }; rows: DemoRow[]; jobs: DemoJobs }> {
+  const { stdout } = await run(
+    process.execPath,
+    [
+      '.build/sample-app/demo.js',
+      '--json',
+      '--requests',
+      '60',
+      '--concurrency',
+      '20',
+      '--stock',
+      '20',
+      '--work-ms',
+      '10',
+      ...args,
+    ],
+    { timeout: 60_000 },
+  );
   return JSON.parse(stdout.trim().split('\n').pop()!);
 }
 
@@ -38,7 +56,7 @@ describe('the demo command (npm run demo)', () => {
     expect(report.setup).toMatch(/memory/);
     const [locked, unguarded] = report.rows;
     expect(locked).toMatchObject({ endpoint: 'sale', sold: 20, remaining: 0, oversold: 0, errors: 0 });
-    expect(unguarded!.oversold).toBeGreaterThan(0);
+    expect(unguarded.oversold).toBeGreaterThan(0);
   }, 60_000);
 
   describe('on Redis with three app instances as separate processes', () => {
@@ -55,7 +73,7 @@ describe('the demo command (npm run demo)', () => {
       expect(report.leader).toEqual({ instance: expect.stringMatching(/:\d+$/), term: expect.any(Number) });
       const [locked, unguarded] = report.rows;
       expect(locked).toMatchObject({ endpoint: 'sale', sold: 20, remaining: 0, oversold: 0, errors: 0 });
-      expect(unguarded!.oversold).toBeGreaterThan(0);
+      expect(unguarded.oversold).toBeGreaterThan(0);
       // The restock cron job fires on all 3 instances every 2 s: each watched tick ran on exactly one.
       expect(report.jobs.ticks).toBeGreaterThanOrEqual(2);
       expect(report.jobs).toMatchObject({ ranOnce: report.jobs.ticks, ranMoreThanOnce: 0, missed: 0 });

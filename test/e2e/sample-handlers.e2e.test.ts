@@ -17,9 +17,14 @@ describe('sample app: handlers of every kind under @Locked', () => {
 
   beforeAll(async () => {
     const port = await freePort();
-    const moduleRef = await Test.createTestingModule({ imports: [AppModule.register({ backend: { type: 'memory' }, workMs: 20 })] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [AppModule.register({ backend: { type: 'memory' }, workMs: 20 })],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
-    app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }, { inheritAppConfig: true });
+    app.connectMicroservice(
+      { transport: Transport.TCP, options: { host: '127.0.0.1', port } },
+      { inheritAppConfig: true },
+    );
     await app.startAllMicroservices();
     await app.listen(0, '127.0.0.1');
     warehouse = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
@@ -32,7 +37,7 @@ describe('sample app: handlers of every kind under @Locked', () => {
 
   const http = () => request(app.getHttpServer());
 
-  it('a stocktake streams while it holds the SKU\'s lock: sales fired during it wait, so it counts the stock as it was', async () => {
+  it("a stocktake streams while it holds the SKU's lock: sales fired during it wait, so it counts the stock as it was", async () => {
     await http().put('/inventory/fig').send({ stock: 10 }).expect(200);
     const stocktake = await openRequest(app, '/inventory/fig/stocktake');
     await stocktake.waitFor('event: progress');
@@ -46,11 +51,19 @@ describe('sample app: handlers of every kind under @Locked', () => {
 
   it('warehouse deliveries and sales of one SKU never interleave: the stock adds up exactly', async () => {
     await http().put('/inventory/date').send({ stock: 5 }).expect(200);
-    const deliveries = Array.from({ length: 5 }, () => lastValueFrom(warehouse.send('warehouse.delivery', { sku: 'date', quantity: 3 })));
-    const sales = Array.from({ length: 10 }, () => http().post('/inventory/date/sale').then((response) => response.body as { sold: boolean }));
+    const deliveries = Array.from({ length: 5 }, () =>
+      lastValueFrom(warehouse.send('warehouse.delivery', { sku: 'date', quantity: 3 })),
+    );
+    const sales = Array.from({ length: 10 }, () =>
+      http()
+        .post('/inventory/date/sale')
+        .then((response) => response.body as { sold: boolean }),
+    );
     await Promise.all(deliveries);
     const sold = (await Promise.all(sales)).filter((sale) => sale.sold).length;
-    await http().get('/inventory/date').expect(200, { sku: 'date', stock: 5 + 15 - sold });
+    await http()
+      .get('/inventory/date')
+      .expect(200, { sku: 'date', stock: 5 + 15 - sold });
   });
 
   it('prices are locked in the second store, named critical', async () => {
@@ -61,7 +74,10 @@ describe('sample app: handlers of every kind under @Locked', () => {
     const response = await http().put('/prices/fig').send({ price: 3 }).expect(200);
     expect(response.body).toMatchObject({ sku: 'fig', price: 3, fence: expect.any(Number) });
     await http().get('/prices/fig').expect(200, { sku: 'fig', price: 3 });
-    expect(criticalEvents.map((event) => `${event.type} ${event.key} ${event.store}`)).toEqual(['acquired price:fig critical', 'released price:fig critical']);
+    expect(criticalEvents.map((event) => `${event.type} ${event.key} ${event.store}`)).toEqual([
+      'acquired price:fig critical',
+      'released price:fig critical',
+    ]);
     expect(defaultEvents).toEqual([]);
   });
 });

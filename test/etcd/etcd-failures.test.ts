@@ -16,9 +16,16 @@ const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
 const engines: LockEngine[] = [];
 const since = (start: number) => Math.round(performance.now() - start);
 
-async function newEngine(leaseTtlSeconds: number, options: { leaseMs?: number; requestTimeoutMs?: number } = {}): Promise<LockEngine> {
+async function newEngine(
+  leaseTtlSeconds: number,
+  options: { leaseMs?: number; requestTimeoutMs?: number } = {},
+): Promise<LockEngine> {
   const extra = options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs };
-  const engine = new LockEngine(await etcd.backend(leaseTtlSeconds, extra), { keyPrefix, leaseMs: options.leaseMs ?? 10_000, waitMs: 10_000 });
+  const engine = new LockEngine(await etcd.backend(leaseTtlSeconds, extra), {
+    keyPrefix,
+    leaseMs: options.leaseMs ?? 10_000,
+    waitMs: 10_000,
+  });
   engines.push(engine);
   return engine;
 }
@@ -42,7 +49,9 @@ function processState(pid: number | undefined): string | undefined {
 /** Rejects if `promise` has not settled after `ms` (so a missing event fails the test with a message). */
 function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -59,7 +68,12 @@ describe('etcd: holder processes that crash or pause', () => {
   it('frees the lock of a SIGKILLed holder process when its lease expires: not before, and within the TTL', async () => {
     const engine = await newEngine(10);
     const k = key('killed');
-    const holder = await startChildHolder({ backend: etcd.options(CHILD_LEASE_TTL_SECONDS), key: k, keyPrefix, leaseMs: 1_000 });
+    const holder = await startChildHolder({
+      backend: etcd.options(CHILD_LEASE_TTL_SECONDS),
+      key: k,
+      keyPrefix,
+      leaseMs: 1_000,
+    });
     const killedAt = performance.now();
     await holder.kill('SIGKILL');
     const next = await engine.acquire(k, { waitMs: 10_000 });
@@ -75,7 +89,12 @@ describe('etcd: holder processes that crash or pause', () => {
   it('a holder process SIGSTOPped past the TTL loses the lock to a holder with a larger fence, and its signal aborts on SIGCONT', async () => {
     const engine = await newEngine(10);
     const k = key('paused');
-    const holder = await startChildHolder({ backend: etcd.options(CHILD_LEASE_TTL_SECONDS), key: k, keyPrefix, leaseMs: 1_000 });
+    const holder = await startChildHolder({
+      backend: etcd.options(CHILD_LEASE_TTL_SECONDS),
+      key: k,
+      keyPrefix,
+      leaseMs: 1_000,
+    });
     try {
       const pausedAt = performance.now();
       holder.process.kill('SIGSTOP');
@@ -86,12 +105,14 @@ describe('etcd: holder processes that crash or pause', () => {
       holder.process.kill('SIGCONT');
       const event = await within(5_000, 'lost event from the resumed holder', holder.nextEvent());
       const abortedMs = since(resumedAt);
-      console.info(`etcd: SIGSTOPped holder lost its lock to the next holder after ${takenMs} ms; after SIGCONT its signal aborted in ${abortedMs} ms`);
+      console.info(
+        `etcd: SIGSTOPped holder lost its lock to the next holder after ${takenMs} ms; after SIGCONT its signal aborted in ${abortedMs} ms`,
+      );
       expect(event).toMatchObject({ event: 'lost' });
       expect(String(event.reason)).toContain('LockLostError');
       // The resumed holder cleaned up only its own key: the new holder keeps the lock.
       const [remaining] = await etcd.lockKeys(keyPrefix + k);
-      expect(remaining!.createRevision).toBe(next.fence);
+      expect(remaining.createRevision).toBe(next.fence);
       expect(next.signal.aborted).toBe(false);
       await next.release();
     } finally {
@@ -106,17 +127,21 @@ describe('etcd: the lease', () => {
     const engine = await newEngine(3);
     const [k1, k2, k3] = [key('revoked-1'), key('revoked-2'), key('after')];
     const locks = [await engine.acquire(k1), await engine.acquire(k2)];
-    const { lease } = (await etcd.lockKeys(keyPrefix + k1))[0]!;
+    const { lease } = (await etcd.lockKeys(keyPrefix + k1))[0];
     const revokedAt = performance.now();
     await etcd.client.leaseClient.leaseRevoke({ ID: lease });
-    await within(5_000, 'aborted signals', Promise.all(locks.map((lock) => new Promise((resolve) => lock.signal.addEventListener('abort', resolve)))));
+    await within(
+      5_000,
+      'aborted signals',
+      Promise.all(locks.map((lock) => new Promise((resolve) => lock.signal.addEventListener('abort', resolve)))),
+    );
     console.info(`etcd: revoked lease noticed by both holders after ${since(revokedAt)} ms`);
     for (const lock of locks) expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     const after = await engine.acquire(k3, { waitMs: 0 });
     const [current] = await etcd.lockKeys(keyPrefix + k3);
-    expect(current!.lease).not.toBe(lease);
+    expect(current.lease).not.toBe(lease);
     await after.release();
-    await expect(locks[0]!.release()).rejects.toBeInstanceOf(LockLostError);
+    await expect(locks[0].release()).rejects.toBeInstanceOf(LockLostError);
   }, 20_000);
 });
 
@@ -124,27 +149,33 @@ describe('etcd: the server restarts, goes down, hangs', () => {
   it.each([
     ['gracefully (SIGTERM)', false],
     ['after a crash (SIGKILL)', true],
-  ])('keeps a lock held across an etcd restart %s: same key, same fence, still exclusive', async (_how, crash) => {
-    const holderEngine = await newEngine(10, { leaseMs: 30_000 });
-    const other = await newEngine(10);
-    const k = key('restart');
-    const lock = await holderEngine.acquire(k);
-    const restartedAt = performance.now();
-    if (crash) await etcd.server.kill();
-    await etcd.server.restart();
-    const downMs = since(restartedAt);
-    // A renewal after the restart went through: the store still has the lock for this holder.
-    await within(15_000, 'renewal after the restart', nextEvent(holderEngine, 'extended'));
-    expect(lock.signal.aborted).toBe(false);
-    const [stored] = await etcd.lockKeys(keyPrefix + k);
-    expect(stored!.createRevision).toBe(lock.fence);
-    expect(await other.tryAcquire(k)).toBeNull();
-    console.info(`etcd: restart ${crash ? 'after SIGKILL' : 'after SIGTERM'} took ${downMs} ms; the held lock survived`);
-    await lock.release();
-    const next = await other.acquire(k, { waitMs: 5_000 });
-    expect(next.fence!).toBeGreaterThan(lock.fence!);
-    await next.release();
-  }, 40_000);
+  ])(
+    'keeps a lock held across an etcd restart %s: same key, same fence, still exclusive',
+    async (_how, crash) => {
+      const holderEngine = await newEngine(10, { leaseMs: 30_000 });
+      const other = await newEngine(10);
+      const k = key('restart');
+      const lock = await holderEngine.acquire(k);
+      const restartedAt = performance.now();
+      if (crash) await etcd.server.kill();
+      await etcd.server.restart();
+      const downMs = since(restartedAt);
+      // A renewal after the restart went through: the store still has the lock for this holder.
+      await within(15_000, 'renewal after the restart', nextEvent(holderEngine, 'extended'));
+      expect(lock.signal.aborted).toBe(false);
+      const [stored] = await etcd.lockKeys(keyPrefix + k);
+      expect(stored.createRevision).toBe(lock.fence);
+      expect(await other.tryAcquire(k)).toBeNull();
+      console.info(
+        `etcd: restart ${crash ? 'after SIGKILL' : 'after SIGTERM'} took ${downMs} ms; the held lock survived`,
+      );
+      await lock.release();
+      const next = await other.acquire(k, { waitMs: 5_000 });
+      expect(next.fence!).toBeGreaterThan(lock.fence!);
+      await next.release();
+    },
+    40_000,
+  );
 
   it("aborts the holder's signal when etcd stays down past the lease TTL, and frees the lock within the TTL once etcd is back", async () => {
     const ttlSeconds = 3;
@@ -164,7 +195,9 @@ describe('etcd: the server restarts, goes down, hangs', () => {
     const other = await newEngine(10);
     const next = await other.acquire(k, { waitMs: 15_000 });
     const freedMs = since(backAt);
-    console.info(`etcd: down ${since(downAt)} ms in all; holder signalled lost after ${lostMs} ms; lock free ${freedMs} ms after etcd came back`);
+    console.info(
+      `etcd: down ${since(downAt)} ms in all; holder signalled lost after ${lostMs} ms; lock free ${freedMs} ms after etcd came back`,
+    );
     // etcd gives every lease a fresh TTL when it restarts; the holder no longer keeps it alive.
     expect(freedMs).toBeLessThan(ttlSeconds * 1000 + 2_500);
     expect(next.fence!).toBeGreaterThan(lock.fence!);
@@ -178,7 +211,10 @@ describe('etcd: the server restarts, goes down, hangs', () => {
     // A server of its own: the shared one was stopped and restarted by the tests above, and while it
     // was down another test file's server could take its freed port (an acquire then answered in 4 ms).
     const server = await EtcdServer.start();
-    const engine = new LockEngine(await createLockBackend({ type: 'etcd', urls: server.url, leaseTtlMs: 10_000, requestTimeoutMs: 1_000 }), { keyPrefix, waitMs: 10_000 });
+    const engine = new LockEngine(
+      await createLockBackend({ type: 'etcd', urls: server.url, leaseTtlMs: 10_000, requestTimeoutMs: 1_000 }),
+      { keyPrefix, waitMs: 10_000 },
+    );
     try {
       await reconnected(engine);
       await (await engine.acquire(key('warm-up'))).release();

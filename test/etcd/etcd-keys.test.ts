@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { escapeSegment, LockKeys, prefixEnd } from '../../lib/backends/etcd/etcd-keys.js';
-import { createLockBackend, InvalidLockArgumentError, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, InvalidLockArgumentError } from '../../lib/index.js';
 
 const utf8 = (value: string) => Buffer.from(value, 'utf8');
 
@@ -13,7 +13,21 @@ describe('etcd key layout', () => {
   });
 
   it('keeps different keys different in etcd, byte for byte (no two keys collide)', () => {
-    const keys = ['a', 'a/', 'a%2F', 'a/write/x', 'a%', '%', '/', 'x\uD800', 'x\uDBFF', 'x\uFFFD', 'x%uD800', 'a/b', 'a%2Fb'];
+    const keys = [
+      'a',
+      'a/',
+      'a%2F',
+      'a/write/x',
+      'a%',
+      '%',
+      '/',
+      'x\uD800',
+      'x\uDBFF',
+      'x\uFFFD',
+      'x%uD800',
+      'a/b',
+      'a%2Fb',
+    ];
     const encoded = keys.map((key) => utf8(escapeSegment(key)).toString('hex'));
     expect(new Set(encoded).size).toBe(keys.length);
   });
@@ -59,11 +73,15 @@ describe('etcd backend options', () => {
     ['infinite request timeout', { urls: 'http://127.0.0.1:2379', requestTimeoutMs: Number.POSITIVE_INFINITY }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
-    await expect(createLockBackend({ type: 'etcd', ...options } as BackendOptions)).rejects.toBeInstanceOf(InvalidLockArgumentError);
+    await expect(createLockBackend({ type: 'etcd', ...options })).rejects.toBeInstanceOf(InvalidLockArgumentError);
   });
 
   it('accepts one URL or several, and creates no connection until used', async () => {
-    const backend = await createLockBackend({ type: 'etcd', urls: ['http://127.0.0.1:1', 'http://etcd.example:2379'], leaseTtlMs: 5_000 });
+    const backend = await createLockBackend({
+      type: 'etcd',
+      urls: ['http://127.0.0.1:1', 'http://etcd.example:2379'],
+      leaseTtlMs: 5_000,
+    });
     expect(backend.name).toBe('etcd');
     await backend.close();
   });

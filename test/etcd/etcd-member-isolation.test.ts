@@ -42,7 +42,11 @@ describe('etcd: one member of three stopped (SIGSTOP)', () => {
   }, 30_000);
 
   async function newEngine(): Promise<LockEngine> {
-    const backend = await createLockBackend({ type: 'etcd', urls: cluster.members.map((m) => m.url), requestTimeoutMs: REQUEST_TIMEOUT_MS });
+    const backend = await createLockBackend({
+      type: 'etcd',
+      urls: cluster.members.map((m) => m.url),
+      requestTimeoutMs: REQUEST_TIMEOUT_MS,
+    });
     const engine = new LockEngine(backend, { keyPrefix });
     engines.push(engine);
     return engine;
@@ -107,7 +111,9 @@ describe('etcd: one member of three stopped (SIGSTOP)', () => {
       await run.done;
       const gap = longestGap(run.acquisitions, stoppedAt, resumedAt);
       const during = run.acquisitions.filter((a) => a.at > stoppedAt && a.at <= resumedAt).length;
-      console.info(`etcd ${label} stopped ${STOPPED_MS} ms: ${during} acquisitions meanwhile, longest without one ${Math.round(gap)} ms (bound ${Math.round(GAP_BOUND_MS)} ms), ${run.failures.length} failed acquires`);
+      console.info(
+        `etcd ${label} stopped ${STOPPED_MS} ms: ${during} acquisitions meanwhile, longest without one ${Math.round(gap)} ms (bound ${Math.round(GAP_BOUND_MS)} ms), ${run.failures.length} failed acquires`,
+      );
       expect(run.doubleHeld).toEqual([]);
       const fences = run.acquisitions.map((a) => a.fence);
       expect(fences).toEqual([...fences].sort((a, b) => a - b));

@@ -21,8 +21,16 @@ async function newEngine(spy?: BusySpy): Promise<LockEngine> {
 
 /** The permit keys of one semaphore, in queue order. */
 async function permitKeys(storeKey: string): Promise<{ key: string; createRevision: number; lease: string }[]> {
-  const response = await etcd.client.getAll().prefix(new SemaphoreKeys(storeKey).prefix).sort('Create', 'Ascend').exec();
-  return response.kvs.map((kv) => ({ key: kv.key.toString(), createRevision: Number(kv.create_revision), lease: kv.lease }));
+  const response = await etcd.client
+    .getAll()
+    .prefix(new SemaphoreKeys(storeKey).prefix)
+    .sort('Create', 'Ascend')
+    .exec();
+  return response.kvs.map((kv) => ({
+    key: kv.key.toString(),
+    createRevision: Number(kv.create_revision),
+    lease: kv.lease,
+  }));
 }
 
 beforeAll(() => etcd.start(), 30_000);
@@ -79,15 +87,15 @@ describe('etcd semaphores', () => {
     // Only the oldest holder goes: the six waiters pass one by one through its permit while the other
     // holder stays. A waiter watching one chosen key ahead (the nearest, or the one `permits` places
     // ahead) would sleep on a key that is still there.
-    await holders[0]!.release();
+    await holders[0].release();
     await Promise.all(runs);
     // Well below the fallback look (the lease TTL, 10 s): every waiter was woken by a watch event.
     expect(performance.now() - startedAt).toBeLessThan(3_000);
     expect(order).toEqual([0, 1, 2, 3, 4, 5]);
     // The first attempt queued each waiter; its one wake-up came when enough keys ahead were gone.
     expect(spy.attempts.slice(2).map((claim) => claim.count)).toEqual([2, 2, 2, 2, 2, 2]);
-    expect(holders[1]!.signal.aborted).toBe(false);
-    await holders[1]!.release();
+    expect(holders[1].signal.aborted).toBe(false);
+    await holders[1].release();
   });
 
   it('puts a waiter whose key was deleted behind its back straight back in the queue, and it still gets in', async () => {
@@ -98,15 +106,19 @@ describe('etcd semaphores', () => {
     await waitUntil('the waiter key', async () => (await permitKeys(keyPrefix + k)).length === 2, 5_000);
     const [, queued] = await permitKeys(keyPrefix + k);
     const deletedAt = performance.now();
-    await etcd.client.delete().key(queued!.key);
+    await etcd.client.delete().key(queued.key);
     // Its own key's deletion wakes it (not the fallback look after the 10 s TTL): it queues again.
-    await waitUntil('the waiter to queue again', async () => (await permitKeys(keyPrefix + k))[1]?.createRevision !== undefined, 5_000);
+    await waitUntil(
+      'the waiter to queue again',
+      async () => (await permitKeys(keyPrefix + k))[1]?.createRevision !== undefined,
+      5_000,
+    );
     expect(performance.now() - deletedAt).toBeLessThan(3_000);
     const [, requeued] = await permitKeys(keyPrefix + k);
-    expect(requeued!.createRevision).toBeGreaterThan(queued!.createRevision);
+    expect(requeued.createRevision).toBeGreaterThan(queued.createRevision);
     await holder.release();
     const permit = await waiting;
-    expect(permit.fence).toBe(requeued!.createRevision);
+    expect(permit.fence).toBe(requeued.createRevision);
     await permit.release();
   });
 

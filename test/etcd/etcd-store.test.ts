@@ -39,12 +39,12 @@ describe('etcd keys of a lock', () => {
     const third = await b.acquire(k3);
     const [keys1, keys2, keys3] = await Promise.all([k1, k2, k3].map((k) => etcd.lockKeys(keyPrefix + k)));
     expect(keys1).toHaveLength(1);
-    expect(keys1[0]!.key.startsWith(`${keyPrefix}${k1}/write/`)).toBe(true);
-    expect(keys1[0]!.createRevision).toBe(first.fence);
-    expect(keys2[0]!.createRevision).toBe(second.fence);
-    expect(keys1[0]!.lease).toBe(keys2[0]!.lease);
-    expect(keys3[0]!.lease).not.toBe(keys1[0]!.lease); // another backend, another lease
-    expect(Number(keys1[0]!.lease)).not.toBe(0);
+    expect(keys1[0].key.startsWith(`${keyPrefix}${k1}/write/`)).toBe(true);
+    expect(keys1[0].createRevision).toBe(first.fence);
+    expect(keys2[0].createRevision).toBe(second.fence);
+    expect(keys1[0].lease).toBe(keys2[0].lease);
+    expect(keys3[0].lease).not.toBe(keys1[0].lease); // another backend, another lease
+    expect(Number(keys1[0].lease)).not.toBe(0);
     await Promise.all([first, second, third].map((lock) => lock.release()));
     expect(await etcd.lockKeys(keyPrefix + k1)).toEqual([]);
   });
@@ -55,8 +55,8 @@ describe('etcd keys of a lock', () => {
     const waiting = b.acquire(k, { waitMs: 1_000 });
     await waitUntil('the waiter key', async () => (await etcd.lockKeys(keyPrefix + k)).length === 2, 5_000);
     const [held, queued] = await etcd.lockKeys(keyPrefix + k);
-    expect(held!.createRevision).toBe(holder.fence);
-    expect(queued!.createRevision).toBeGreaterThan(holder.fence!);
+    expect(held.createRevision).toBe(holder.fence);
+    expect(queued.createRevision).toBeGreaterThan(holder.fence!);
     await expect(waiting).rejects.toBeInstanceOf(LockTimeoutError);
     await waitUntil('the waiter key to go', async () => (await etcd.lockKeys(keyPrefix + k)).length === 1, 5_000);
     const controller = new AbortController();
@@ -64,7 +64,11 @@ describe('etcd keys of a lock', () => {
     await waitUntil('the second waiter key', async () => (await etcd.lockKeys(keyPrefix + k)).length === 2, 5_000);
     controller.abort(new Error('caller gave up'));
     await expect(aborted).rejects.toThrow('caller gave up');
-    await waitUntil('the second waiter key to go', async () => (await etcd.lockKeys(keyPrefix + k)).length === 1, 5_000);
+    await waitUntil(
+      'the second waiter key to go',
+      async () => (await etcd.lockKeys(keyPrefix + k)).length === 1,
+      5_000,
+    );
     await holder.release();
   });
 
@@ -86,24 +90,37 @@ describe('etcd keys of a lock', () => {
     expect(spy.attempts.slice(1).map((claim) => claim.count)).toEqual([2, 2, 2, 2, 2, 2]);
   });
 
-  it("puts a waiter whose key was deleted behind its back back in the queue, and it still gets the lock", async () => {
+  it('puts a waiter whose key was deleted behind its back back in the queue, and it still gets the lock', async () => {
     const k = key('requeue');
     const holder = await a.acquire(k);
     const waiting = b.acquire(k);
     await waitUntil('the waiter key', async () => (await etcd.lockKeys(keyPrefix + k)).length === 2, 5_000);
     const [, queued] = await etcd.lockKeys(keyPrefix + k);
-    await etcd.client.delete().key(queued!.key);
+    await etcd.client.delete().key(queued.key);
     await holder.release();
     const next = await waiting;
     const [now] = await etcd.lockKeys(keyPrefix + k);
-    expect(now!.createRevision).toBe(next.fence);
-    expect(next.fence!).toBeGreaterThan(queued!.createRevision);
+    expect(now.createRevision).toBe(next.fence);
+    expect(next.fence!).toBeGreaterThan(queued.createRevision);
     await next.release();
   });
 
   it('keeps keys of any characters and 64 KiB long apart and safe', async () => {
     // 'a/write/x' first: unescaped, its key would sit under lock 'a' and block it.
-    const names = ['a/write/x', 'a/b', 'a', 'a%2Fb', '%', '/', '\uD800', '\uDC00', '\uFFFD', 'ü😀', 'k'.repeat(65_536), '/'.repeat(65_536)];
+    const names = [
+      'a/write/x',
+      'a/b',
+      'a',
+      'a%2Fb',
+      '%',
+      '/',
+      '\uD800',
+      '\uDC00',
+      '\uFFFD',
+      'ü😀',
+      'k'.repeat(65_536),
+      '/'.repeat(65_536),
+    ];
     const locks: Lock[] = [];
     for (const name of names) locks.push(await a.acquire(name, { waitMs: 0 }));
     for (const name of names) expect(await b.tryAcquire(name)).toBeNull();

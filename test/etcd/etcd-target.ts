@@ -31,11 +31,15 @@ export class EtcdFixture {
 
   /** Backend options for this server; without a TTL, the backend's default (10 s). */
   options(leaseTtlSeconds?: number): BackendOptions {
-    return { type: 'etcd', urls: this.server.url, ...(leaseTtlSeconds === undefined ? {} : { leaseTtlMs: leaseTtlSeconds * 1_000 }) };
+    return {
+      type: 'etcd',
+      urls: this.server.url,
+      ...(leaseTtlSeconds === undefined ? {} : { leaseTtlMs: leaseTtlSeconds * 1_000 }),
+    };
   }
 
   async backend(leaseTtlSeconds?: number, extra: Record<string, unknown> = {}): Promise<LockBackend> {
-    const backend = await createLockBackend({ ...this.options(leaseTtlSeconds), ...extra } as BackendOptions);
+    const backend = await createLockBackend({ ...this.options(leaseTtlSeconds), ...extra });
     this.backends.push(backend);
     return backend;
   }
@@ -48,8 +52,16 @@ export class EtcdFixture {
 
   /** Every etcd key of one lock (its holders and its queue), in queue order. */
   async lockKeys(storeKey: string): Promise<{ key: string; createRevision: number; lease: string }[]> {
-    const response = await this.client.getAll().prefix(`${escapeSegment(storeKey)}/`).sort('Create', 'Ascend').exec();
-    return response.kvs.map((kv) => ({ key: kv.key.toString(), createRevision: Number(kv.create_revision), lease: kv.lease }));
+    const response = await this.client
+      .getAll()
+      .prefix(`${escapeSegment(storeKey)}/`)
+      .sort('Create', 'Ascend')
+      .exec();
+    return response.kvs.map((kv) => ({
+      key: kv.key.toString(),
+      createRevision: Number(kv.create_revision),
+      lease: kv.lease,
+    }));
   }
 
   /** Deletes every key of one lock behind its holders' back. */

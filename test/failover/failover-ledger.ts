@@ -34,13 +34,21 @@ export class FailoverLedger {
   private readonly counters = new Map<string, number>();
   private readonly maxFence = new Map<string, number>();
   private readonly sections: Section[] = [];
-  private readonly totals = { acquisitions: 0, writes: 0, secondHolders: 0, lostUpdates: 0, fenceRegressions: 0, staleWrites: 0 };
+  private readonly totals = {
+    acquisitions: 0,
+    writes: 0,
+    secondHolders: 0,
+    lostUpdates: 0,
+    fenceRegressions: 0,
+    staleWrites: 0,
+  };
   /** performance.now() of every acquisition (section begun), in order (the same index as `sections`). */
   readonly acquiredAt: number[] = [];
 
   begin(pid: number, key: string, fence: number, expiresAt: number): number {
     const now = Date.now();
-    if (this.sections.some((s) => s.open && s.key === key && s.expiresAt > now + LEASE_MARGIN_MS)) this.totals.secondHolders++;
+    if (this.sections.some((s) => s.open && s.key === key && s.expiresAt > now + LEASE_MARGIN_MS))
+      this.totals.secondHolders++;
     if (fence <= (this.maxFence.get(key) ?? -Infinity)) this.totals.fenceRegressions++;
     this.maxFence.set(key, Math.max(fence, this.maxFence.get(key) ?? -Infinity));
     this.totals.acquisitions++;
@@ -54,11 +62,11 @@ export class FailoverLedger {
   }
 
   read(section: number): number {
-    return this.counters.get(this.sections[section]!.key) ?? 0;
+    return this.counters.get(this.sections[section].key) ?? 0;
   }
 
   write(section: number, value: number): void {
-    const { key, fence } = this.sections[section]!;
+    const { key, fence } = this.sections[section];
     if (value !== (this.counters.get(key) ?? 0) + 1) this.totals.lostUpdates++;
     if (fence < (this.maxFence.get(key) ?? -Infinity)) this.totals.staleWrites++;
     this.counters.set(key, value);
@@ -66,7 +74,7 @@ export class FailoverLedger {
   }
 
   end(section: number): void {
-    this.sections[section]!.open = false;
+    this.sections[section].open = false;
   }
 
   /** A worker process exited: it holds nothing any more. */
@@ -80,7 +88,7 @@ export class FailoverLedger {
 
   /** Sections begun before `before` (performance.now()) that are still open. */
   openSince(before: number): number {
-    return this.sections.filter((s, i) => s.open && this.acquiredAt[i]! <= before).length;
+    return this.sections.filter((s, i) => s.open && this.acquiredAt[i] <= before).length;
   }
 
   /** Acquisitions since `since` (performance.now()). */

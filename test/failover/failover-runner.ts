@@ -41,12 +41,26 @@ export interface FailoverRunOptions {
  * Runs 3 processes x 4 workers taking the locks of `topology.keys` (lease 6 s, holds 1-6 s) and
  * fails the keys' master over `failovers` times, waiting for the lock to work again in between.
  */
-export async function runFailovers(topology: FailoverTopology, replicas: { min: number; timeoutMs: number } | undefined, failovers: number, options: FailoverRunOptions = {}): Promise<FailoverRun> {
+export async function runFailovers(
+  topology: FailoverTopology,
+  replicas: { min: number; timeoutMs: number } | undefined,
+  failovers: number,
+  options: FailoverRunOptions = {},
+): Promise<FailoverRun> {
   const { rows = [], guarded } = options;
   const configuration = `${topology.name}, ${replicas ? `replicas: { min: ${replicas.min}, timeoutMs: ${replicas.timeoutMs} }` : 'no replicas option'}`;
   const ledger = new FailoverLedger();
   const workerStats: Record<string, unknown>[] = [];
-  const config = JSON.stringify({ ...topology.workerClient(), replicas, keys: topology.keys, keyPrefix: KEY_PREFIX, leaseMs: LEASE_MS, workers: WORKERS_PER_PROCESS, holdMs: HOLD_MS, guarded });
+  const config = JSON.stringify({
+    ...topology.workerClient(),
+    replicas,
+    keys: topology.keys,
+    keyPrefix: KEY_PREFIX,
+    leaseMs: LEASE_MS,
+    workers: WORKERS_PER_PROCESS,
+    holdMs: HOLD_MS,
+    guarded,
+  });
   const children: ChildProcess[] = [];
   const exits = Array.from({ length: PROCESSES }, () => {
     const child = fork(WORKER, [config], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
@@ -61,16 +75,26 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
       });
       child.once('exit', (code) => reject(new Error(`failover worker exited before ready (${code}): ${stderr}`)));
     });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => (ledger.processGone(child.pid!), resolve())));
+    const exited = new Promise<void>((resolve) =>
+      child.once('exit', () => (ledger.processGone(child.pid!), resolve())),
+    );
     return { ready, exited };
   });
 
   function handle(child: ChildProcess, message: Record<string, unknown>): void {
-    const reply = (payload: Record<string, unknown>) => child.connected && child.send({ reply: message.id, ...payload }, () => undefined);
+    const reply = (payload: Record<string, unknown>) =>
+      child.connected && child.send({ reply: message.id, ...payload }, () => undefined);
     const section = message.section as number;
     switch (message.op) {
       case 'begin':
-        return void reply({ section: ledger.begin(child.pid!, message.key as string, message.fence as number, message.expiresAt as number) });
+        return void reply({
+          section: ledger.begin(
+            child.pid!,
+            message.key as string,
+            message.fence as number,
+            message.expiresAt as number,
+          ),
+        });
       case 'extended':
         return ledger.extended(message.key as string, message.fence as number, message.expiresAt as number);
       case 'read':
@@ -90,10 +114,18 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
     for (const child of children) child.send({ cmd: 'go' });
     let steadySince = performance.now();
     for (let failover = 1; failover <= failovers; failover++) {
-      await until(() => ledger.acquisitionsSince(steadySince) >= STEADY_ACQUISITIONS, 60_000, 'the lock to work before a failover');
+      await until(
+        () => ledger.acquisitionsSince(steadySince) >= STEADY_ACQUISITIONS,
+        60_000,
+        'the lock to work before a failover',
+      );
       const before = ledger.counts();
       const times = await topology.failOver(WINDOW_MS);
-      await until(() => ledger.acquisitionsSince(times.promotedAt) >= STEADY_ACQUISITIONS, 60_000, 'the lock to work again after a failover');
+      await until(
+        () => ledger.acquisitionsSince(times.promotedAt) >= STEADY_ACQUISITIONS,
+        60_000,
+        'the lock to work again after a failover',
+      );
       steadySince = performance.now();
       // Holders of before the failover may still be inside: their writes belong to this failover.
       await until(() => ledger.openSince(times.cutAt) === 0, 60_000, 'the holders of before the failover to leave');
@@ -110,13 +142,19 @@ export async function runFailovers(topology: FailoverTopology, replicas: { min: 
   } finally {
     for (const child of children) if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(exits.map((e) => e.exited)), new Promise((resolve) => (timer = setTimeout(resolve, 20_000)))]);
+    await Promise.race([
+      Promise.all(exits.map((e) => e.exited)),
+      new Promise((resolve) => (timer = setTimeout(resolve, 20_000))),
+    ]);
     clearTimeout(timer);
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   }
   if (failure) {
     // What the workers and the servers saw, to tell a stuck client from a stuck failover.
-    throw new Error(`${failure.message} (failover ${rows.length - firstRow + 1}); workers: ${JSON.stringify(workerStats)}; servers: ${await topology.describe().catch(String)}`, { cause: failure });
+    throw new Error(
+      `${failure.message} (failover ${rows.length - firstRow + 1}); workers: ${JSON.stringify(workerStats)}; servers: ${await topology.describe().catch(String)}`,
+      { cause: failure },
+    );
   }
   return { rows: rows.slice(firstRow), workerStats };
 }
@@ -131,16 +169,35 @@ async function until(check: () => boolean, timeoutMs: number, what: string): Pro
 
 /** Per configuration: failovers, second holders, lost updates, fence regressions, unavailable time. */
 export function summarise(rows: readonly FailoverRow[]): string {
-  const header = ['configuration', 'failovers', 'failovers with a lost lock', 'second holders (lost locks)', 'lost updates', 'stale writes (a fenced resource refuses them)', 'fence regressions', 'acquisitions', 'unavailable ms (median / max)', 'promotion ms (median)'];
+  const header = [
+    'configuration',
+    'failovers',
+    'failovers with a lost lock',
+    'second holders (lost locks)',
+    'lost updates',
+    'stale writes (a fenced resource refuses them)',
+    'fence regressions',
+    'acquisitions',
+    'unavailable ms (median / max)',
+    'promotion ms (median)',
+  ];
   const byConfiguration = new Map<string, FailoverRow[]>();
-  for (const row of rows) byConfiguration.set(row.configuration, [...(byConfiguration.get(row.configuration) ?? []), row]);
+  for (const row of rows)
+    byConfiguration.set(row.configuration, [...(byConfiguration.get(row.configuration) ?? []), row]);
   const lines = [...byConfiguration].map(([configuration, group]) => {
     const sum = (pick: (row: FailoverRow) => number) => group.reduce((total, row) => total + pick(row), 0);
     const unavailable = group.map((row) => row.unavailableMs);
     return [
-      configuration, group.length, group.filter((row) => row.secondHolders > 0).length, sum((r) => r.secondHolders), sum((r) => r.lostUpdates),
-      sum((r) => r.staleWrites), sum((r) => r.fenceRegressions), sum((r) => r.acquisitions),
-      `${median(unavailable)} / ${Math.max(...unavailable)}`, median(group.map((row) => row.promotionMs)),
+      configuration,
+      group.length,
+      group.filter((row) => row.secondHolders > 0).length,
+      sum((r) => r.secondHolders),
+      sum((r) => r.lostUpdates),
+      sum((r) => r.staleWrites),
+      sum((r) => r.fenceRegressions),
+      sum((r) => r.acquisitions),
+      `${median(unavailable)} / ${Math.max(...unavailable)}`,
+      median(group.map((row) => row.promotionMs)),
     ].map(String);
   });
   return [header, header.map(() => '---'), ...lines].map((cells) => `| ${cells.join(' | ')} |`).join('\n');

@@ -1,7 +1,6 @@
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { RedisSentinelGroup, SENTINEL_MASTER_NAME } from '../harness/redis-sentinel.js';
-import type { RedisServer } from '../harness/redis-server.js';
 
 /** When one failover's steps happened (performance.now()). */
 export interface FailoverTimes {
@@ -59,17 +58,26 @@ export async function sentinelTopology(): Promise<FailoverTopology> {
   return {
     name: 'Sentinel (1 master, 2 replicas, 3 Sentinels)',
     keys: Array.from({ length: KEY_COUNT }, (_, i) => `counter-${i}`),
-    workerClient: () => ({ topology: 'sentinel', sentinels: group.sentinelAddresses, masterName: SENTINEL_MASTER_NAME }),
+    workerClient: () => ({
+      topology: 'sentinel',
+      sentinels: group.sentinelAddresses,
+      masterName: SENTINEL_MASTER_NAME,
+    }),
     async failOver(windowMs) {
       const { master, replicas } = await group.roles();
-      const { cutAt, killedAt } = await cutAndKill({ cutLinks: async () => master.cli('CLIENT', 'KILL', 'TYPE', 'replica'), kill: () => master.kill(), replicas }, windowMs);
+      const { cutAt, killedAt } = await cutAndKill(
+        { cutLinks: async () => master.cli('CLIENT', 'KILL', 'TYPE', 'replica'), kill: () => master.kill(), replicas },
+        windowMs,
+      );
       await group.awaitPromotion(master.port);
       const promotedAt = performance.now();
       await group.rejoin(master.port);
       return { cutAt, killedAt, promotedAt };
     },
     async describe() {
-      const roles = [...group.nodes.values()].map((node) => `${node.port}: ${node.running ? node.cli('ROLE').split('\n').slice(0, 3).join(' ') : 'down'}`);
+      const roles = [...group.nodes.values()].map(
+        (node) => `${node.port}: ${node.running ? node.cli('ROLE').split('\n').slice(0, 3).join(' ') : 'down'}`,
+      );
       return `Sentinels name ${await group.masterPort()}; ${roles.join('; ')}`;
     },
     stop: () => group.stop(),
@@ -79,8 +87,9 @@ export async function sentinelTopology(): Promise<FailoverTopology> {
 /** Three masters with one replica each; the keys all live on the first master's slots. */
 export async function clusterTopology(): Promise<FailoverTopology> {
   const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
-  const anyNode = cluster.ports[0]!;
-  const slotOf = async (key: string) => Number(await cluster.cli(anyNode, 'CLUSTER', 'KEYSLOT', redisLockKeys(KEY_PREFIX + key).lock));
+  const anyNode = cluster.ports[0];
+  const slotOf = async (key: string) =>
+    Number(await cluster.cli(anyNode, 'CLUSTER', 'KEYSLOT', redisLockKeys(KEY_PREFIX + key).lock));
   // Keys on one master, so that each failover hits every one of them.
   const keys: string[] = [];
   let firstMaster: number | undefined;
@@ -89,7 +98,7 @@ export async function clusterTopology(): Promise<FailoverTopology> {
     firstMaster ??= master;
     if (master === firstMaster) keys.push(`counter-${i}`);
   }
-  const slot = await slotOf(keys[0]!);
+  const slot = await slotOf(keys[0]);
   return {
     name: 'Cluster (3 masters, 1 replica each)',
     keys,
@@ -97,11 +106,14 @@ export async function clusterTopology(): Promise<FailoverTopology> {
     async failOver(windowMs) {
       const { master, replicas } = await cluster.slotNodes(slot, anyNode);
       const observer = cluster.ports.find((port) => port !== master && !replicas.includes(port))!;
-      const { cutAt, killedAt } = await cutAndKill({
-        cutLinks: () => cluster.cli(master, 'CLIENT', 'KILL', 'TYPE', 'replica'),
-        kill: () => cluster.node(master).kill(),
-        replicas: replicas.map((port) => cluster.node(port)),
-      }, windowMs);
+      const { cutAt, killedAt } = await cutAndKill(
+        {
+          cutLinks: () => cluster.cli(master, 'CLIENT', 'KILL', 'TYPE', 'replica'),
+          kill: () => cluster.node(master).kill(),
+          replicas: replicas.map((port) => cluster.node(port)),
+        },
+        windowMs,
+      );
       await cluster.awaitPromotion(slot, master, observer);
       const promotedAt = performance.now();
       await cluster.rejoin(master);

@@ -15,11 +15,35 @@ import { config, createEngine, ipcChannel, load } from '../support/worker-bootst
 const commandTimeout = 5_000 + (config.replicas?.timeoutMs ?? 0);
 const client =
   config.topology === 'sentinel'
-    ? new Redis({ sentinels: config.sentinels, name: config.masterName, commandTimeout, maxRetriesPerRequest: 2, connectTimeout: 2_000, enableAutoPipelining: false })
-    : new Cluster(config.startupNodes, { redisOptions: { commandTimeout, connectTimeout: 2_000 }, maxRedirections: 16, retryDelayOnFailover: 200, retryDelayOnClusterDown: 200, slotsRefreshTimeout: 2_000 });
+    ? new Redis({
+        sentinels: config.sentinels,
+        name: config.masterName,
+        commandTimeout,
+        maxRetriesPerRequest: 2,
+        connectTimeout: 2_000,
+        enableAutoPipelining: false,
+      })
+    : new Cluster(config.startupNodes, {
+        redisOptions: { commandTimeout, connectTimeout: 2_000 },
+        maxRedirections: 16,
+        retryDelayOnFailover: 200,
+        retryDelayOnClusterDown: 200,
+        slotsRefreshTimeout: 2_000,
+      });
 client.on('error', () => undefined);
-const engine = await createEngine({ type: 'redis', client, ...(config.replicas ? { replicas: config.replicas } : {}) }, { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
-const stats = { acquired: 0, written: 0, lost: 0, skipped: 0, timeouts: 0, errors: {}, guarded: { accepted: 0, refused: 0, failed: 0 } };
+const engine = await createEngine(
+  { type: 'redis', client, ...(config.replicas ? { replicas: config.replicas } : {}) },
+  { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs },
+);
+const stats = {
+  acquired: 0,
+  written: 0,
+  lost: 0,
+  skipped: 0,
+  timeouts: 0,
+  errors: {},
+  guarded: { accepted: 0, refused: 0, failed: 0 },
+};
 const guarded = config.guarded ? await guardedLog(config.guarded) : undefined;
 
 /** The key's log in the guarded Redis: `append(key, fence)` resolves 'accepted', 'refused' (StaleFenceError) or 'failed'. */

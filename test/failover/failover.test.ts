@@ -22,11 +22,17 @@ beforeAll(async () => {
 afterAll(() => guardedLog?.stop());
 
 /** The guarded writes of one run: some accepted, none of an older holder after a newer holder's, the log matching the workers' count. */
-async function expectGuardedOrder(run: FailoverRun, guarded: { prefix: string }, keys: readonly string[]): Promise<void> {
+async function expectGuardedOrder(
+  run: FailoverRun,
+  guarded: { prefix: string },
+  keys: readonly string[],
+): Promise<void> {
   const { olderAfterNewer, accepted } = await guardedLog.read(guarded, keys);
   const counts = run.workerStats.map((stats) => stats.guarded as { accepted: number; refused: number; failed: number });
   const sum = (pick: (c: (typeof counts)[number]) => number) => counts.reduce((total, c) => total + pick(c), 0);
-  process.stdout.write(`guarded writes: ${accepted} accepted, ${sum((c) => c.refused)} refused (StaleFenceError), ${sum((c) => c.failed)} failed\n`);
+  process.stdout.write(
+    `guarded writes: ${accepted} accepted, ${sum((c) => c.refused)} refused (StaleFenceError), ${sum((c) => c.failed)} failed\n`,
+  );
   expect(olderAfterNewer).toBe(0);
   expect(accepted).toBeGreaterThan(0);
   expect(accepted).toBe(sum((c) => c.accepted));
@@ -51,22 +57,35 @@ describe.each(topologies)('redis backend across %s failovers', (_name, start) =>
   }, 120_000);
   afterAll(() => topology?.stop(), 60_000);
 
-  it(`without \`replicas\`: fences still only go up (clock-based fences), no guarded write of an older holder after a newer holder's; second holders and lost updates are counted`, async () => {
-    const guarded = guardedLog.newRun();
-    const run = await runFailovers(topology, undefined, FAILOVERS, { rows, guarded });
-    expect(run.rows).toHaveLength(FAILOVERS);
-    for (const row of run.rows) expect(row.fenceRegressions).toBe(0);
-    await expectGuardedOrder(run, guarded, topology.keys);
-  }, 120_000 + FAILOVERS * 60_000);
+  it(
+    `without \`replicas\`: fences still only go up (clock-based fences), no guarded write of an older holder after a newer holder's; second holders and lost updates are counted`,
+    async () => {
+      const guarded = guardedLog.newRun();
+      const run = await runFailovers(topology, undefined, FAILOVERS, { rows, guarded });
+      expect(run.rows).toHaveLength(FAILOVERS);
+      for (const row of run.rows) expect(row.fenceRegressions).toBe(0);
+      await expectGuardedOrder(run, guarded, topology.keys);
+    },
+    120_000 + FAILOVERS * 60_000,
+  );
 
-  it(`with \`replicas: { min: 1 }\`: no second holder, no lost update, fences strictly increasing across every failover, guarded writes in fence order`, async () => {
-    const guarded = guardedLog.newRun();
-    const run = await runFailovers(topology, REPLICAS, FAILOVERS, { rows, guarded });
-    expect(run.rows).toHaveLength(FAILOVERS);
-    for (const row of run.rows) {
-      expect({ failover: row.failover, secondHolders: row.secondHolders, lostUpdates: row.lostUpdates, staleWrites: row.staleWrites, fenceRegressions: row.fenceRegressions })
-        .toEqual({ failover: row.failover, secondHolders: 0, lostUpdates: 0, staleWrites: 0, fenceRegressions: 0 });
-    }
-    await expectGuardedOrder(run, guarded, topology.keys);
-  }, 120_000 + FAILOVERS * 60_000);
+  it(
+    `with \`replicas: { min: 1 }\`: no second holder, no lost update, fences strictly increasing across every failover, guarded writes in fence order`,
+    async () => {
+      const guarded = guardedLog.newRun();
+      const run = await runFailovers(topology, REPLICAS, FAILOVERS, { rows, guarded });
+      expect(run.rows).toHaveLength(FAILOVERS);
+      for (const row of run.rows) {
+        expect({
+          failover: row.failover,
+          secondHolders: row.secondHolders,
+          lostUpdates: row.lostUpdates,
+          staleWrites: row.staleWrites,
+          fenceRegressions: row.fenceRegressions,
+        }).toEqual({ failover: row.failover, secondHolders: 0, lostUpdates: 0, staleWrites: 0, fenceRegressions: 0 });
+      }
+      await expectGuardedOrder(run, guarded, topology.keys);
+    },
+    120_000 + FAILOVERS * 60_000,
+  );
 });

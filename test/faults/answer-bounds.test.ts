@@ -41,7 +41,9 @@ function boundTimer(ms: number): { check(): string } {
     /** 'in time', or how long the answer took past its bound; stops the timer. */
     check() {
       clearTimeout(timer);
-      return ran ? `answered after ${Math.round(performance.now() - startedAt)} ms, past its ${ms} ms bound` : 'in time';
+      return ran
+        ? `answered after ${Math.round(performance.now() - startedAt)} ms, past its ${ms} ms bound`
+        : 'in time';
     },
   };
 }
@@ -59,8 +61,16 @@ let postgres: PostgresServer;
 let mariadb: MariadbServer;
 const stores: Store[] = [
   { name: 'redis', port: () => redis.port, config: (address) => ({ type: 'redis', url: `redis://${address}` }) },
-  { name: 'postgres', port: () => postgres.port, config: (address) => ({ type: 'postgres', connectionString: `postgres://postgres@${address}/postgres` }) },
-  { name: 'mysql', port: () => mariadb.port, config: (address) => ({ type: 'mysql', url: mariadb.uri.replace(`127.0.0.1:${mariadb.port}`, address) }) },
+  {
+    name: 'postgres',
+    port: () => postgres.port,
+    config: (address) => ({ type: 'postgres', connectionString: `postgres://postgres@${address}/postgres` }),
+  },
+  {
+    name: 'mysql',
+    port: () => mariadb.port,
+    config: (address) => ({ type: 'mysql', url: mariadb.uri.replace(`127.0.0.1:${mariadb.port}`, address) }),
+  },
 ];
 
 beforeAll(async () => {
@@ -75,7 +85,12 @@ describe.each(stores)('$name cut off by a silent partition', (store) => {
   const opened: { engine: LockEngine; proxy: BlackholeProxy }[] = [];
   let direct: LockEngine;
 
-  async function cutOffClient(): Promise<{ engine: LockEngine; proxy: BlackholeProxy; answeredBusy: Promise<void>; grants: (number | undefined)[] }> {
+  async function cutOffClient(): Promise<{
+    engine: LockEngine;
+    proxy: BlackholeProxy;
+    answeredBusy: Promise<void>;
+    grants: (number | undefined)[];
+  }> {
     const proxy = await BlackholeProxy.start(store.port());
     const { backend, answeredBusy, grants } = watchingBusy(await createLockBackend(store.config(proxy.address)));
     const engine = new LockEngine(backend, { leaseMs: 30_000 });
@@ -127,7 +142,6 @@ describe.each(stores)('$name cut off by a silent partition', (store) => {
     const { engine, proxy, answeredBusy } = await cutOffClient();
     const name = key('busy');
     const held = await direct.acquire(name);
-    const startedAt = performance.now();
     const bound = boundTimer(2_500 + WAIT_GRACE_MS);
     const waiting = engine.acquire(name, { waitMs: 2_500 }).catch((e: unknown) => e);
     await answeredBusy;
@@ -165,7 +179,12 @@ describe.each(stores)('$name cut off by a silent partition', (store) => {
     expect(answered).toBe('in time');
     // Nothing of the client stays open long behind it: a socket whose request never got an answer would keep the process
     // alive until TCP gives up (PostgreSQL did: pg-pool waits for a busy connection to come back).
-    await waitUntil('every socket to the cut-off store closed', () => openSocketsTo(proxy.port) === 0, CLOSE_BOUND_MS, 50);
+    await waitUntil(
+      'every socket to the cut-off store closed',
+      () => openSocketsTo(proxy.port) === 0,
+      CLOSE_BOUND_MS,
+      50,
+    );
   }, 30_000);
 
   it('an acquisition the store applies after its caller gave up is given back at once', async () => {
@@ -192,7 +211,11 @@ describe.each(stores)('$name cut off by a silent partition', (store) => {
 });
 
 /** `backend`, with a promise of its first attempt answered busy. */
-function watchingBusy(backend: LockBackend): { backend: LockBackend; answeredBusy: Promise<void>; grants: (number | undefined)[] } {
+function watchingBusy(backend: LockBackend): {
+  backend: LockBackend;
+  answeredBusy: Promise<void>;
+  grants: (number | undefined)[];
+} {
   const grants: (number | undefined)[] = [];
   let answeredBusy!: () => void;
   const busy = new Promise<void>((resolve) => (answeredBusy = resolve));

@@ -21,14 +21,19 @@ export async function snapshotDist(): Promise<{ url: string; remove(): void }> {
         cpSync('dist/esm', dir, { recursive: true });
         writeFileSync(join(dir, 'package.json'), '{"type":"module"}\n');
         const url = pathToFileURL(dir).href + '/';
-        execFileSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(url + 'index.js')})`], { stdio: 'ignore' });
+        execFileSync(
+          process.execPath,
+          ['--input-type=module', '-e', `await import(${JSON.stringify(url + 'index.js')})`],
+          { stdio: 'ignore' },
+        );
         return { url, remove: () => rmSync(dir, { recursive: true, force: true }) };
       }
     } catch {
       // caught mid-rebuild: try again
     }
     rmSync(dir, { recursive: true, force: true });
-    if (Date.now() > deadline) throw new Error('no complete build in dist/ (run `npm run build`, or test through `npm test`)');
+    if (Date.now() > deadline)
+      throw new Error('no complete build in dist/ (run `npm run build`, or test through `npm test`)');
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }

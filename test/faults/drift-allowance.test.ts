@@ -25,24 +25,42 @@ const stores = [
   {
     name: 'redis',
     port: () => redis.port,
-    config: (address: string, driftFactor?: number): BackendConfig => ({ type: 'redis', url: `redis://${address}`, driftFactor }),
+    config: (address: string, driftFactor?: number): BackendConfig => ({
+      type: 'redis',
+      url: `redis://${address}`,
+      driftFactor,
+    }),
     /** Reads a lock's remaining lease on the server (PTTL, whole ms) over a connection opened beforehand. */
     async leaseReader() {
       const client = new Redis(redis.port, '127.0.0.1');
       await client.ping();
-      return { remainingMs: (storeKey: string) => client.pttl(redisLockKeys(storeKey).lock), close: async () => void client.disconnect() };
+      return {
+        remainingMs: (storeKey: string) => client.pttl(redisLockKeys(storeKey).lock),
+        close: async () => void client.disconnect(),
+      };
     },
   },
   {
     name: 'postgres',
     port: () => postgres.port,
-    config: (address: string, driftFactor?: number): BackendConfig => ({ type: 'postgres', connectionString: `postgres://postgres@${address}/postgres`, driftFactor }),
+    config: (address: string, driftFactor?: number): BackendConfig => ({
+      type: 'postgres',
+      connectionString: `postgres://postgres@${address}/postgres`,
+      driftFactor,
+    }),
     /** Reads a lock's remaining lease in the database (its row's expires_at by the database clock, µs) over a connection opened beforehand. */
     async leaseReader() {
       const client = new pg.Client({ connectionString: postgres.connectionString });
       await client.connect();
       const remainingMs = async (storeKey: string) =>
-        Number((await client.query('SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ms FROM distributed_locks WHERE lock_key = $1', [storeKey])).rows[0].ms);
+        Number(
+          (
+            await client.query(
+              'SELECT extract(epoch FROM expires_at - clock_timestamp()) * 1000 AS ms FROM distributed_locks WHERE lock_key = $1',
+              [storeKey],
+            )
+          ).rows[0].ms,
+        );
       return { remainingMs, close: () => client.end() };
     },
   },
@@ -60,8 +78,12 @@ describe.each(stores)('$name drift allowance', (store) => {
   /** How long before another client acquired it the cut-off holder's lease ended by its local clock. */
   async function marginMs(driftFactor: number | undefined): Promise<number> {
     const proxy = await BlackholeProxy.start(store.port());
-    const holder = new LockEngine(await createLockBackend(store.config(proxy.address, driftFactor)), { leaseMs: LEASE_MS });
-    const next = new LockEngine(await createLockBackend(store.config(`127.0.0.1:${store.port()}`)), { leaseMs: LEASE_MS });
+    const holder = new LockEngine(await createLockBackend(store.config(proxy.address, driftFactor)), {
+      leaseMs: LEASE_MS,
+    });
+    const next = new LockEngine(await createLockBackend(store.config(`127.0.0.1:${store.port()}`)), {
+      leaseMs: LEASE_MS,
+    });
     try {
       const key = `drift:${randomUUID().slice(0, 8)}`;
       const lock = await holder.acquire(key);
@@ -82,12 +104,15 @@ describe.each(stores)('$name drift allowance', (store) => {
     expect(await marginMs(0.1)).toBeGreaterThanOrEqual(allowanceMs(0.1));
   }, 30_000);
 
-  it('with the default driftFactor, a cut-off holder\'s lease ends >= lease x 0.01 + 2 ms (22 ms) before another client acquires it', async () => {
+  it("with the default driftFactor, a cut-off holder's lease ends >= lease x 0.01 + 2 ms (22 ms) before another client acquires it", async () => {
     expect(await marginMs(undefined)).toBeGreaterThanOrEqual(allowanceMs(0.01));
   }, 30_000);
 
-  it('with the default driftFactor, a new lock\'s local lease ends >= lease x 0.01 + 2 ms (22 ms) before the store\'s lease', async () => {
-    const engine = new LockEngine(await createLockBackend(store.config(`127.0.0.1:${store.port()}`)), { leaseMs: LEASE_MS, keyPrefix: 'drift:' });
+  it("with the default driftFactor, a new lock's local lease ends >= lease x 0.01 + 2 ms (22 ms) before the store's lease", async () => {
+    const engine = new LockEngine(await createLockBackend(store.config(`127.0.0.1:${store.port()}`)), {
+      leaseMs: LEASE_MS,
+      keyPrefix: 'drift:',
+    });
     const reader = await store.leaseReader();
     try {
       const key = randomUUID().slice(0, 8);
@@ -105,11 +130,15 @@ describe.each(stores)('$name drift allowance', (store) => {
 
   it('refuses a driftFactor outside [0, 1) before connecting', async () => {
     for (const driftFactor of [-0.1, 1, Number.NaN, '0.1' as unknown as number]) {
-      await expect(createLockBackend(store.config('127.0.0.1:1', driftFactor))).rejects.toThrow(InvalidLockArgumentError);
+      await expect(createLockBackend(store.config('127.0.0.1:1', driftFactor))).rejects.toThrow(
+        InvalidLockArgumentError,
+      );
     }
   });
 });
 
 it('mysql refuses a driftFactor outside [0, 1) too', async () => {
-  await expect(createLockBackend({ type: 'mysql', uri: 'mysql://root@127.0.0.1:1/test', driftFactor: 2 })).rejects.toThrow(/mysql backend: `driftFactor`/);
+  await expect(
+    createLockBackend({ type: 'mysql', uri: 'mysql://root@127.0.0.1:1/test', driftFactor: 2 }),
+  ).rejects.toThrow(/mysql backend: `driftFactor`/);
 });

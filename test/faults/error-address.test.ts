@@ -10,10 +10,39 @@ const SECRET = 'hunter2secret';
 
 const stores: { name: string; config: (port: number) => BackendConfig }[] = [
   { name: 'redis', config: (port) => ({ type: 'redis', url: `redis://user:${SECRET}@127.0.0.1:${port}/0` }) },
-  { name: 'redlock', config: (port) => ({ type: 'redlock', urls: [`redis://:${SECRET}@127.0.0.1:${port}`, `redis://:${SECRET}@127.0.0.1:${port + 1}`, `redis://:${SECRET}@127.0.0.1:${port + 2}`] }) },
-  { name: 'zookeeper', config: (port) => ({ type: 'zookeeper', url: `127.0.0.1:${port}`, connectTimeoutMs: 1_000, auth: [{ scheme: 'digest', credentials: `u:${SECRET}` }] }) },
-  { name: 'etcd', config: (port) => ({ type: 'etcd', urls: `http://127.0.0.1:${port}`, requestTimeoutMs: 1_000, auth: { username: 'root', password: SECRET } }) },
-  { name: 'postgres', config: (port) => ({ type: 'postgres', url: `postgres://postgres:${SECRET}@127.0.0.1:${port}/postgres` }) },
+  {
+    name: 'redlock',
+    config: (port) => ({
+      type: 'redlock',
+      urls: [
+        `redis://:${SECRET}@127.0.0.1:${port}`,
+        `redis://:${SECRET}@127.0.0.1:${port + 1}`,
+        `redis://:${SECRET}@127.0.0.1:${port + 2}`,
+      ],
+    }),
+  },
+  {
+    name: 'zookeeper',
+    config: (port) => ({
+      type: 'zookeeper',
+      url: `127.0.0.1:${port}`,
+      connectTimeoutMs: 1_000,
+      auth: [{ scheme: 'digest', credentials: `u:${SECRET}` }],
+    }),
+  },
+  {
+    name: 'etcd',
+    config: (port) => ({
+      type: 'etcd',
+      urls: `http://127.0.0.1:${port}`,
+      requestTimeoutMs: 1_000,
+      auth: { username: 'root', password: SECRET },
+    }),
+  },
+  {
+    name: 'postgres',
+    config: (port) => ({ type: 'postgres', url: `postgres://postgres:${SECRET}@127.0.0.1:${port}/postgres` }),
+  },
   { name: 'mysql', config: (port) => ({ type: 'mysql', url: `mysql://root:${SECRET}@127.0.0.1:${port}/test` }) },
 ];
 

@@ -13,7 +13,12 @@ describeFaultSuite({
     server = await EtcdServer.start();
     return {
       name: 'etcd',
-      workerConfig: () => ({ type: 'etcd', urls: server.url, leaseTtlMs: LEASE_TTL_SECONDS * 1_000, requestTimeoutMs: 1_500 }),
+      workerConfig: () => ({
+        type: 'etcd',
+        urls: server.url,
+        leaseTtlMs: LEASE_TTL_SECONDS * 1_000,
+        requestTimeoutMs: 1_500,
+      }),
       leaseMs: 1_000,
       // The TTL, plus etcd's expiry sweep (every 500 ms) and margin.
       lossMs: LEASE_TTL_SECONDS * 1000 + 1_300,

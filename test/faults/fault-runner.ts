@@ -75,7 +75,14 @@ export async function runFaultScenario(target: FaultTarget, fault: Fault): Promi
   const faultHitPromise = new Promise<void>((resolve) => (faultHit = resolve));
   const stats: WorkerStats[] = [];
   const children: ChildProcess[] = [];
-  const config = JSON.stringify({ backend: target.workerConfig(), key, keyPrefix: 'faults:', leaseMs: target.leaseMs, workers: WORKERS_PER_PROCESS, dist: target.dist });
+  const config = JSON.stringify({
+    backend: target.workerConfig(),
+    key,
+    keyPrefix: 'faults:',
+    leaseMs: target.leaseMs,
+    workers: WORKERS_PER_PROCESS,
+    dist: target.dist,
+  });
 
   const exits = Array.from({ length: PROCESSES }, () => {
     const child = fork(WORKER, [config], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
@@ -136,7 +143,8 @@ export async function runFaultScenario(target: FaultTarget, fault: Fault): Promi
       if (!hit) throw new Error(`no holder reached a checkpoint within 15 s to inject "${fault}"`);
     });
     const recovered = () => resource.writesSince(faultEndedAt) >= WRITES_AFTER_FAULT;
-    for (const deadline = faultEndedAt + RECOVERY_LIMIT_MS; !recovered() && performance.now() < deadline; ) await sleep(50);
+    for (const deadline = faultEndedAt + RECOVERY_LIMIT_MS; !recovered() && performance.now() < deadline;)
+      await sleep(50);
     const progressAfterFault = resource.writesSince(faultEndedAt);
     const firstWrite = resource.firstWriteAfter(faultEndedAt);
     for (const child of children) if (child.connected) child.send({ cmd: 'stop' }, () => undefined);
@@ -221,8 +229,39 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
 
 /** The table, as printed after each backend's suite and copied into docs/operations.md. */
 export function formatFaultTable(rows: readonly FaultRow[]): string {
-  const header = ['backend', 'fault', 'operations', 'lost updates', 'overlaps', 'aborted holders', 'refused by fence', 'skipped by lease check', 'ops after fault', 'recovery ms', 'store errors', 's'];
-  const lines = rows.map((r) => [r.backend, r.fault, r.operations, r.lostUpdates, r.overlaps, r.abortedHolders, r.refusedByFence, r.skippedByLeaseCheck, r.progressAfterFault, r.recoveryMs ?? '-', r.backendErrors, r.seconds].map(String));
+  const header = [
+    'backend',
+    'fault',
+    'operations',
+    'lost updates',
+    'overlaps',
+    'aborted holders',
+    'refused by fence',
+    'skipped by lease check',
+    'ops after fault',
+    'recovery ms',
+    'store errors',
+    's',
+  ];
+  const lines = rows.map((r) =>
+    [
+      r.backend,
+      r.fault,
+      r.operations,
+      r.lostUpdates,
+      r.overlaps,
+      r.abortedHolders,
+      r.refusedByFence,
+      r.skippedByLeaseCheck,
+      r.progressAfterFault,
+      r.recoveryMs ?? '-',
+      r.backendErrors,
+      r.seconds,
+    ].map(String),
+  );
   const table = [header, ...lines];
-  return table.map((cells) => `| ${cells.join(' | ')} |`).join('\n').replace(/\n/, `\n|${header.map(() => '---').join('|')}|\n`);
+  return table
+    .map((cells) => `| ${cells.join(' | ')} |`)
+    .join('\n')
+    .replace(/\n/, `\n|${header.map(() => '---').join('|')}|\n`);
 }

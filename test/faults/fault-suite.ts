@@ -3,7 +3,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { snapshotDist } from './dist-snapshot.js';
 import { faultRows, formatFaultTable, runFaultScenario, type Fault, type FaultTarget } from './fault-runner.js';
 
-export const ALL_FAULTS: readonly Fault[] = ['kill holder', 'pause holder', 'block holder loop', 'restart store', 'freeze store'];
+export const ALL_FAULTS: readonly Fault[] = [
+  'kill holder',
+  'pause holder',
+  'block holder loop',
+  'restart store',
+  'freeze store',
+];
 
 export interface FaultSetup {
   readonly name: string;
@@ -38,16 +44,22 @@ export function describeFaultSuite(setup: FaultSetup, faults: readonly Fault[] =
       dist?.remove();
     }, 60_000);
 
-    it.each(faults.map((fault) => [fault]))('%s: no lost update, no overlap, the lock keeps working', async (fault) => {
-      const row = await runFaultScenario(target, fault);
-      expect({ lostUpdates: row.lostUpdates, overlaps: row.overlaps }).toEqual({ lostUpdates: 0, overlaps: 0 });
-      expect(row.operations).toBeGreaterThan(0);
-      expect(row.progressAfterFault).toBeGreaterThanOrEqual(50);
-      if (fault === 'pause holder' || fault === 'block holder loop') {
-        // The stale holder's signal aborted, and its write was refused (fence) or not sent (lease check).
-        expect(row.abortedHolders).toBeGreaterThanOrEqual(1);
-        expect(setup.fenced ? row.refusedByFence : row.refusedByFence + row.skippedByLeaseCheck).toBeGreaterThanOrEqual(1);
-      }
-    }, 60_000);
+    it.each(faults.map((fault) => [fault]))(
+      '%s: no lost update, no overlap, the lock keeps working',
+      async (fault) => {
+        const row = await runFaultScenario(target, fault);
+        expect({ lostUpdates: row.lostUpdates, overlaps: row.overlaps }).toEqual({ lostUpdates: 0, overlaps: 0 });
+        expect(row.operations).toBeGreaterThan(0);
+        expect(row.progressAfterFault).toBeGreaterThanOrEqual(50);
+        if (fault === 'pause holder' || fault === 'block holder loop') {
+          // The stale holder's signal aborted, and its write was refused (fence) or not sent (lease check).
+          expect(row.abortedHolders).toBeGreaterThanOrEqual(1);
+          expect(
+            setup.fenced ? row.refusedByFence : row.refusedByFence + row.skippedByLeaseCheck,
+          ).toBeGreaterThanOrEqual(1);
+        }
+      },
+      60_000,
+    );
   });
 }

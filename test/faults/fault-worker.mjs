@@ -54,7 +54,8 @@ async function loop() {
       await holdOnce(lock);
     } finally {
       await lock.release().catch((error) => {
-        if (error.name !== 'LockLostError') stats.errors[`release ${error.name}`] = (stats.errors[`release ${error.name}`] ?? 0) + 1;
+        if (error.name !== 'LockLostError')
+          stats.errors[`release ${error.name}`] = (stats.errors[`release ${error.name}`] ?? 0) + 1;
       });
     }
   }

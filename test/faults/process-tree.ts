@@ -8,7 +8,14 @@ export function processTree(pid: number): number[] {
   } catch {
     // ps exits 1 when there are none
   }
-  return [pid, ...children.split('\n').map((line) => Number(line.trim())).filter((n) => n > 0).flatMap(processTree)];
+  return [
+    pid,
+    ...children
+      .split('\n')
+      .map((line) => Number(line.trim()))
+      .filter((n) => n > 0)
+      .flatMap(processTree),
+  ];
 }
 
 /** Sends `signal` to a server process we started and to its descendants, by PID. */

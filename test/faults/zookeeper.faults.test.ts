@@ -15,7 +15,13 @@ describeFaultSuite({
     server = await ZookeeperServer.start();
     return {
       name: 'zookeeper',
-      workerConfig: () => ({ type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: SESSION_TIMEOUT_MS, connectTimeoutMs: 2_000, rootPath: `/ndl-faults-${randomUUID().slice(0, 8)}` }),
+      workerConfig: () => ({
+        type: 'zookeeper',
+        url: server.connectionString,
+        sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        connectTimeoutMs: 2_000,
+        rootPath: `/ndl-faults-${randomUUID().slice(0, 8)}`,
+      }),
       leaseMs: 1_000,
       // The server expires a session on its next tick after the timeout.
       lossMs: SESSION_TIMEOUT_MS + 2 * ZOOKEEPER_TICK_MS + 600,

@@ -11,14 +11,20 @@ const RESOURCES = ['PostgreSQL', 'Redis'] as const;
 
 const scenario = useScenarioServers(['postgres', 'redis'], RESOURCES);
 
-describe.each(STORES.map((store) => [store]))('%s lock store: an operator force-releases A\'s lock, B acquires and writes, A writes on', (store) => {
-  let outcomes: ScenarioOutcome[] = [];
-  beforeAll(async () => {
-    // B's engine is also the operator's (the admin endpoint or the CLI would call the same forceRelease).
-    outcomes = await scenario.run(store, 'force-release');
-  }, 45_000);
+describe.each(STORES.map((store) => [store]))(
+  "%s lock store: an operator force-releases A's lock, B acquires and writes, A writes on",
+  (store) => {
+    let outcomes: ScenarioOutcome[] = [];
+    beforeAll(async () => {
+      // B's engine is also the operator's (the admin endpoint or the CLI would call the same forceRelease).
+      outcomes = await scenario.run(store, 'force-release');
+    }, 45_000);
 
-  it.each(RESOURCES.map((label, i) => [label, i] as const))('resource in %s: A\'s write is refused with StaleFenceError, B\'s value stands', (_label, i) => {
-    expectStaleWriteRefused(outcomes[i]);
-  });
-});
+    it.each(RESOURCES.map((label, i) => [label, i] as const))(
+      "resource in %s: A's write is refused with StaleFenceError, B's value stands",
+      (_label, i) => {
+        expectStaleWriteRefused(outcomes[i]);
+      },
+    );
+  },
+);

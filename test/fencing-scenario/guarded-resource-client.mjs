@@ -91,7 +91,10 @@ export async function prepareGuardedResource({ kind, url }, lib) {
   const dialect = kind === 'mysql' ? 'mysql' : 'postgres';
   const sql = dialect === 'postgres' ? await pgConnection(url) : await mysqlConnection(url);
   try {
-    await sql.query(`CREATE TABLE IF NOT EXISTS ${VALUES_TABLE} (name VARCHAR(200) PRIMARY KEY, value VARCHAR(200) NOT NULL)`, []);
+    await sql.query(
+      `CREATE TABLE IF NOT EXISTS ${VALUES_TABLE} (name VARCHAR(200) PRIMARY KEY, value VARCHAR(200) NOT NULL)`,
+      [],
+    );
     await new lib.SqlFenceGuard({ dialect }).ensureTable(sql.query);
   } finally {
     await sql.close();

@@ -3,7 +3,13 @@ import * as lib from '../../lib/index.js';
 import { createLockBackend, LockEngine } from '../../lib/index.js';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { openGuardedResource } from './guarded-resource-client.mjs';
-import { KEY_PREFIX, runStaleHolder, type LoseLock, type ScenarioOutcome, type ScenarioResource } from './stale-holder-scenario.js';
+import {
+  KEY_PREFIX,
+  runStaleHolder,
+  type LoseLock,
+  type ScenarioOutcome,
+  type ScenarioResource,
+} from './stale-holder-scenario.js';
 import { LEASE_MS, ScenarioServers, type ServerName, type ServerStore } from './scenario-servers.js';
 
 /** The servers, a private copy of the built package for holder A, and B's connections to each resource (by label, in the order given). */
@@ -21,7 +27,9 @@ export function useScenarioServers(servers: readonly ServerName[], resourceLabel
   beforeAll(async () => {
     [started, dist] = await Promise.all([ScenarioServers.start([...servers]), snapshotDist()]);
     const addresses = resourceLabels.map((label) => started!.resources().find((resource) => resource.label === label)!);
-    resources = await Promise.all(addresses.map(async (address) => ({ address, connectionB: await openGuardedResource(address, lib) })));
+    resources = await Promise.all(
+      addresses.map(async (address) => ({ address, connectionB: await openGuardedResource(address, lib) })),
+    );
   }, 120_000);
   afterAll(async () => {
     await Promise.all(resources.map(({ connectionB }) => connectionB.close()));

@@ -34,7 +34,8 @@ export class ScenarioServers {
   ) {}
 
   static async start(names: readonly ServerName[]): Promise<ScenarioServers> {
-    const want = <T>(name: ServerName, start: () => Promise<T>) => (names.includes(name) ? start() : Promise.resolve(undefined));
+    const want = <T>(name: ServerName, start: () => Promise<T>) =>
+      names.includes(name) ? start() : Promise.resolve(undefined);
     const started = await Promise.allSettled([
       want('postgres', () => PostgresServer.start()),
       want('mariadb', () => MariadbServer.start()),
@@ -42,12 +43,20 @@ export class ScenarioServers {
       want('zookeeper', () => ZookeeperServer.start()),
       want('etcd', () => EtcdServer.start()),
     ]);
-    const [postgres, mariadb, redis, zookeeper, etcd] = started.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
-    const servers = new ScenarioServers(postgres as PostgresServer, mariadb as MariadbServer, redis as RedisServer, zookeeper as ZookeeperServer, etcd as EtcdServer);
+    const [postgres, mariadb, redis, zookeeper, etcd] = started.map((result) =>
+      result.status === 'fulfilled' ? result.value : undefined,
+    );
+    const servers = new ScenarioServers(
+      postgres as PostgresServer,
+      mariadb as MariadbServer,
+      redis as RedisServer,
+      zookeeper as ZookeeperServer,
+      etcd as EtcdServer,
+    );
     const failed = started.find((result) => result.status === 'rejected');
     if (failed) {
       await servers.stop();
-      throw (failed as PromiseRejectedResult).reason;
+      throw failed.reason;
     }
     for (const address of servers.resources()) await prepareGuardedResource(address, lib);
     return servers;
@@ -56,7 +65,9 @@ export class ScenarioServers {
   /** The resources among the started servers, named as the tests print them. */
   resources(): (ResourceAddress & { readonly label: string })[] {
     return [
-      ...(this.postgres ? [{ label: 'PostgreSQL', kind: 'postgres' as const, url: this.postgres.connectionString }] : []),
+      ...(this.postgres
+        ? [{ label: 'PostgreSQL', kind: 'postgres' as const, url: this.postgres.connectionString }]
+        : []),
       ...(this.mariadb ? [{ label: 'MariaDB', kind: 'mysql' as const, url: this.mariadb.uri }] : []),
       ...(this.redis ? [{ label: 'Redis', kind: 'redis' as const, url: this.redis.url }] : []),
     ];
@@ -68,9 +79,20 @@ export class ScenarioServers {
       case 'redis':
         return { type: 'redis', url: this.redis!.url };
       case 'zookeeper':
-        return { type: 'zookeeper', url: this.zookeeper!.connectionString, sessionTimeoutMs: ZOOKEEPER_SESSION_MS, connectTimeoutMs: 2_000, rootPath: this.zkRoot };
+        return {
+          type: 'zookeeper',
+          url: this.zookeeper!.connectionString,
+          sessionTimeoutMs: ZOOKEEPER_SESSION_MS,
+          connectTimeoutMs: 2_000,
+          rootPath: this.zkRoot,
+        };
       case 'etcd':
-        return { type: 'etcd', urls: this.etcd!.url, leaseTtlMs: ETCD_LEASE_TTL_SECONDS * 1_000, requestTimeoutMs: 1_500 };
+        return {
+          type: 'etcd',
+          urls: this.etcd!.url,
+          leaseTtlMs: ETCD_LEASE_TTL_SECONDS * 1_000,
+          requestTimeoutMs: 1_500,
+        };
       case 'postgres':
         return { type: 'postgres', url: this.postgres!.connectionString };
       case 'mysql':
@@ -79,6 +101,12 @@ export class ScenarioServers {
   }
 
   async stop(): Promise<void> {
-    await Promise.allSettled([this.postgres?.destroy(), this.mariadb?.destroy(), this.redis?.stop(), this.zookeeper?.destroy(), this.etcd?.destroy()]);
+    await Promise.allSettled([
+      this.postgres?.destroy(),
+      this.mariadb?.destroy(),
+      this.redis?.stop(),
+      this.zookeeper?.destroy(),
+      this.etcd?.destroy(),
+    ]);
   }
 }

@@ -47,12 +47,30 @@ export type LoseLock = 'pause' | 'force-release';
  * writes (and SIGCONTed), and their outcomes are awaited. A never checks its lease or signal before
  * writing. One outcome per resource, in order.
  */
-export async function runStaleHolder(params: { loseLock: LoseLock; backend: BackendOptions; leaseMs: number; engineB: LockEngine; resources: readonly ScenarioResource[]; dist: string }): Promise<ScenarioOutcome[]> {
+export async function runStaleHolder(params: {
+  loseLock: LoseLock;
+  backend: BackendOptions;
+  leaseMs: number;
+  engineB: LockEngine;
+  resources: readonly ScenarioResource[];
+  dist: string;
+}): Promise<ScenarioOutcome[]> {
   const id = randomUUID().slice(0, 8);
   const key = `${params.loseLock}:${id}`;
   const names = params.resources.map(({ address }) => `value:${address.kind}:${id}`);
-  const resources = params.resources.map(({ address }, i) => ({ kind: address.kind, url: address.url, name: names[i] }));
-  const config = { backend: params.backend, key, keyPrefix: KEY_PREFIX, leaseMs: params.leaseMs, resources, dist: params.dist };
+  const resources = params.resources.map(({ address }, i) => ({
+    kind: address.kind,
+    url: address.url,
+    name: names[i],
+  }));
+  const config = {
+    backend: params.backend,
+    key,
+    keyPrefix: KEY_PREFIX,
+    leaseMs: params.leaseMs,
+    resources,
+    dist: params.dist,
+  };
   const child = fork(HOLDER, [JSON.stringify(config)], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
   const messages = childMessages(child);
   let lockB: Lock | undefined;
@@ -60,17 +78,25 @@ export async function runStaleHolder(params: { loseLock: LoseLock; backend: Back
     const holding = await messages.next();
     if (holding.event !== 'holding') throw new Error(`holder A: ${JSON.stringify(holding)}`);
     if (params.loseLock === 'pause') child.kill('SIGSTOP');
-    else if (!(await params.engineB.forceRelease(key, { reason: 'fencing scenario: an operator frees a stuck lock' }))) throw new Error('forceRelease found nobody holding the lock');
+    else if (!(await params.engineB.forceRelease(key, { reason: 'fencing scenario: an operator frees a stuck lock' })))
+      throw new Error('forceRelease found nobody holding the lock');
     lockB = await params.engineB.acquire(key, { waitMs: B_WAIT_MS });
-    for (const [i, { connectionB }] of params.resources.entries()) await connectionB.write(names[i]!, 'B', lockB.fence!);
+    for (const [i, { connectionB }] of params.resources.entries()) await connectionB.write(names[i], 'B', lockB.fence!);
     // The order reaches A through the pipe once it runs again, as its own next step would have.
     child.send({ cmd: 'write', value: 'A: late write, after the pause' });
     child.kill('SIGCONT');
     const written = await messages.next();
     const [first, late] = [holding.first, written.outcomes] as WriteOutcome[][];
-    return await Promise.all(params.resources.map(async ({ connectionB }, i) => ({
-      name: names[i]!, fenceA: holding.fence as number, fenceB: lockB!.fence!, firstWriteA: first![i]!, lateWriteA: late![i]!, valueAfter: await connectionB.read(names[i]!),
-    })));
+    return await Promise.all(
+      params.resources.map(async ({ connectionB }, i) => ({
+        name: names[i],
+        fenceA: holding.fence as number,
+        fenceB: lockB!.fence!,
+        firstWriteA: first[i],
+        lateWriteA: late[i],
+        valueAfter: await connectionB.read(names[i]),
+      })),
+    );
   } finally {
     child.kill('SIGCONT');
     child.kill('SIGKILL');
@@ -84,24 +110,37 @@ export async function runStaleHolder(params: { loseLock: LoseLock; backend: Back
  * engine sees the lapse when it runs again and frees the key); B, waiting meanwhile, then acquires
  * and writes; only then does A write, with the fence it had.
  */
-export async function runBlockedHolderInProcess(engine: LockEngine, resources: readonly GuardedResource[], leaseMs: number): Promise<ScenarioOutcome[]> {
+export async function runBlockedHolderInProcess(
+  engine: LockEngine,
+  resources: readonly GuardedResource[],
+  leaseMs: number,
+): Promise<ScenarioOutcome[]> {
   const id = randomUUID().slice(0, 8);
   const key = `blocked:${id}`;
   const names = resources.map((_, i) => `value:memory:${id}:${i}`);
   const lockA = await engine.acquire(key, { leaseMs });
   const fenceA = lockA.fence!;
   const first: WriteOutcome[] = [];
-  for (const [i, resource] of resources.entries()) first.push(await guardedWrite(resource, names[i]!, 'A: first write, while holding', fenceA));
+  for (const [i, resource] of resources.entries())
+    first.push(await guardedWrite(resource, names[i], 'A: first write, while holding', fenceA));
   const acquiringB = engine.acquire(key, { waitMs: B_WAIT_MS });
   blockEventLoop(leaseMs + 150);
   const lockB = await acquiringB;
   try {
-    for (const [i, resource] of resources.entries()) await resource.write(names[i]!, 'B', lockB.fence!);
+    for (const [i, resource] of resources.entries()) await resource.write(names[i], 'B', lockB.fence!);
     const late: WriteOutcome[] = [];
-    for (const [i, resource] of resources.entries()) late.push(await guardedWrite(resource, names[i]!, 'A: late write, after the pause', fenceA));
-    return await Promise.all(resources.map(async (resource, i) => ({
-      name: names[i]!, fenceA, fenceB: lockB.fence!, firstWriteA: first[i]!, lateWriteA: late[i]!, valueAfter: await resource.read(names[i]!),
-    })));
+    for (const [i, resource] of resources.entries())
+      late.push(await guardedWrite(resource, names[i], 'A: late write, after the pause', fenceA));
+    return await Promise.all(
+      resources.map(async (resource, i) => ({
+        name: names[i],
+        fenceA,
+        fenceB: lockB.fence!,
+        firstWriteA: first[i],
+        lateWriteA: late[i],
+        valueAfter: await resource.read(names[i]),
+      })),
+    );
   } finally {
     await lockB.release();
   }
@@ -111,17 +150,26 @@ export async function runBlockedHolderInProcess(engine: LockEngine, resources: r
 export function expectStaleWriteRefused(outcome: ScenarioOutcome | undefined): void {
   expect(outcome?.firstWriteA).toEqual({ event: 'wrote' });
   expect(outcome!.fenceB).toBeGreaterThan(outcome!.fenceA);
-  expect(outcome!.lateWriteA).toEqual({ event: 'refused', error: { name: 'StaleFenceError', resource: outcome!.name, fence: outcome!.fenceA, highest: outcome!.fenceB } });
+  expect(outcome!.lateWriteA).toEqual({
+    event: 'refused',
+    error: { name: 'StaleFenceError', resource: outcome!.name, fence: outcome!.fenceA, highest: outcome!.fenceB },
+  });
   expect(outcome!.valueAfter).toBe('B');
 }
 
-async function guardedWrite(resource: GuardedResource, name: string, value: string, fence: number): Promise<WriteOutcome> {
+async function guardedWrite(
+  resource: GuardedResource,
+  name: string,
+  value: string,
+  fence: number,
+): Promise<WriteOutcome> {
   try {
     await resource.write(name, value, fence);
     return { event: 'wrote' };
   } catch (error) {
     const e = error as { name: string; message: string; resource?: string; fence?: number; highest?: number };
-    if (e.name === 'StaleFenceError') return { event: 'refused', error: { name: e.name, resource: e.resource!, fence: e.fence!, highest: e.highest! } };
+    if (e.name === 'StaleFenceError')
+      return { event: 'refused', error: { name: e.name, resource: e.resource!, fence: e.fence!, highest: e.highest! } };
     return { event: 'failed', error: { name: e.name, message: e.message } };
   }
 }
@@ -150,7 +198,8 @@ function childMessages(child: ChildProcess): { next(): Promise<Record<string, un
       new Promise((resolve, reject) => {
         const queued = queue.shift();
         if (queued) return resolve(queued);
-        if (child.exitCode !== null || child.signalCode !== null) return reject(new Error(`holder A exited (${child.exitCode ?? child.signalCode}): ${stderr}`));
+        if (child.exitCode !== null || child.signalCode !== null)
+          return reject(new Error(`holder A exited (${child.exitCode ?? child.signalCode}): ${stderr}`));
         waiting.push({ resolve, reject });
       }),
   };

@@ -14,7 +14,12 @@ const { backend, key, keyPrefix, leaseMs, resources, dist } = JSON.parse(process
 // workers: a holder starts in a fraction of the time.
 const load = (path) => import(new URL(path, dist).href);
 const [{ LockEngine }, { createLockBackend }, { SqlFenceGuard }, { RedisFenceGuard }] = await Promise.all(
-  ['engine/lock-engine.js', 'backends/create-backend.js', 'fencing/sql-fence-guard.js', 'fencing/redis-fence-guard.js'].map(load),
+  [
+    'engine/lock-engine.js',
+    'backends/create-backend.js',
+    'fencing/sql-fence-guard.js',
+    'fencing/redis-fence-guard.js',
+  ].map(load),
 );
 const lib = { SqlFenceGuard, RedisFenceGuard };
 // Connected before the lock is taken, so that the late writes need no new connection.
@@ -27,7 +32,11 @@ async function write(target, name, value, fence) {
     await target.write(name, value, fence);
     return { event: 'wrote' };
   } catch (error) {
-    if (error.name === 'StaleFenceError') return { event: 'refused', error: { name: error.name, resource: error.resource, fence: error.fence, highest: error.highest } };
+    if (error.name === 'StaleFenceError')
+      return {
+        event: 'refused',
+        error: { name: error.name, resource: error.resource, fence: error.fence, highest: error.highest },
+      };
     return { event: 'failed', error: { name: error.name, message: String(error.message) } };
   }
 }

@@ -1,6 +1,11 @@
 import { beforeAll, describe, it } from '@jest/globals';
 import { LockEngine, MemoryBackend } from '../../lib/index.js';
-import { expectStaleWriteRefused, KEY_PREFIX, runBlockedHolderInProcess, type ScenarioOutcome } from './stale-holder-scenario.js';
+import {
+  expectStaleWriteRefused,
+  KEY_PREFIX,
+  runBlockedHolderInProcess,
+  type ScenarioOutcome,
+} from './stale-holder-scenario.js';
 import { useScenarioServers } from './scenario-fixture.js';
 import type { ServerStore } from './scenario-servers.js';
 
@@ -13,29 +18,42 @@ const RESOURCES = ['PostgreSQL', 'MariaDB', 'Redis'] as const;
 
 const scenario = useScenarioServers(['postgres', 'mariadb', 'redis', 'zookeeper', 'etcd'], RESOURCES);
 
-describe.each(STORES.map((store) => [store]))('%s lock store: holder A (a process) paused by SIGSTOP past its lease, B acquires and writes, A resumes and writes', (store) => {
-  let outcomes: ScenarioOutcome[] = [];
-  beforeAll(async () => {
-    outcomes = await scenario.run(store, 'pause');
-  }, 45_000);
+describe.each(STORES.map((store) => [store]))(
+  '%s lock store: holder A (a process) paused by SIGSTOP past its lease, B acquires and writes, A resumes and writes',
+  (store) => {
+    let outcomes: ScenarioOutcome[] = [];
+    beforeAll(async () => {
+      outcomes = await scenario.run(store, 'pause');
+    }, 45_000);
 
-  it.each(RESOURCES.map((label, i) => [label, i] as const))('resource in %s: A\'s write is refused with StaleFenceError, B\'s value stands', (_label, i) => {
-    expectStaleWriteRefused(outcomes[i]);
-  });
-});
+    it.each(RESOURCES.map((label, i) => [label, i] as const))(
+      "resource in %s: A's write is refused with StaleFenceError, B's value stands",
+      (_label, i) => {
+        expectStaleWriteRefused(outcomes[i]);
+      },
+    );
+  },
+);
 
 describe('memory lock store (one process: A and B are two holders of one engine; A is held back by a blocked event loop, not SIGSTOP)', () => {
   let outcomes: ScenarioOutcome[] = [];
   beforeAll(async () => {
     const engine = new LockEngine(new MemoryBackend(), { keyPrefix: KEY_PREFIX });
     try {
-      outcomes = await runBlockedHolderInProcess(engine, scenario.resources.map(({ connectionB }) => connectionB), 300);
+      outcomes = await runBlockedHolderInProcess(
+        engine,
+        scenario.resources.map(({ connectionB }) => connectionB),
+        300,
+      );
     } finally {
       await engine.close();
     }
   });
 
-  it.each(RESOURCES.map((label, i) => [label, i] as const))('resource in %s: A\'s lease lapses while the loop is blocked, B acquires and writes, A\'s late write is refused, B\'s value stands', (_label, i) => {
-    expectStaleWriteRefused(outcomes[i]);
-  });
+  it.each(RESOURCES.map((label, i) => [label, i] as const))(
+    "resource in %s: A's lease lapses while the loop is blocked, B acquires and writes, A's late write is refused, B's value stands",
+    (_label, i) => {
+      expectStaleWriteRefused(outcomes[i]);
+    },
+  );
 });

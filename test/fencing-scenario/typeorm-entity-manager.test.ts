@@ -3,7 +3,13 @@ import * as lib from '../../lib/index.js';
 import { createLockBackend, LockEngine } from '../../lib/index.js';
 import { snapshotDist } from '../faults/dist-snapshot.js';
 import { openGuardedResource } from './guarded-resource-client.mjs';
-import { expectStaleWriteRefused, KEY_PREFIX, runStaleHolder, type ScenarioOutcome, type ScenarioResource } from './stale-holder-scenario.js';
+import {
+  expectStaleWriteRefused,
+  KEY_PREFIX,
+  runStaleHolder,
+  type ScenarioOutcome,
+  type ScenarioResource,
+} from './stale-holder-scenario.js';
 import { LEASE_MS, ScenarioServers } from './scenario-servers.js';
 
 // The paused-holder scenario once through TypeORM: both holders write in
@@ -17,11 +23,21 @@ describe('TypeORM EntityManager on PostgreSQL: holder A paused (SIGSTOP) past it
 
   beforeAll(async () => {
     [servers, dist] = await Promise.all([ScenarioServers.start(['postgres']), snapshotDist()]);
-    const address = { kind: 'typeorm-postgres' as const, url: servers.resources()[0]!.url };
+    const address = { kind: 'typeorm-postgres' as const, url: servers.resources()[0].url };
     resource = { address, connectionB: await openGuardedResource(address, lib) };
-    const engineB = new LockEngine(await createLockBackend(servers.storeOptions('postgres')), { keyPrefix: KEY_PREFIX, leaseMs: LEASE_MS });
+    const engineB = new LockEngine(await createLockBackend(servers.storeOptions('postgres')), {
+      keyPrefix: KEY_PREFIX,
+      leaseMs: LEASE_MS,
+    });
     try {
-      [outcome] = await runStaleHolder({ loseLock: 'pause', backend: servers.storeOptions('postgres'), leaseMs: LEASE_MS, engineB, resources: [resource], dist: dist.url });
+      [outcome] = await runStaleHolder({
+        loseLock: 'pause',
+        backend: servers.storeOptions('postgres'),
+        leaseMs: LEASE_MS,
+        engineB,
+        resources: [resource],
+        dist: dist.url,
+      });
     } finally {
       await engineB.close();
     }
@@ -32,7 +48,7 @@ describe('TypeORM EntityManager on PostgreSQL: holder A paused (SIGSTOP) past it
     dist?.remove();
   }, 60_000);
 
-  it('A\'s write is refused with StaleFenceError inside its transaction, B\'s value stands', () => {
+  it("A's write is refused with StaleFenceError inside its transaction, B's value stands", () => {
     expectStaleWriteRefused(outcome);
   });
 });

@@ -1,5 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { fenceOf, isMultiLock, InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend } from '../../lib/index.js';
+import {
+  fenceOf,
+  isMultiLock,
+  InvalidLockArgumentError,
+  LockEngine,
+  LockLostError,
+  MemoryBackend,
+} from '../../lib/index.js';
 import type { AttemptResult, ClaimRequest, LockBackend, LockClaim } from '../../lib/backend.js';
 
 /** A memory store that hands out no fences, as Redlock or a custom backend without them. */
@@ -39,15 +46,18 @@ describe('fenceOf: the fence a guarded write carries', () => {
     expect(fenceOf(Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
   });
 
-  it.each([-1, 1.5, Number.NaN, Infinity, Number.MAX_SAFE_INTEGER + 1, '12', null])('refuses %p with InvalidLockArgumentError', (bad) => {
-    expect(() => fenceOf(bad as number)).toThrow(InvalidLockArgumentError);
-  });
+  it.each([-1, 1.5, Number.NaN, Infinity, Number.MAX_SAFE_INTEGER + 1, '12', null])(
+    'refuses %p with InvalidLockArgumentError',
+    (bad) => {
+      expect(() => fenceOf(bad as number)).toThrow(InvalidLockArgumentError);
+    },
+  );
 
   it('refuses an undefined fence (lock.fence of a store without fences) and says why', () => {
     expect(() => fenceOf(undefined as unknown as number)).toThrow(/cannot hand out honest fencing tokens/);
   });
 
-  it('takes the fence of a held memory-backend lock, and a later holder\'s is larger', async () => {
+  it("takes the fence of a held memory-backend lock, and a later holder's is larger", async () => {
     const locks = engine();
     const first = await locks.acquire('stock:1');
     expect(fenceOf(first)).toBe(first.fence);

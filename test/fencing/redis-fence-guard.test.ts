@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
-import { InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, RedisFenceGuard, StaleFenceError } from '../../lib/index.js';
+import {
+  InvalidLockArgumentError,
+  LockEngine,
+  LockLostError,
+  MemoryBackend,
+  RedisFenceGuard,
+  StaleFenceError,
+} from '../../lib/index.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { RedisServer } from '../harness/redis-server.js';
 
@@ -34,7 +41,7 @@ async function threeMasters(): Promise<Target> {
   });
   return {
     client,
-    slot: async (key) => Number(await cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', key)),
+    slot: async (key) => Number(await cluster.cli(cluster.ports[0], 'CLUSTER', 'KEYSLOT', key)),
     async stop() {
       await client.quit().catch(() => undefined);
       await cluster.stop();
@@ -51,7 +58,10 @@ describe.each([
   let redis: Redis | Cluster;
   const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
   const stale = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(StaleFenceError);
     return error as StaleFenceError;
   };
@@ -135,7 +145,9 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
   it('eval: an error of the script is thrown and leaves the fence where it was', async () => {
     const k = key('failing');
     await guard.set(k, 'a', 30);
-    await expect(guard.eval(`return redis.error_reply('NOPE not today')`, [k], [], 31)).rejects.toThrow('NOPE not today');
+    await expect(guard.eval(`return redis.error_reply('NOPE not today')`, [k], [], 31)).rejects.toThrow(
+      'NOPE not today',
+    );
     await expect(guard.eval(`redis.call('HSET', KEYS[1], 'f', 'v')`, [k], [], 32)).rejects.toThrow(/WRONGTYPE/);
     expect(await redis.get(`{${k}}:highest-fence`)).toBe('30');
     await expect(guard.eval('return 1', [], [], 33)).rejects.toThrow(InvalidLockArgumentError);
@@ -151,12 +163,19 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
     expect(await redis.get(k)).toBe('b');
   });
 
-  it('puts the fence key in the data key\'s slot: plain keys, hash-tagged keys and keys with a lone {', async () => {
-    for (const k of [key('plain'), `{user:${randomUUID().slice(0, 6)}}:profile`, `orders:{eu}:${randomUUID().slice(0, 6)}`, key('a{b')]) {
+  it("puts the fence key in the data key's slot: plain keys, hash-tagged keys and keys with a lone {", async () => {
+    for (const k of [
+      key('plain'),
+      `{user:${randomUUID().slice(0, 6)}}:profile`,
+      `orders:{eu}:${randomUUID().slice(0, 6)}`,
+      key('a{b'),
+    ]) {
       await guard.set(k, 'v', 1);
-      const fenceKeys = (await scanAll(target, '*highest-fence*')).filter((name) => name.endsWith(k) || name === `{${k}}:highest-fence`);
+      const fenceKeys = (await scanAll(target, '*highest-fence*')).filter(
+        (name) => name.endsWith(k) || name === `{${k}}:highest-fence`,
+      );
       expect(fenceKeys).toHaveLength(1);
-      expect(await target.slot(fenceKeys[0]!)).toBe(await target.slot(k));
+      expect(await target.slot(fenceKeys[0])).toBe(await target.slot(k));
     }
     // A '}' without a tag: the key hashes as a whole, and no tag can name it.
     for (const k of ['a}b', '{}x']) await expect(guard.set(k, 'v', 1)).rejects.toThrow(/hash tag/);
@@ -164,7 +183,10 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
 
   it('keeps the slot when the client has a keyPrefix (ioredis puts it before both keys)', async () => {
     const prefixed = isCluster
-      ? new Cluster((redis as Cluster).nodes('master').map((node) => ({ host: '127.0.0.1', port: node.options.port! })), { keyPrefix: 'app:' })
+      ? new Cluster(
+          (redis as Cluster).nodes('master').map((node) => ({ host: '127.0.0.1', port: node.options.port! })),
+          { keyPrefix: 'app:' },
+        )
       : new Redis((redis as Redis).options.port!, '127.0.0.1', { keyPrefix: 'app:' });
     try {
       const prefixedGuard = new RedisFenceGuard(prefixed);
@@ -172,9 +194,11 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
         await prefixedGuard.set(k, 'v', 3);
         await stale(prefixedGuard.set(k, 'w', 2));
         expect(await redis.get(`app:${k}`)).toBe('v');
-        const fenceKeys = (await scanAll(target, '*highest-fence*')).filter((name) => name.startsWith('app:') && name.includes(k));
+        const fenceKeys = (await scanAll(target, '*highest-fence*')).filter(
+          (name) => name.startsWith('app:') && name.includes(k),
+        );
         expect(fenceKeys).toHaveLength(1);
-        expect(await target.slot(fenceKeys[0]!)).toBe(await target.slot(`app:${k}`));
+        expect(await target.slot(fenceKeys[0])).toBe(await target.slot(`app:${k}`));
       }
     } finally {
       prefixed.disconnect();
@@ -186,7 +210,9 @@ return {#KEYS, #ARGV, KEYS[2], ARGV[1], redis.call('GET', KEYS[2])}`;
     const keys = Array.from({ length: 30 }, (_, i) => key(`spread-${i}`));
     for (const k of keys) await guard.set(k, 'v', 1);
     const masters = (redis as Cluster).nodes('master');
-    const perMaster = await Promise.all(masters.map(async (node) => (await node.keys('*spread-*:highest-fence')).length));
+    const perMaster = await Promise.all(
+      masters.map(async (node) => (await node.keys('*spread-*:highest-fence')).length),
+    );
     expect(perMaster.every((n) => n > 0)).toBe(true);
     expect(perMaster.reduce((sum, n) => sum + n, 0)).toBe(30);
   });

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { fenceTableDdl, InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, SqlFenceGuard, StaleFenceError, type FenceQuery } from '../../lib/index.js';
+import {
+  fenceTableDdl,
+  InvalidLockArgumentError,
+  LockEngine,
+  LockLostError,
+  MemoryBackend,
+  SqlFenceGuard,
+  StaleFenceError,
+  type FenceQuery,
+} from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
 import { hasSettled } from '../support/settled.js';
 import { startMariadb, startPostgres, type SqlResource } from './sql-resources.js';
@@ -29,13 +38,17 @@ describe.each([
       await guard.check(query, resource, fence);
       await query(`INSERT INTO stock (resource, qty) VALUES (${p(1)}, ${p(2)}) ${upsertQty(db)}`, [resource, qty]);
     });
-  const qtyOf = async (resource: string) => (await db.rows(`SELECT qty FROM stock WHERE resource = ${p(1)}`, [resource]))[0]?.qty;
+  const qtyOf = async (resource: string) =>
+    (await db.rows(`SELECT qty FROM stock WHERE resource = ${p(1)}`, [resource]))[0]?.qty;
   const highestOf = async (resource: string) => {
     const rows = await db.rows(`SELECT highest FROM fenced_resources WHERE resource = ${p(1)}`, [resource]);
-    return rows.length === 0 ? undefined : Number(rows[0]!.highest);
+    return rows.length === 0 ? undefined : Number(rows[0].highest);
   };
   const staleError = async (promise: Promise<unknown>) => {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(StaleFenceError);
     return error as StaleFenceError;
   };
@@ -48,7 +61,13 @@ describe.each([
     expect(ran.slice(0, 2)).toEqual(fenceTableDdl(db.dialect));
     expect(await highestOf('')).toBe(0);
     // Instances starting together, each on its own connection, on a table nobody created yet.
-    await Promise.all(Array.from({ length: 4 }, () => new SqlFenceGuard({ dialect: db.dialect, table: 'created_at_once' }).ensureTable((sql, params) => db.rows(sql, params))));
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        new SqlFenceGuard({ dialect: db.dialect, table: 'created_at_once' }).ensureTable((sql, params) =>
+          db.rows(sql, params),
+        ),
+      ),
+    );
     expect(await db.rows(`SELECT highest FROM created_at_once WHERE resource = ''`)).toHaveLength(1);
   });
 
@@ -93,7 +112,10 @@ describe.each([
     await guard.check(first.query, 'stock:b', 30);
     const second = await db.begin();
     const late = guard.check(second.query, 'stock:b', 25);
-    await waitUntil('the second check to wait for the first transaction\'s row lock', async () => (await db.lockWaits()) >= 1);
+    await waitUntil(
+      "the second check to wait for the first transaction's row lock",
+      async () => (await db.lockWaits()) >= 1,
+    );
     expect(await hasSettled(late)).toBe(false);
     await first.commit();
     const error = await staleError(late);
@@ -127,7 +149,9 @@ describe.each([
 
   it('refuses bad options, resources and fences with InvalidLockArgumentError before any statement', async () => {
     for (const table of ['bad-name', 'a.b.c', 'x; DROP TABLE stock', '', 'a'.repeat(64), 42]) {
-      expect(() => new SqlFenceGuard({ dialect: db.dialect, table: table as string })).toThrow(InvalidLockArgumentError);
+      expect(() => new SqlFenceGuard({ dialect: db.dialect, table: table as string })).toThrow(
+        InvalidLockArgumentError,
+      );
       expect(() => fenceTableDdl(db.dialect, table as string)).toThrow(InvalidLockArgumentError);
     }
     expect(() => new SqlFenceGuard({ dialect: 'sqlite' as 'mysql' })).toThrow(/dialect/);
@@ -151,7 +175,9 @@ describe.each([
     const qualified = new SqlFenceGuard({ dialect: db.dialect, table: `${schema}.other_fences` });
     await qualified.ensureTable((sql, params) => db.rows(sql, params));
     await db.transaction((query) => qualified.check(query, 'x', 7));
-    expect((await db.rows('SELECT highest FROM other_fences WHERE resource = ' + p(1), ['x']))[0]!.highest).toEqual(db.dialect === 'postgres' ? '7' : 7);
+    expect((await db.rows('SELECT highest FROM other_fences WHERE resource = ' + p(1), ['x']))[0].highest).toEqual(
+      db.dialect === 'postgres' ? '7' : 7,
+    );
   });
 
   it('prune deletes idle rows but keeps refusing their older fences through the floor', async () => {
@@ -165,7 +191,7 @@ describe.each([
       });
     const highestOf = async (resource: string) => {
       const rows = await db.rows(`SELECT highest FROM pruned_fences WHERE resource = ${p(1)}`, [resource]);
-      return rows.length === 0 ? undefined : Number(rows[0]!.highest);
+      return rows.length === 0 ? undefined : Number(rows[0].highest);
     };
     await write('prune:old-1', 100, 1);
     await write('prune:old-2', 200, 1);
@@ -173,7 +199,10 @@ describe.each([
     await write('prune:low', 50, 1);
     // Make two rows idle for two hours, in the database's own clock terms.
     const idle = db.dialect === 'postgres' ? "touched_at - interval '2 hours'" : 'touched_at - INTERVAL 2 HOUR';
-    await db.rows(`UPDATE pruned_fences SET touched_at = ${idle} WHERE resource IN (${p(1)}, ${p(2)})`, ['prune:old-1', 'prune:old-2']);
+    await db.rows(`UPDATE pruned_fences SET touched_at = ${idle} WHERE resource IN (${p(1)}, ${p(2)})`, [
+      'prune:old-1',
+      'prune:old-2',
+    ]);
 
     await db.transaction((query) => guard.prune(query, { olderThanMs: 3_600_000 }));
     expect(await highestOf('prune:old-1')).toBeUndefined();
@@ -201,8 +230,10 @@ describe.each([
     const guard = new SqlFenceGuard({ dialect: db.dialect, table: 'raced_fences' });
     await guard.ensureTable((sql, params) => db.rows(sql, params));
     const idle = db.dialect === 'postgres' ? "touched_at - interval '2 hours'" : 'touched_at - INTERVAL 2 HOUR';
-    const makeIdle = (resource: string) => db.rows(`UPDATE raced_fences SET touched_at = ${idle} WHERE resource = ${p(1)}`, [resource]);
-    const count = async (resource: string) => (await db.rows(`SELECT resource FROM raced_fences WHERE resource = ${p(1)}`, [resource])).length;
+    const makeIdle = (resource: string) =>
+      db.rows(`UPDATE raced_fences SET touched_at = ${idle} WHERE resource = ${p(1)}`, [resource]);
+    const count = async (resource: string) =>
+      (await db.rows(`SELECT resource FROM raced_fences WHERE resource = ${p(1)}`, [resource])).length;
     await db.transaction((query) => guard.check(query, 'race:a', 500));
     await makeIdle('race:a');
 
@@ -250,5 +281,7 @@ describe.each([
 });
 
 function upsertQty(db: SqlResource): string {
-  return db.dialect === 'postgres' ? 'ON CONFLICT (resource) DO UPDATE SET qty = EXCLUDED.qty' : 'ON DUPLICATE KEY UPDATE qty = VALUES(qty)';
+  return db.dialect === 'postgres'
+    ? 'ON CONFLICT (resource) DO UPDATE SET qty = EXCLUDED.qty'
+    : 'ON DUPLICATE KEY UPDATE qty = VALUES(qty)';
 }

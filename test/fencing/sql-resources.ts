@@ -34,14 +34,19 @@ export async function startPostgres(): Promise<SqlResource> {
         client.release();
       }
     };
-    return { query: (sql: string, params: unknown[]) => client.query(sql, params), commit: () => end('COMMIT'), rollback: () => end('ROLLBACK') };
+    return {
+      query: (sql: string, params: unknown[]) => client.query(sql, params),
+      commit: () => end('COMMIT'),
+      rollback: () => end('ROLLBACK'),
+    };
   };
   return {
     dialect: 'postgres',
     begin,
     transaction: (work) => inTransaction(begin, work),
     rows: async (sql, params = []) => (await pool.query(sql, params)).rows,
-    lockWaits: async () => Number((await pool.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'")).rows[0].n),
+    lockWaits: async () =>
+      Number((await pool.query("SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock'")).rows[0].n),
     param: (n) => `$${n}`,
     async stop() {
       await pool.end().catch(() => undefined);
@@ -75,7 +80,8 @@ export async function startMariadb(): Promise<SqlResource> {
     transaction: (work) => inTransaction(begin, work),
     rows: async (sql, params = []) => (await pool.query(sql, params))[0] as Record<string, unknown>[],
     // As root: INNODB_TRX needs the PROCESS privilege.
-    lockWaits: async () => Number(await server.sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'")),
+    lockWaits: async () =>
+      Number(await server.sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_state = 'LOCK WAIT'")),
     param: () => '?',
     async stop() {
       await pool.end().catch(() => undefined);

@@ -80,7 +80,16 @@ export function describeFootprint(store: FootprintStore): void {
       const startedAt = performance.now();
       const results = await Promise.all(
         Array.from({ length: PROCESSES }, (_, p) =>
-          runWorker({ backend: store.options(), keyPrefix: 'lock:', run, from: p * share, count: share, concurrency: CONCURRENCY, kinds: store.kinds, leaseMs: FOOTPRINT_LEASE_MS }),
+          runWorker({
+            backend: store.options(),
+            keyPrefix: 'lock:',
+            run,
+            from: p * share,
+            count: share,
+            concurrency: CONCURRENCY,
+            kinds: store.kinds,
+            leaseMs: FOOTPRINT_LEASE_MS,
+          }),
         ),
       );
       const lockedAt = performance.now();
@@ -93,17 +102,23 @@ export function describeFootprint(store: FootprintStore): void {
         );
       expect(results.reduce((sum, result) => sum + result.locked, 0)).toBe(FOOTPRINT_KEYS);
       // The workers are gone; an app instance that stays (this process) does the upkeep a store needs from its clients (SQL sweeps).
-      const survivor = new LockEngine(await createLockBackend(store.options()), { keyPrefix: 'lock:', leaseMs: FOOTPRINT_LEASE_MS });
+      const survivor = new LockEngine(await createLockBackend(store.options()), {
+        keyPrefix: 'lock:',
+        leaseMs: FOOTPRINT_LEASE_MS,
+      });
       try {
         await (await survivor.acquire(`${run}:survivor`)).release();
         // The test can see a footprint: keys released in the last moments are still there (until they are idle).
         if (store.keepsUntilIdle) expect(afterRun).toBeGreaterThan(before + FOOTPRINT_SLACK);
-        await waitUntil(`${store.name} to hold at most ${before + FOOTPRINT_SLACK}`, async () => (await store.count()) <= before + FOOTPRINT_SLACK, store.settleMs, 100).catch(
-          async (error: unknown) => {
-            report(await store.count());
-            throw error;
-          },
-        );
+        await waitUntil(
+          `${store.name} to hold at most ${before + FOOTPRINT_SLACK}`,
+          async () => (await store.count()) <= before + FOOTPRINT_SLACK,
+          store.settleMs,
+          100,
+        ).catch(async (error: unknown) => {
+          report(await store.count());
+          throw error;
+        });
         const after = await store.count();
         expect(after).toBeLessThanOrEqual(before + FOOTPRINT_SLACK);
         report(after);

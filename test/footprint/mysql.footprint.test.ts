@@ -21,10 +21,12 @@ describeFootprint({
   },
   options: () => ({ type: 'mysql', url: server.uri, idleKeyTtlMs: IDLE_MS }),
   async count() {
-    const [tables] = await admin.query("SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'distributed_locks'");
-    if (Number((tables as { n: number }[])[0]!.n) === 0) return 0;
+    const [tables] = await admin.query(
+      "SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'distributed_locks'",
+    );
+    if (Number((tables as { n: number }[])[0].n) === 0) return 0;
     const [rows] = await admin.query('SELECT COUNT(*) AS n FROM distributed_locks');
-    return Number((rows as { n: number }[])[0]!.n);
+    return Number((rows as { n: number }[])[0].n);
   },
   keepsUntilIdle: true,
   // The idle time after each release, then sweeps of at most 10,000 rows each, every idle time.

@@ -16,16 +16,26 @@ export class EtcdServer extends ServerProcess {
     const peerUrl = `http://127.0.0.1:${peerPort}`;
     const clientUrl = `http://127.0.0.1:${clientPort}`;
     super('etcd', requireBinary('/usr/bin/etcd', 'etcd-server'), [
-      '--name', 'test',
-      '--data-dir', join(dataDir, 'data'),
-      '--listen-client-urls', clientUrl,
-      '--advertise-client-urls', clientUrl,
-      '--listen-peer-urls', peerUrl,
-      '--initial-advertise-peer-urls', peerUrl,
-      '--initial-cluster', `test=${peerUrl}`,
-      '--initial-cluster-state', 'new',
-      '--logger', 'zap',
-      '--log-outputs', join(dataDir, 'etcd.log'),
+      '--name',
+      'test',
+      '--data-dir',
+      join(dataDir, 'data'),
+      '--listen-client-urls',
+      clientUrl,
+      '--advertise-client-urls',
+      clientUrl,
+      '--listen-peer-urls',
+      peerUrl,
+      '--initial-advertise-peer-urls',
+      peerUrl,
+      '--initial-cluster',
+      `test=${peerUrl}`,
+      '--initial-cluster-state',
+      'new',
+      '--logger',
+      'zap',
+      '--log-outputs',
+      join(dataDir, 'etcd.log'),
     ]);
   }
 

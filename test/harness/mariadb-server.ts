@@ -22,7 +22,9 @@ interface ServiceUser {
 /** As root: the `mysql` system user (mariadbd refuses root). Otherwise: ourselves. */
 function serviceUser(): ServiceUser {
   if (process.getuid?.() !== 0) return { command: (file, args) => [file, args] };
-  const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'mysql'], { encoding: 'utf8' }).trim()));
+  const [uid, gid] = ['-u', '-g'].map((flag) =>
+    Number(execFileSync('id', [flag, 'mysql'], { encoding: 'utf8' }).trim()),
+  );
   return { uid, gid, command: (file, args) => ['runuser', ['-u', 'mysql', '--', file, ...args]] };
 }
 
@@ -40,12 +42,27 @@ export class MariadbServer extends ServerProcess {
     private readonly dataDir: string,
     user: ServiceUser,
   ) {
-    super('mariadb', requireBinary('/usr/sbin/mariadbd', 'mariadb-server'), [
-      '--no-defaults', `--datadir=${dataDir}`, `--tmpdir=${tmpDirOf(dataDir)}`, `--socket=${join(dataDir, 'mysqld.sock')}`, `--pid-file=${join(dataDir, 'mysqld.pid')}`,
-      `--port=${port}`, '--bind-address=127.0.0.1', '--skip-name-resolve', '--skip-log-bin',
-      '--innodb-flush-log-at-trx-commit=2', '--innodb-buffer-pool-size=32M', '--innodb-log-file-size=16M',
-      '--max-connections=300', '--performance-schema=OFF',
-    ], user.uid === undefined ? {} : { uid: user.uid, gid: user.gid });
+    super(
+      'mariadb',
+      requireBinary('/usr/sbin/mariadbd', 'mariadb-server'),
+      [
+        '--no-defaults',
+        `--datadir=${dataDir}`,
+        `--tmpdir=${tmpDirOf(dataDir)}`,
+        `--socket=${join(dataDir, 'mysqld.sock')}`,
+        `--pid-file=${join(dataDir, 'mysqld.pid')}`,
+        `--port=${port}`,
+        '--bind-address=127.0.0.1',
+        '--skip-name-resolve',
+        '--skip-log-bin',
+        '--innodb-flush-log-at-trx-commit=2',
+        '--innodb-buffer-pool-size=32M',
+        '--innodb-log-file-size=16M',
+        '--max-connections=300',
+        '--performance-schema=OFF',
+      ],
+      user.uid === undefined ? {} : { uid: user.uid, gid: user.gid },
+    );
   }
 
   get socket(): string {
@@ -64,9 +81,15 @@ export class MariadbServer extends ServerProcess {
     // Its own temp dir: a file of the bootstrap's vanished once from the shared /tmp, aborting the install.
     mkdirSync(tmpDirOf(dataDir));
     if (user.uid !== undefined) for (const dir of [dataDir, tmpDirOf(dataDir)]) chownSync(dir, user.uid, user.gid!);
-    await run(...user.command(installDb, [
-      '--no-defaults', `--datadir=${dataDir}`, `--tmpdir=${tmpDirOf(dataDir)}`, '--auth-root-authentication-method=normal', '--skip-test-db',
-    ]));
+    await run(
+      ...user.command(installDb, [
+        '--no-defaults',
+        `--datadir=${dataDir}`,
+        `--tmpdir=${tmpDirOf(dataDir)}`,
+        '--auth-root-authentication-method=normal',
+        '--skip-test-db',
+      ]),
+    );
     const server = new MariadbServer(await freePort(), dataDir, user);
     await server.launch();
     await server.sql(
@@ -79,7 +102,14 @@ export class MariadbServer extends ServerProcess {
   /** Runs SQL as root over the socket (test setup and inspection); resolves the tab-separated output. */
   async sql(statements: string): Promise<string> {
     const { stdout } = await run(requireBinary('/usr/bin/mariadb', 'mariadb-client'), [
-      '--no-defaults', `--socket=${this.socket}`, '--user=root', '--batch', '--skip-column-names', `--database=mysql`, '-e', statements,
+      '--no-defaults',
+      `--socket=${this.socket}`,
+      '--user=root',
+      '--batch',
+      '--skip-column-names',
+      `--database=mysql`,
+      '-e',
+      statements,
     ]);
     return stdout.trim();
   }
@@ -110,6 +140,9 @@ export class MariadbServer extends ServerProcess {
   private async isReady(): Promise<boolean> {
     if (!this.running) return false;
     const admin = requireBinary('/usr/bin/mariadb-admin', 'mariadb-client');
-    return run(admin, ['--no-defaults', `--socket=${this.socket}`, '--user=root', '--connect-timeout=1', 'ping']).then(() => true, () => false);
+    return run(admin, ['--no-defaults', `--socket=${this.socket}`, '--user=root', '--connect-timeout=1', 'ping']).then(
+      () => true,
+      () => false,
+    );
   }
 }

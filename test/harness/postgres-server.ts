@@ -17,7 +17,9 @@ interface ServiceUser {
 /** As root: the `postgres` system user (initdb and postgres refuse root). Otherwise: ourselves. */
 function serviceUser(): ServiceUser {
   if (process.getuid?.() !== 0) return { command: (file, args) => [file, args] };
-  const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim()));
+  const [uid, gid] = ['-u', '-g'].map((flag) =>
+    Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim()),
+  );
   return { uid, gid, command: (file, args) => ['runuser', ['-u', 'postgres', '--', file, ...args]] };
 }
 
@@ -32,11 +34,31 @@ export class PostgresServer extends ServerProcess {
     private readonly dataDir: string,
     user: ServiceUser,
   ) {
-    super('postgres', requireBinary(`${BIN}/postgres`, 'postgresql'), [
-      '-D', dataDir, '-p', String(port), '-k', dataDir,
-      '-c', 'listen_addresses=127.0.0.1', '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off', '-c', 'max_connections=200', '-c', 'shared_buffers=32MB',
-    ], user.uid === undefined ? {} : { uid: user.uid, gid: user.gid });
+    super(
+      'postgres',
+      requireBinary(`${BIN}/postgres`, 'postgresql'),
+      [
+        '-D',
+        dataDir,
+        '-p',
+        String(port),
+        '-k',
+        dataDir,
+        '-c',
+        'listen_addresses=127.0.0.1',
+        '-c',
+        'fsync=off',
+        '-c',
+        'synchronous_commit=off',
+        '-c',
+        'full_page_writes=off',
+        '-c',
+        'max_connections=200',
+        '-c',
+        'shared_buffers=32MB',
+      ],
+      user.uid === undefined ? {} : { uid: user.uid, gid: user.gid },
+    );
   }
 
   /** Trust authentication as the `postgres` role, database `postgres`. */
@@ -49,7 +71,19 @@ export class PostgresServer extends ServerProcess {
     const user = serviceUser();
     const dataDir = tempDir('pg');
     if (user.uid !== undefined) chownSync(dataDir, user.uid, user.gid!);
-    await run(...user.command(initdb, ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C', '--no-sync']));
+    await run(
+      ...user.command(initdb, [
+        '-D',
+        dataDir,
+        '-U',
+        'postgres',
+        '--auth=trust',
+        '-E',
+        'UTF8',
+        '--locale=C',
+        '--no-sync',
+      ]),
+    );
     const server = new PostgresServer(await freePort(), dataDir, user);
     await server.launch();
     return server;
@@ -82,7 +116,10 @@ export class PostgresServer extends ServerProcess {
 
   private async isReady(): Promise<boolean> {
     if (!this.running) return false;
-    const ready = await run(`${BIN}/pg_isready`, ['-q', '-h', '127.0.0.1', '-p', String(this.port)]).then(() => true, () => false);
+    const ready = await run(`${BIN}/pg_isready`, ['-q', '-h', '127.0.0.1', '-p', String(this.port)]).then(
+      () => true,
+      () => false,
+    );
     return ready;
   }
 }

@@ -36,21 +36,51 @@ export class RedisCluster {
     const ports = await clusterPorts(masters * (1 + replicasPerMaster));
     const nodes = ports.map((port) => {
       const node = new ServerProcess(`redis-cluster-${port}`, binary, [
-        '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-        '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', String(nodeTimeoutMs),
-        '--repl-diskless-load', 'on-empty-db', '--repl-diskless-sync-delay', '0',
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        `nodes-${port}.conf`,
+        '--cluster-node-timeout',
+        String(nodeTimeoutMs),
+        '--repl-diskless-load',
+        'on-empty-db',
+        '--repl-diskless-sync-delay',
+        '0',
       ]);
       node.start();
       return node;
     });
     const cluster = new RedisCluster(ports, nodes, dir);
     try {
-      for (const port of ports) await waitUntil(`redis cluster node ${port}`, async () => (await cluster.cli(port, 'PING')) === 'PONG', 10_000);
-      await run('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes']);
-      await waitUntil('cluster_state:ok on every node', async () => {
-        const states = await Promise.all(ports.map((port) => cluster.cli(port, 'CLUSTER', 'INFO')));
-        return states.every((info) => info.includes('cluster_state:ok'));
-      }, 20_000, 100);
+      for (const port of ports)
+        await waitUntil(`redis cluster node ${port}`, async () => (await cluster.cli(port, 'PING')) === 'PONG', 10_000);
+      await run('redis-cli', [
+        '--cluster',
+        'create',
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        '--cluster-replicas',
+        String(replicasPerMaster),
+        '--cluster-yes',
+      ]);
+      await waitUntil(
+        'cluster_state:ok on every node',
+        async () => {
+          const states = await Promise.all(ports.map((port) => cluster.cli(port, 'CLUSTER', 'INFO')));
+          return states.every((info) => info.includes('cluster_state:ok'));
+        },
+        20_000,
+        100,
+      );
       if (replicasPerMaster > 0) await cluster.awaitReplicasInSync(ports);
     } catch (error) {
       await cluster.stop();
@@ -66,29 +96,39 @@ export class RedisCluster {
 
   /** The node process on `port` (to kill, pause or resume it). */
   node(port: number): ServerProcess {
-    return this.nodes[this.ports.indexOf(port)]!;
+    return this.nodes[this.ports.indexOf(port)];
   }
 
   /** The master and replicas that serve `slot` now, as `liveNode` sees the cluster. */
   async slotNodes(slot: number, liveNode: number): Promise<SlotNodes> {
     const lines = (await this.cli(liveNode, 'CLUSTER', 'NODES')).split('\n').map((line) => line.split(' '));
-    const portOf = (address: string) => Number(address.split('@')[0]!.split(':')[1]);
-    const master = lines.find((parts) => parts[2]!.includes('master') && !parts[2]!.includes('fail') && parts.slice(8).some((range) => {
-      const [from, to = from] = range.split('-').map(Number) as [number, number?];
-      return slot >= from && slot <= to!;
-    }));
+    const portOf = (address: string) => Number(address.split('@')[0].split(':')[1]);
+    const master = lines.find(
+      (parts) =>
+        parts[2].includes('master') &&
+        !parts[2].includes('fail') &&
+        parts.slice(8).some((range) => {
+          const [from, to = from] = range.split('-').map(Number) as [number, number?];
+          return slot >= from && slot <= to;
+        }),
+    );
     if (!master) throw new Error(`no live master serves slot ${slot} (as seen from ${liveNode})`);
-    const replicas = lines.filter((parts) => parts[3] === master[0]).map((parts) => portOf(parts[1]!));
-    return { master: portOf(master[1]!), replicas };
+    const replicas = lines.filter((parts) => parts[3] === master[0]).map((parts) => portOf(parts[1]));
+    return { master: portOf(master[1]), replicas };
   }
 
   /** Waits until a node other than `oldMaster` serves `slot` and answers as its master; resolves its port. */
   async awaitPromotion(slot: number, oldMaster: number, liveNode: number, timeoutMs = 60_000): Promise<number> {
     let port = oldMaster;
-    await waitUntil(`a cluster failover of slot ${slot} away from ${oldMaster}`, async () => {
-      port = (await this.slotNodes(slot, liveNode)).master;
-      return port !== oldMaster && (await this.cli(port, 'ROLE')).startsWith('master');
-    }, timeoutMs, 50);
+    await waitUntil(
+      `a cluster failover of slot ${slot} away from ${oldMaster}`,
+      async () => {
+        port = (await this.slotNodes(slot, liveNode)).master;
+        return port !== oldMaster && (await this.cli(port, 'ROLE')).startsWith('master');
+      },
+      timeoutMs,
+      50,
+    );
     return port;
   }
 
@@ -96,19 +136,36 @@ export class RedisCluster {
   async rejoin(port: number): Promise<void> {
     const node = this.node(port);
     node.start();
-    await waitUntil(`cluster node ${port} back as an online replica`, async () => {
-      const info = await this.cli(port, 'INFO', 'replication');
-      const master = /master_port:(\d+)/.exec(info)?.[1];
-      return info.includes('master_link_status:up') && isOnlineReplica(await this.cli(Number(master), 'INFO', 'replication'), port);
-    }, 60_000, 100);
+    await waitUntil(
+      `cluster node ${port} back as an online replica`,
+      async () => {
+        const info = await this.cli(port, 'INFO', 'replication');
+        const master = /master_port:(\d+)/.exec(info)?.[1];
+        return (
+          info.includes('master_link_status:up') &&
+          isOnlineReplica(await this.cli(Number(master), 'INFO', 'replication'), port)
+        );
+      },
+      60_000,
+      100,
+    );
   }
 
   private async awaitReplicasInSync(ports: number[]): Promise<void> {
-    await waitUntil('every cluster replica in sync', async () => {
-      const infos = await Promise.all(ports.map((port) => this.cli(port, 'INFO', 'replication')));
-      const online = infos.join('\n');
-      return infos.every((info, i) => info.includes('role:master') || (info.includes('master_link_status:up') && isOnlineReplica(online, ports[i]!)));
-    }, 30_000, 100);
+    await waitUntil(
+      'every cluster replica in sync',
+      async () => {
+        const infos = await Promise.all(ports.map((port) => this.cli(port, 'INFO', 'replication')));
+        const online = infos.join('\n');
+        return infos.every(
+          (info, i) =>
+            info.includes('role:master') ||
+            (info.includes('master_link_status:up') && isOnlineReplica(online, ports[i])),
+        );
+      },
+      30_000,
+      100,
+    );
   }
 
   async stop(): Promise<void> {

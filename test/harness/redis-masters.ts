@@ -26,8 +26,18 @@ class AofRedisServer extends ServerProcess implements MasterServer {
     private readonly dataDir: string,
   ) {
     super('redis-aof', requireBinary('/usr/bin/redis-server', 'redis-server'), [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dataDir,
-      '--appendonly', 'yes', '--appendfsync', 'always',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--dir',
+      dataDir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'always',
     ]);
   }
 
@@ -44,7 +54,11 @@ class AofRedisServer extends ServerProcess implements MasterServer {
   async restart(): Promise<void> {
     if (this.running) await this.kill();
     this.start();
-    await waitUntil(`redis-server (AOF) on port ${this.port} (output: ${this.recentOutput})`, () => answersPing(this.port), 10_000);
+    await waitUntil(
+      `redis-server (AOF) on port ${this.port} (output: ${this.recentOutput})`,
+      () => answersPing(this.port),
+      10_000,
+    );
   }
 
   override async stop(): Promise<void> {
@@ -61,7 +75,9 @@ export class RedisMasters {
 
   /** Starts `count` masters on free ports: without persistence (RedisServer), or with an fsynced AOF each. */
   static async start(count = 5, persistence: 'none' | 'aof' = 'none'): Promise<RedisMasters> {
-    const servers = await Promise.all(Array.from({ length: count }, () => (persistence === 'aof' ? AofRedisServer.start() : RedisServer.start())));
+    const servers = await Promise.all(
+      Array.from({ length: count }, () => (persistence === 'aof' ? AofRedisServer.start() : RedisServer.start())),
+    );
     return new RedisMasters(servers);
   }
 
@@ -71,21 +87,21 @@ export class RedisMasters {
 
   /** SIGKILL: the masters stay down until `restart`. */
   async kill(...indexes: number[]): Promise<void> {
-    await Promise.all(indexes.map((i) => this.servers[i]!.kill()));
+    await Promise.all(indexes.map((i) => this.servers[i].kill()));
   }
 
   /** Starts the masters again on their ports (a running one is SIGKILLed first). Without persistence they come back empty. */
   async restart(...indexes: number[]): Promise<void> {
-    await Promise.all(indexes.map((i) => this.servers[i]!.restart()));
+    await Promise.all(indexes.map((i) => this.servers[i].restart()));
   }
 
   /** SIGSTOP: the master accepts connections but answers nothing until `resume`. */
   pause(i: number): void {
-    this.servers[i]!.pause();
+    this.servers[i].pause();
   }
 
   resume(i: number): void {
-    this.servers[i]!.resume();
+    this.servers[i].resume();
   }
 
   /** Runs a command on master `i` through an admin connection of the test. */
@@ -95,12 +111,14 @@ export class RedisMasters {
 
   /** Deletes `key` on every running master (as an operator, or a store failure, would). */
   async deleteEverywhere(key: string): Promise<void> {
-    await Promise.all(this.servers.map((server, i) => (server.running ? this.admin(i).del(key) : undefined)));
+    await Promise.all(this.servers.map((server, i) => (server.running ? this.admin(i).del(key) : Promise.resolve(0))));
   }
 
   /** How many masters have `key`. */
   async countHolding(key: string): Promise<number> {
-    const found = await Promise.all(this.servers.map((server, i) => (server.running ? this.admin(i).exists(key) : 0)));
+    const found = await Promise.all(
+      this.servers.map((server, i) => (server.running ? this.admin(i).exists(key) : Promise.resolve(0))),
+    );
     return found.reduce((sum, n) => sum + n, 0);
   }
 
@@ -114,7 +132,11 @@ export class RedisMasters {
     let admin = this.admins.get(i);
     if (!admin) {
       // A short disconnectTimeout: ioredis' 2 s default would keep a timer alive after stop() for a master killed by a test.
-      admin = new Redis(this.servers[i]!.url, { maxRetriesPerRequest: 1, connectTimeout: 1_000, disconnectTimeout: 100 });
+      admin = new Redis(this.servers[i].url, {
+        maxRetriesPerRequest: 1,
+        connectTimeout: 1_000,
+        disconnectTimeout: 100,
+      });
       admin.on('error', () => undefined);
       this.admins.set(i, admin);
     }

@@ -43,23 +43,37 @@ export class RedisSentinelGroup {
       for (let i = 0; i < 3; i++) {
         const port = await freePort();
         const conf = join(dir, `sentinel-${port}.conf`);
-        writeFileSync(conf, [
-          `port ${port}`, 'bind 127.0.0.1', `dir ${dir}`,
-          `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${master.port} 2`,
-          `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 1500`,
-          `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 10000`,
-          `sentinel parallel-syncs ${SENTINEL_MASTER_NAME} 2`,
-          '',
-        ].join('\n'));
+        writeFileSync(
+          conf,
+          [
+            `port ${port}`,
+            'bind 127.0.0.1',
+            `dir ${dir}`,
+            `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${master.port} 2`,
+            `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 1500`,
+            `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 10000`,
+            `sentinel parallel-syncs ${SENTINEL_MASTER_NAME} 2`,
+            '',
+          ].join('\n'),
+        );
         const sentinel = new ServerProcess(`redis-sentinel-${port}`, binary, [conf, '--sentinel']);
         sentinel.start();
         group.sentinels.push({ port, process: sentinel });
       }
       // Every Sentinel knows the replicas and the other Sentinels (hello messages every 2 s).
-      await waitUntil('the Sentinels to see every replica and each other', async () => {
-        const views = await Promise.all(group.sentinels.map(({ port }) => sentinelCli(port, 'SENTINEL', 'MASTER', SENTINEL_MASTER_NAME)));
-        return views.every((view) => field(view, 'num-slaves') === String(replicaCount) && field(view, 'num-other-sentinels') === '2');
-      }, 30_000, 200);
+      await waitUntil(
+        'the Sentinels to see every replica and each other',
+        async () => {
+          const views = await Promise.all(
+            group.sentinels.map(({ port }) => sentinelCli(port, 'SENTINEL', 'MASTER', SENTINEL_MASTER_NAME)),
+          );
+          return views.every(
+            (view) => field(view, 'num-slaves') === String(replicaCount) && field(view, 'num-other-sentinels') === '2',
+          );
+        },
+        30_000,
+        200,
+      );
     } catch (error) {
       await group.stop();
       throw error;
@@ -69,7 +83,12 @@ export class RedisSentinelGroup {
 
   /** The port of the master the Sentinels name now. */
   async masterPort(): Promise<number> {
-    const reply = await sentinelCli(this.sentinels[0]!.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER_NAME);
+    const reply = await sentinelCli(
+      this.sentinels[0].port,
+      'SENTINEL',
+      'GET-MASTER-ADDR-BY-NAME',
+      SENTINEL_MASTER_NAME,
+    );
     return Number(reply.split('\n')[1]);
   }
 
@@ -82,10 +101,15 @@ export class RedisSentinelGroup {
   /** Waits until the Sentinels promoted a node other than `oldPort` and it answers as a master; resolves its port. */
   async awaitPromotion(oldPort: number, timeoutMs = 60_000): Promise<number> {
     let port = oldPort;
-    await waitUntil(`a Sentinel failover away from ${oldPort}`, async () => {
-      port = await this.masterPort();
-      return port !== oldPort && this.nodes.get(port)?.cli('ROLE').startsWith('master') === true;
-    }, timeoutMs, 50);
+    await waitUntil(
+      `a Sentinel failover away from ${oldPort}`,
+      async () => {
+        port = await this.masterPort();
+        return port !== oldPort && this.nodes.get(port)?.cli('ROLE').startsWith('master') === true;
+      },
+      timeoutMs,
+      50,
+    );
     return port;
   }
 

@@ -10,9 +10,22 @@ export class RedisServer extends ServerProcess {
     extraArgs: string[] = [],
   ) {
     super('redis', requireBinary('/usr/bin/redis-server', 'redis-server'), [
-      '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', '/tmp',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      '/tmp',
       // Only matters on a replica: load a full sync from the socket, never through a dump file in the shared dir.
-      '--repl-diskless-load', 'on-empty-db', '--repl-diskless-sync-delay', '0', ...extraArgs,
+      '--repl-diskless-load',
+      'on-empty-db',
+      '--repl-diskless-sync-delay',
+      '0',
+      ...extraArgs,
     ]);
   }
 
@@ -39,14 +52,22 @@ export class RedisServer extends ServerProcess {
    * acknowledged a write (WAIT): right after a full sync, a first WAIT was seen to time out now and then.
    */
   async awaitReplicaOnline(port: number, timeoutMs = 30_000): Promise<void> {
-    await waitUntil(`replica ${port} online at ${this.port}`, () => {
-      const info = this.cli('INFO', 'replication');
-      if (!isOnlineReplica(info, port)) return false;
-      const online = info.match(/state=online/g)!.length;
-      // One redis-cli connection: the WAIT covers the SET before it.
-      const acked = execFileSync('redis-cli', ['-p', String(this.port)], { encoding: 'utf8', input: `SET ndl:harness:replicated 1 PX 1000\nWAIT ${online} 200\n` });
-      return Number(acked.trim().split('\n').pop()) >= online;
-    }, timeoutMs, 50);
+    await waitUntil(
+      `replica ${port} online at ${this.port}`,
+      () => {
+        const info = this.cli('INFO', 'replication');
+        if (!isOnlineReplica(info, port)) return false;
+        const online = info.match(/state=online/g)!.length;
+        // One redis-cli connection: the WAIT covers the SET before it.
+        const acked = execFileSync('redis-cli', ['-p', String(this.port)], {
+          encoding: 'utf8',
+          input: `SET ndl:harness:replicated 1 PX 1000\nWAIT ${online} 200\n`,
+        });
+        return Number(acked.trim().split('\n').pop()) >= online;
+      },
+      timeoutMs,
+      50,
+    );
   }
 
   /** (Re)starts on the same port; data is gone (no persistence), as after a crash. */

@@ -3,12 +3,15 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const INSTALL_HINT = 'run `bash scripts/install-servers.sh` (Debian/Ubuntu, as root) or `npm run test:full`, which installs every test server';
+const INSTALL_HINT =
+  'run `bash scripts/install-servers.sh` (Debian/Ubuntu, as root) or `npm run test:full`, which installs every test server';
 
 /** Throws a clear message naming the package to install when a server binary is missing. */
 export function requireBinary(path: string, debianPackage: string): string {
   if (!existsSync(path)) {
-    throw new Error(`Test server binary ${path} is missing: install the Debian package "${debianPackage}" (${INSTALL_HINT}).`);
+    throw new Error(
+      `Test server binary ${path} is missing: install the Debian package "${debianPackage}" (${INSTALL_HINT}).`,
+    );
   }
   return path;
 }
@@ -18,10 +21,20 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `ndl-${prefix}-`));
 }
 
-export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 20_000, intervalMs = 25): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 20_000,
+  intervalMs = 25,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
     if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
@@ -53,7 +66,11 @@ export class ServerProcess {
   start(): void {
     this.output = '';
     // env: this module's process.env, which under jest is the test's own copy (a test may set variables for the servers it starts).
-    const child = spawn(this.command, this.args, { stdio: ['ignore', 'pipe', 'pipe'], env: process.env, ...this.options });
+    const child = spawn(this.command, this.args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: process.env,
+      ...this.options,
+    });
     const keep = (chunk: Buffer) => {
       this.output = (this.output + chunk.toString()).slice(-20_000);
     };

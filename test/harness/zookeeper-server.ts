@@ -30,9 +30,14 @@ export class ZookeeperServer extends ServerProcess {
     const java = requireBinary('/usr/bin/java', 'zookeeper');
     const classpath = [requireBinary(ZOOKEEPER_JAR, 'zookeeper'), SLF4J_SIMPLE_JAR].join(':');
     super(`zookeeper-${id}`, java, [
-      '-Xmx192m', '-XX:+UseSerialGC', '-XX:TieredStopAtLevel=1',
+      '-Xmx192m',
+      '-XX:+UseSerialGC',
+      '-XX:TieredStopAtLevel=1',
       '-Dorg.slf4j.simpleLogger.defaultLogLevel=warn',
-      '-cp', classpath, 'org.apache.zookeeper.server.quorum.QuorumPeerMain', join(dataDir, 'zoo.cfg'),
+      '-cp',
+      classpath,
+      'org.apache.zookeeper.server.quorum.QuorumPeerMain',
+      join(dataDir, 'zoo.cfg'),
     ]);
   }
 
@@ -53,9 +58,15 @@ export class ZookeeperServer extends ServerProcess {
     const dataDir = tempDir(`zk${id}`);
     mkdirSync(join(dataDir, 'data'));
     const lines = [
-      `tickTime=${ZOOKEEPER_TICK_MS}`, 'initLimit=10', 'syncLimit=5',
-      `dataDir=${join(dataDir, 'data')}`, `clientPort=${port}`, 'clientPortAddress=127.0.0.1',
-      'admin.enableServer=false', '4lw.commands.whitelist=*', 'forceSync=no',
+      `tickTime=${ZOOKEEPER_TICK_MS}`,
+      'initLimit=10',
+      'syncLimit=5',
+      `dataDir=${join(dataDir, 'data')}`,
+      `clientPort=${port}`,
+      'clientPortAddress=127.0.0.1',
+      'admin.enableServer=false',
+      '4lw.commands.whitelist=*',
+      'forceSync=no',
       ...quorum.map((member) => `server.${member.id}=127.0.0.1:${member.quorumPort}:${member.electionPort}`),
     ];
     writeFileSync(join(dataDir, 'zoo.cfg'), lines.join('\n') + '\n');
@@ -73,7 +84,12 @@ export class ZookeeperServer extends ServerProcess {
 
   /** Standalone: `ruok` answers `imok`. Ensemble member: `srvr` reports a Mode (ruok says imok before quorum). */
   async waitReady(timeoutMs = 30_000): Promise<void> {
-    await waitUntil(`${this.name} on port ${this.port} (output: ${this.recentOutput})`, async () => (await this.mode()) !== undefined, timeoutMs, 50);
+    await waitUntil(
+      `${this.name} on port ${this.port} (output: ${this.recentOutput})`,
+      async () => (await this.mode()) !== undefined,
+      timeoutMs,
+      50,
+    );
   }
 
   /** `standalone`, `leader` or `follower`; undefined while it cannot serve clients. */
@@ -108,7 +124,9 @@ export class ZookeeperEnsemble {
       quorum.push({ id, quorumPort: await freePort(), electionPort: await freePort() });
       clientPorts.push(await freePort());
     }
-    const ensemble = new ZookeeperEnsemble(quorum.map((member, i) => ZookeeperServer.configure(member.id, clientPorts[i]!, quorum)));
+    const ensemble = new ZookeeperEnsemble(
+      quorum.map((member, i) => ZookeeperServer.configure(member.id, clientPorts[i], quorum)),
+    );
     for (const member of ensemble.members) member.start();
     await Promise.all(ensemble.members.map((member) => member.waitReady(60_000)));
     return ensemble;
@@ -117,10 +135,18 @@ export class ZookeeperEnsemble {
   /** Waits until every running member serves, one of them as the leader (a healed member takes seconds to rejoin); resolves how long that took. */
   async settled(timeoutMs = 30_000): Promise<number> {
     const startedAt = performance.now();
-    await waitUntil('every ZooKeeper member to serve, one as the leader', async () => {
-      const modes = await Promise.all(this.members.filter((member) => member.running).map((member) => member.mode()));
-      return modes.every((mode) => mode === 'leader' || mode === 'follower') && modes.filter((mode) => mode === 'leader').length === 1;
-    }, timeoutMs, 50);
+    await waitUntil(
+      'every ZooKeeper member to serve, one as the leader',
+      async () => {
+        const modes = await Promise.all(this.members.filter((member) => member.running).map((member) => member.mode()));
+        return (
+          modes.every((mode) => mode === 'leader' || mode === 'follower') &&
+          modes.filter((mode) => mode === 'leader').length === 1
+        );
+      },
+      timeoutMs,
+      50,
+    );
     return performance.now() - startedAt;
   }
 

@@ -12,7 +12,12 @@ describeLeaderSuite({
     server = await EtcdServer.start();
     return {
       name: 'etcd',
-      backend: () => ({ type: 'etcd', urls: server.url, leaseTtlMs: LEASE_TTL_SECONDS * 1_000, requestTimeoutMs: 1_500 }),
+      backend: () => ({
+        type: 'etcd',
+        urls: server.url,
+        leaseTtlMs: LEASE_TTL_SECONDS * 1_000,
+        requestTimeoutMs: 1_500,
+      }),
       leaseMs: 2_000,
       lossMs: LEASE_TTL_SECONDS * 1000 + 1_300,
       restartStore: () => server.restart(),

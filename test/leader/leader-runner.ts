@@ -70,7 +70,11 @@ const ms = (ns: bigint) => Number(ns) / 1e6;
  * `shutdowns` graceful shutdowns of the leader, a SIGKILL of the leader, a SIGSTOP of the leader past its
  * lease, a store restart and a store freeze. Every instance killed or stopped is replaced.
  */
-export async function runLeaderScenario(target: LeaderTarget, resignMs: number, shutdowns: number): Promise<LeaderReport> {
+export async function runLeaderScenario(
+  target: LeaderTarget,
+  resignMs: number,
+  shutdowns: number,
+): Promise<LeaderReport> {
   const started = performance.now();
   const resource = new TermResource();
   const name = `duty-${Math.random().toString(36).slice(2, 8)}`;
@@ -92,8 +96,16 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
   };
 
   const spawn = async (): Promise<Worker> => {
-    const config = JSON.stringify({ backend: target.backend(), name, instance: `i${++serial}`, leaseMs: target.leaseMs, dist: target.dist });
-    const child = fork(WORKER, [config], { stdio: ['ignore', process.env.LEADER_DEBUG ? 'inherit' : 'ignore', 'pipe', 'ipc'] });
+    const config = JSON.stringify({
+      backend: target.backend(),
+      name,
+      instance: `i${++serial}`,
+      leaseMs: target.leaseMs,
+      dist: target.dist,
+    });
+    const child = fork(WORKER, [config], {
+      stdio: ['ignore', process.env.LEADER_DEBUG ? 'inherit' : 'ignore', 'pipe', 'ipc'],
+    });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
     const pid = child.pid!;
@@ -107,7 +119,8 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
         changed();
       });
     });
-    const exitReport = () => `worker ${labels.get(pid)} exited (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim() || '(no stderr)'}`;
+    const exitReport = () =>
+      `worker ${labels.get(pid)} exited (code ${child.exitCode}, signal ${child.signalCode}): ${stderr.trim() || '(no stderr)'}`;
     const worker = { child, pid, exited, exitReport };
     workers.set(pid, worker);
     await ready;
@@ -118,7 +131,8 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
     const reply = (payload: Record<string, unknown> = {}) => {
       if (child.connected) child.send({ reply: message.id, ...payload }, () => undefined);
     };
-    if (process.env.LEADER_DEBUG && message.event) process.stderr.write(`[${pid}] ${JSON.stringify(message)} paused=${paused.has(pid)}\n`);
+    if (process.env.LEADER_DEBUG && message.event)
+      process.stderr.write(`[${pid}] ${JSON.stringify(message)} paused=${paused.has(pid)}\n`);
     if (message.event === 'leader') resource.began(pid, message.term as number, BigInt(message.at as string));
     else if (message.event === 'follower') {
       resource.ended(pid, message.term as number, BigInt(message.at as string));
@@ -144,23 +158,31 @@ export async function runLeaderScenario(target: LeaderTarget, resignMs: number, 
 
     // Random resigns.
     let resigns = 0;
-    for (const end = performance.now() + resignMs; performance.now() < end; ) {
+    for (const end = performance.now() + resignMs; performance.now() < end;) {
       await sleep(150 + Math.random() * 500);
       const leading = resource.current();
       if (leading === undefined) continue;
       workers.get(leading.pid)!.child.send({ cmd: 'resign' });
       resigns++;
       // Usually another instance; the same one again when the others were backing off after a store error.
-      await until('a new leadership after a resign', () => resource.current() !== undefined && resource.current() !== leading);
+      await until(
+        'a new leadership after a resign',
+        () => resource.current() !== undefined && resource.current() !== leading,
+      );
     }
 
     // Who leads, as an instance that does not campaign sees it (LeaderService.leader: an inspection of the store).
     await until('a leader that has written', () => resource.current() !== undefined && resource.accepted > 0);
-    const observer = new LeaderService(new LockEngine(await createLockBackend(target.backend()), { keyPrefix: 'leader-test:', instance: 'observer' }));
+    const observer = new LeaderService(
+      new LockEngine(await createLockBackend(target.backend()), { keyPrefix: 'leader-test:', instance: 'observer' }),
+    );
     let observed: LeaderReport['observed'];
     try {
       const leading = resource.current()!;
-      observed = { said: await observer.leader(name), leading: { instance: labels.get(leading.pid), term: leading.term } };
+      observed = {
+        said: await observer.leader(name),
+        leading: { instance: labels.get(leading.pid), term: leading.term },
+      };
     } finally {
       await observer.close();
       await (observer as unknown as { engine: LockEngine }).engine.close();

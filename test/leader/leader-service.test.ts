@@ -1,6 +1,12 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { firstValueFrom, filter, merge, take, toArray } from 'rxjs';
-import { InvalidLockArgumentError, LeaderService, LockEngine, MemoryBackend, type Leadership } from '../../lib/index.js';
+import {
+  InvalidLockArgumentError,
+  LeaderService,
+  LockEngine,
+  MemoryBackend,
+  type Leadership,
+} from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 
 /** Two instances of one app sharing one store: two engines on one memory backend. */
@@ -27,7 +33,8 @@ function holdingTask(terms: Leadership[]): (leadership: Leadership) => Promise<v
   };
 }
 
-const becomesLeader = (service: LeaderService, name: string) => firstValueFrom(service.leadership$(name).pipe(filter((change) => change.leader)));
+const becomesLeader = (service: LeaderService, name: string) =>
+  firstValueFrom(service.leadership$(name).pipe(filter((change) => change.leader)));
 
 describe('LeaderService on a LockEngine (memory, two instances)', () => {
   let pair: ReturnType<typeof twoInstances>;
@@ -68,7 +75,9 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
   it('a task that returns resigns and campaigns again, or stops with afterTask: stop', async () => {
     pair = twoInstances();
     let runs = 0;
-    const ran = new Promise<void>((resolve) => pair.a.lead('once', () => void (++runs === 1 && resolve()), { afterTask: 'stop' }));
+    const ran = new Promise<void>((resolve) =>
+      pair.a.lead('once', () => void (++runs === 1 && resolve()), { afterTask: 'stop' }),
+    );
     await ran;
     const terms: Leadership[] = [];
     pair.b.lead('once', holdingTask(terms));
@@ -91,7 +100,9 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
     expect(terms[0].signal.aborted).toBe(true);
     expect((terms[0].signal.reason as Error).name).toBe('LockLostError');
     expect(pair.a.isLeader('lost')).toBe(false);
-    await firstValueFrom(pair.a.leadership$('lost').pipe(filter((change) => change.leader && change.term !== terms[0].term)));
+    await firstValueFrom(
+      pair.a.leadership$('lost').pipe(filter((change) => change.leader && change.term !== terms[0].term)),
+    );
     expect(terms[1].term!).toBeGreaterThan(terms[0].term!);
   });
 
@@ -113,14 +124,26 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
     const beliefs: { instance: string; term: number; start: bigint; end?: bigint }[] = [];
     for (const service of services) {
       service.lead('rotating', (leadership) => {
-        const belief: (typeof beliefs)[number] = { instance: service.instance, term: leadership.term!, start: process.hrtime.bigint() };
+        const belief: (typeof beliefs)[number] = {
+          instance: service.instance,
+          term: leadership.term!,
+          start: process.hrtime.bigint(),
+        };
         beliefs.push(belief);
-        return new Promise<void>((resolve) => leadership.signal.addEventListener('abort', () => resolve(void (belief.end = process.hrtime.bigint())), { once: true }));
+        return new Promise<void>((resolve) =>
+          leadership.signal.addEventListener('abort', () => resolve(void (belief.end = process.hrtime.bigint())), {
+            once: true,
+          }),
+        );
       });
     }
     for (let i = 0; i < 30; i++) {
       // Each service's leadership$ starts with its current state: resolves at once when one leads, else on the next election.
-      await firstValueFrom(merge(...services.map((service) => service.leadership$('rotating'))).pipe(filter(() => services.some((service) => service.isLeader('rotating')))));
+      await firstValueFrom(
+        merge(...services.map((service) => service.leadership$('rotating'))).pipe(
+          filter(() => services.some((service) => service.isLeader('rotating'))),
+        ),
+      );
       const leader = services.find((service) => service.isLeader('rotating'))!;
       if (Math.random() < 0.8) await leader.resign('rotating');
       else await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
@@ -155,15 +178,26 @@ describe('LeaderService on a LockEngine (memory, two instances)', () => {
 
     // Leadership needs fences the store vouches for: a store that does not declare them (Redlock, a custom one) is refused.
     for (const capabilities of [undefined, { minHold: true }, { fenced: false }]) {
-      const unfenced = { name: 'custom', capabilities, claim: () => { throw new Error('unused'); }, close: async () => undefined } as unknown as LockBackend;
+      const unfenced = {
+        name: 'custom',
+        capabilities,
+        claim: () => {
+          throw new Error('unused');
+        },
+        close: async () => undefined,
+      } as unknown as LockBackend;
       const bare = new LockEngine(unfenced);
       expect(() => new LeaderService(bare).lead('x', () => undefined)).toThrow(InvalidLockArgumentError);
       expect(() => new LeaderService(bare).lead('x', () => undefined)).toThrow(/does not declare fencing tokens/);
       await bare.close();
     }
-    const { RedlockBackend } = await import('../../lib/backends/redlock/redlock.backend.js');
-    const engine = new LockEngine(new RedlockBackend([], { quorum: 1 } as ConstructorParameters<typeof RedlockBackend>[1]));
-    expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(/Leader election is refused on the redlock backend/);
+    const { RedlockBackend } = await import('../../lib/backends/redlock/redlock-backend.js');
+    const engine = new LockEngine(
+      new RedlockBackend([], { quorum: 1 } as ConstructorParameters<typeof RedlockBackend>[1]),
+    );
+    expect(() => new LeaderService(engine).lead('x', () => undefined)).toThrow(
+      /Leader election is refused on the redlock backend/,
+    );
     await engine.close();
   });
 });

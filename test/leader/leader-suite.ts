@@ -32,23 +32,31 @@ export function describeLeaderSuite(setup: LeaderSetup): void {
       dist?.remove();
     }, 60_000);
 
-    it('one leader at a time with increasing terms; fast handover on shutdown; takeover after a crash or a pause, whose late writes are refused', async () => {
-      const report = await runLeaderScenario(target, RESIGN_MS, SHUTDOWNS);
-      process.stdout.write(`\nLeader election (${setup.name}): ${JSON.stringify(report)}\n`);
-      mkdirSync('/tmp/ndl-leader-results', { recursive: true });
-      writeFileSync(`/tmp/ndl-leader-results/${setup.name}.json`, JSON.stringify(report, null, 2));
+    it(
+      'one leader at a time with increasing terms; fast handover on shutdown; takeover after a crash or a pause, whose late writes are refused',
+      async () => {
+        const report = await runLeaderScenario(target, RESIGN_MS, SHUTDOWNS);
+        process.stdout.write(`\nLeader election (${setup.name}): ${JSON.stringify(report)}\n`);
+        mkdirSync('/tmp/ndl-leader-results', { recursive: true });
+        writeFileSync(`/tmp/ndl-leader-results/${setup.name}.json`, JSON.stringify(report, null, 2));
 
-      expect({ sameTermConflicts: report.sameTermConflicts, nonIncreasingTerms: report.nonIncreasingTerms, overlaps: report.overlaps }).toEqual({ sameTermConflicts: 0, nonIncreasingTerms: 0, overlaps: 0 });
-      expect(report.moves).toBeGreaterThan(0);
-      expect(report.observed.said).toEqual(report.observed.leading);
-      expect(report.acceptedWrites).toBeGreaterThan(0);
-      // Handed over by the release, not by the lease running out.
-      for (const handover of report.shutdownHandoverMs) expect(handover).toBeLessThan(target.lossMs / 2);
-      expect(report.killTermLarger).toBe(true);
-      expect(report.killTakeoverMs).toBeLessThan(target.lossMs + 5_000);
-      expect(report.pauseTakeoverMs).toBeLessThan(target.lossMs + 5_000);
-      expect(report.pausedAbortReason).toBe('LockLostError');
-      expect(report.lateWritesRefused).toBeGreaterThanOrEqual(1);
-    }, 120_000 + RESIGN_MS + SHUTDOWNS * 5_000);
+        expect({
+          sameTermConflicts: report.sameTermConflicts,
+          nonIncreasingTerms: report.nonIncreasingTerms,
+          overlaps: report.overlaps,
+        }).toEqual({ sameTermConflicts: 0, nonIncreasingTerms: 0, overlaps: 0 });
+        expect(report.moves).toBeGreaterThan(0);
+        expect(report.observed.said).toEqual(report.observed.leading);
+        expect(report.acceptedWrites).toBeGreaterThan(0);
+        // Handed over by the release, not by the lease running out.
+        for (const handover of report.shutdownHandoverMs) expect(handover).toBeLessThan(target.lossMs / 2);
+        expect(report.killTermLarger).toBe(true);
+        expect(report.killTakeoverMs).toBeLessThan(target.lossMs + 5_000);
+        expect(report.pauseTakeoverMs).toBeLessThan(target.lossMs + 5_000);
+        expect(report.pausedAbortReason).toBe('LockLostError');
+        expect(report.lateWritesRefused).toBeGreaterThanOrEqual(1);
+      },
+      120_000 + RESIGN_MS + SHUTDOWNS * 5_000,
+    );
   });
 }

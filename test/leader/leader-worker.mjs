@@ -11,7 +11,7 @@ const { backend, name, instance, leaseMs, dist } = JSON.parse(process.argv[2]);
 const root = dist ?? new URL('../../dist/esm/', import.meta.url).href;
 const { LockEngine } = await import(new URL('engine/lock-engine.js', root).href);
 const { createLockBackend } = await import(new URL('backends/create-backend.js', root).href);
-const { LeaderService } = await import(new URL('leader/leader.service.js', root).href);
+const { LeaderService } = await import(new URL('leader/leader-service.js', root).href);
 const engine = new LockEngine(await createLockBackend(backend), { instance, leaseMs, keyPrefix: 'leader-test:' });
 const leaders = new LeaderService(engine);
 const now = () => process.hrtime.bigint().toString();
@@ -41,7 +41,11 @@ process.on('message', async (message) => {
 
 leaders.lead(name, async ({ term, signal }) => {
   process.send({ event: 'leader', term, at: now() });
-  signal.addEventListener('abort', () => process.send({ event: 'follower', term, at: now(), reason: signal.reason?.name }), { once: true });
+  signal.addEventListener(
+    'abort',
+    () => process.send({ event: 'follower', term, at: now(), reason: signal.reason?.name }),
+    { once: true },
+  );
   while (!signal.aborted) {
     await rpc('checkpoint', { term });
     await rpc('write', { term });

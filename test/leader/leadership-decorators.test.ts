@@ -3,7 +3,15 @@ import { Get, Controller, Injectable, type INestApplicationContext } from '@nest
 import { Cron, SchedulerRegistry, ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
 import { firstValueFrom, filter } from 'rxjs';
-import { DistributedLockModule, InvalidLockArgumentError, LeaderOnly, LeaderService, MemoryBackend, OnLeadership, type Leadership } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  LeaderOnly,
+  LeaderService,
+  MemoryBackend,
+  OnLeadership,
+  type Leadership,
+} from '../../lib/index.js';
 
 const EVERY_NEW_YEAR = '0 0 1 1 *';
 
@@ -50,7 +58,13 @@ async function startInstance(backend: MemoryBackend, instance: string): Promise<
   return moduleRef.init();
 }
 
-const leads = (app: INestApplicationContext, name: string) => firstValueFrom(app.get(LeaderService).leadership$(name).pipe(filter((change) => change.leader)));
+const leads = (app: INestApplicationContext, name: string) =>
+  firstValueFrom(
+    app
+      .get(LeaderService)
+      .leadership$(name)
+      .pipe(filter((change) => change.leader)),
+  );
 
 describe('@OnLeadership and @LeaderOnly', () => {
   const apps: INestApplicationContext[] = [];
@@ -96,8 +110,14 @@ describe('@OnLeadership and @LeaderOnly', () => {
 
   it('keeps the method metadata (cron registered, controller route) and refuses bad arguments', () => {
     expect(Reflect.getMetadata('path', StatusController.prototype.status)).toBe('/');
-    expect(() => LeaderOnly('')(StockWatcher.prototype, 'x', { value: () => undefined })).toThrow(InvalidLockArgumentError);
-    expect(() => OnLeadership('x')(StockWatcher.prototype, 'x', { value: 42 } as PropertyDescriptor)).toThrow(/can only decorate methods/);
-    expect(() => OnLeadership('x', { store: '' })(StockWatcher.prototype, 'x', { value: () => undefined })).toThrow(/store must be/);
+    expect(() => LeaderOnly('')(StockWatcher.prototype, 'x', { value: () => undefined })).toThrow(
+      InvalidLockArgumentError,
+    );
+    expect(() => OnLeadership('x')(StockWatcher.prototype, 'x', { value: 42 } as PropertyDescriptor)).toThrow(
+      /can only decorate methods/,
+    );
+    expect(() => OnLeadership('x', { store: '' })(StockWatcher.prototype, 'x', { value: () => undefined })).toThrow(
+      /store must be/,
+    );
   });
 });

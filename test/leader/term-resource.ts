@@ -63,10 +63,16 @@ export class TermResource {
 
   /** Pairs of beliefs of different instances that overlapped in time, leaving out the pids given (paused on purpose). */
   overlaps(except: ReadonlySet<number> = new Set()): number {
-    const beliefs = this.beliefs.filter((belief) => !except.has(belief.pid)).sort((a, b) => (a.start < b.start ? -1 : 1));
+    const beliefs = this.beliefs
+      .filter((belief) => !except.has(belief.pid))
+      .sort((a, b) => (a.start < b.start ? -1 : 1));
     let count = 0;
     for (let i = 0; i < beliefs.length; i++) {
-      for (let j = i + 1; j < beliefs.length && beliefs[j].start < (beliefs[i].end ?? BigInt(Number.MAX_SAFE_INTEGER) * 1000n); j++) {
+      for (
+        let j = i + 1;
+        j < beliefs.length && beliefs[j].start < (beliefs[i].end ?? BigInt(Number.MAX_SAFE_INTEGER) * 1000n);
+        j++
+      ) {
         if (beliefs[j].pid !== beliefs[i].pid) count++;
       }
     }

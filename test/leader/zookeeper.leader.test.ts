@@ -14,7 +14,13 @@ describeLeaderSuite({
     const rootPath = `/ndl-leader-${randomUUID().slice(0, 8)}`;
     return {
       name: 'zookeeper',
-      backend: () => ({ type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: SESSION_TIMEOUT_MS, connectTimeoutMs: 2_000, rootPath }),
+      backend: () => ({
+        type: 'zookeeper',
+        url: server.connectionString,
+        sessionTimeoutMs: SESSION_TIMEOUT_MS,
+        connectTimeoutMs: 2_000,
+        rootPath,
+      }),
       leaseMs: 2_000,
       lossMs: SESSION_TIMEOUT_MS + 2 * ZOOKEEPER_TICK_MS + 600,
       restartStore: () => server.restart(),

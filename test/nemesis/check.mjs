@@ -13,7 +13,9 @@ let failed = false;
 for (const file of files) {
   const report = checkHistory(JSON.parse(readFileSync(file, 'utf8')));
   const { violations, lostMargins, dueLostMargins, freedByHolderMargins, ...summary } = report;
-  process.stdout.write(`${file}\n${JSON.stringify({ ...summary, firstViolations: violations.slice(0, 5) }, null, 2)}\n`);
+  process.stdout.write(
+    `${file}\n${JSON.stringify({ ...summary, firstViolations: violations.slice(0, 5) }, null, 2)}\n`,
+  );
   failed ||= report.violationCount > 0;
 }
 process.exit(failed ? 1 : 0);

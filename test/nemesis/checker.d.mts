@@ -27,7 +27,13 @@ export interface History {
 }
 
 export interface Violation {
-  kind: 'overlap' | 'fence-regression' | 'reentry-fence-changed' | 'release-by-non-holder' | 'guarded-lost-update' | 'guarded-stale-write';
+  kind:
+    | 'overlap'
+    | 'fence-regression'
+    | 'reentry-fence-changed'
+    | 'release-by-non-holder'
+    | 'guarded-lost-update'
+    | 'guarded-stale-write';
   process: number;
   time: number;
   [detail: string]: unknown;

@@ -15,7 +15,10 @@ export const driftAllowanceMs = (leaseMs) => leaseMs * 0.01 + 2;
  * @returns {import('./checker.d.mts').CheckReport}
  */
 export function checkHistory(history) {
-  const events = [...history.events].map((event, index) => ({ event, index })).sort((a, b) => a.event.time - b.event.time || a.index - b.index).map((e) => e.event);
+  const events = [...history.events]
+    .map((event, index) => ({ event, index }))
+    .sort((a, b) => a.event.time - b.event.time || a.index - b.index)
+    .map((e) => e.event);
   const violations = [];
   const holds = [];
   const state = new Map();
@@ -28,7 +31,17 @@ export function checkHistory(history) {
   const invokedAt = new Map();
   let longestFailedAcquireMs = null;
   let acquiresPastWaitBound = 0;
-  const counts = { operations: 0, acquisitions: 0, acquireFailed: 0, acquireIndeterminate: 0, releases: 0, guardedAccepted: 0, guardedRefused: 0, guardedIndeterminate: 0, canaryWrites: 0 };
+  const counts = {
+    operations: 0,
+    acquisitions: 0,
+    acquireFailed: 0,
+    acquireIndeterminate: 0,
+    releases: 0,
+    guardedAccepted: 0,
+    guardedRefused: 0,
+    guardedIndeterminate: 0,
+    canaryWrites: 0,
+  };
   const canary = { lostUpdates: 0, writesAfterLoss: 0 };
   const endHold = (hold, time, endedBy) => {
     if (hold && hold.end === undefined) Object.assign(hold, { end: time, endedBy });
@@ -55,7 +68,12 @@ export function checkHistory(history) {
     const s = stateOf(p);
     if (event.type === 'invoke') counts.operations++;
     if (event.f === 'acquire' && event.type === 'invoke') invokedAt.set(p, event.time);
-    if (event.f === 'acquire' && (event.type === 'fail' || event.type === 'info') && invokedAt.has(p) && !/abort/i.test(String(event.error))) {
+    if (
+      event.f === 'acquire' &&
+      (event.type === 'fail' || event.type === 'info') &&
+      invokedAt.has(p) &&
+      !/abort/i.test(String(event.error))
+    ) {
       longestFailedAcquireMs = Math.max(longestFailedAcquireMs ?? 0, round(event.time - invokedAt.get(p)));
       if (event.pastBound === true) acquiresPastWaitBound++;
     }
@@ -63,11 +81,25 @@ export function checkHistory(history) {
       case 'acquire:ok': {
         counts.acquisitions++;
         if (s.acquired && s.hold?.end === undefined) {
-          if (event.fence !== s.acquired.fence) violations.push({ kind: 'reentry-fence-changed', process: p, time: event.time, fence: event.fence, held: s.acquired.fence });
+          if (event.fence !== s.acquired.fence)
+            violations.push({
+              kind: 'reentry-fence-changed',
+              process: p,
+              time: event.time,
+              fence: event.fence,
+              held: s.acquired.fence,
+            });
           break;
         }
         if (typeof event.fence === 'number') {
-          if (event.fence <= maxFence) violations.push({ kind: 'fence-regression', process: p, time: event.time, fence: event.fence, highest: maxFence });
+          if (event.fence <= maxFence)
+            violations.push({
+              kind: 'fence-regression',
+              process: p,
+              time: event.time,
+              fence: event.fence,
+              highest: maxFence,
+            });
           maxFence = Math.max(maxFence, event.fence);
         }
         s.hold = { process: p, fence: event.fence, start: event.time, end: undefined, endedBy: undefined };
@@ -84,7 +116,9 @@ export function checkHistory(history) {
       case 'lost:event': {
         const hold = s.hold;
         if (!hold || hold.end !== undefined) break;
-        const pause = (pauses.get(p) ?? []).find(([from, to]) => from >= hold.start && to <= event.time && to - from >= lapsingPauseMs);
+        const pause = (pauses.get(p) ?? []).find(
+          ([from, to]) => from >= hold.start && to <= event.time && to - from >= lapsingPauseMs,
+        );
         if (pause) endHold(hold, pause[0], 'paused');
         else {
           endHold(hold, event.time, 'lost');
@@ -109,13 +143,28 @@ export function checkHistory(history) {
       case 'write:ok':
         if (event.resource === 'guarded') {
           counts.guardedAccepted++;
-          if (event.prior !== event.read) violations.push({ kind: 'guarded-lost-update', process: p, time: event.time, read: event.read, prior: event.prior });
-          if (typeof event.priorFence === 'number' && event.fence < event.priorFence) violations.push({ kind: 'guarded-stale-write', process: p, time: event.time, fence: event.fence, priorFence: event.priorFence });
+          if (event.prior !== event.read)
+            violations.push({
+              kind: 'guarded-lost-update',
+              process: p,
+              time: event.time,
+              read: event.read,
+              prior: event.prior,
+            });
+          if (typeof event.priorFence === 'number' && event.fence < event.priorFence)
+            violations.push({
+              kind: 'guarded-stale-write',
+              process: p,
+              time: event.time,
+              fence: event.fence,
+              priorFence: event.priorFence,
+            });
         } else {
           counts.canaryWrites++;
           if (event.prior !== event.read) canary.lostUpdates++;
           const hold = s.acquired;
-          if (hold && hold.end !== undefined && hold.endedBy !== 'release' && hold.end < event.time) canary.writesAfterLoss++;
+          if (hold && hold.end !== undefined && hold.endedBy !== 'release' && hold.end < event.time)
+            canary.writesAfterLoss++;
         }
         break;
       case 'write:fail':
@@ -139,7 +188,15 @@ export function checkHistory(history) {
       if (a.process === b.process) continue;
       const overlapMs = Math.min(a.end, b.end) - b.start;
       longestOverlapMs = Math.max(longestOverlapMs, overlapMs);
-      violations.push({ kind: 'overlap', process: b.process, time: b.start, other: a.process, overlapMs: round(overlapMs), fences: [a.fence, b.fence], firstEndedBy: a.endedBy });
+      violations.push({
+        kind: 'overlap',
+        process: b.process,
+        time: b.start,
+        other: a.process,
+        overlapMs: round(overlapMs),
+        fences: [a.fence, b.fence],
+        firstEndedBy: a.endedBy,
+      });
     }
   }
 
@@ -174,11 +231,18 @@ export function checkHistory(history) {
     coveredUntil = Math.max(coveredUntil, hold.end);
   }
   // Clients still trying after the last hold ended (all their acquisitions failing until the run stopped) count too.
-  const lastClientTime = events.reduce((last, e) => (e.process === 'nemesis' ? last : Math.max(last, e.time)), -Infinity);
-  if (coveredUntil !== undefined && lastClientTime > coveredUntil) longestWithoutHolderMs = Math.max(longestWithoutHolderMs, lastClientTime - coveredUntil);
+  const lastClientTime = events.reduce(
+    (last, e) => (e.process === 'nemesis' ? last : Math.max(last, e.time)),
+    -Infinity,
+  );
+  if (coveredUntil !== undefined && lastClientTime > coveredUntil)
+    longestWithoutHolderMs = Math.max(longestWithoutHolderMs, lastClientTime - coveredUntil);
 
   const recoveries = events
-    .filter((e) => e.process === 'nemesis' && (e.f === 'heal' || e.f === 'resume' || e.f === 'restarted' || e.f === 'promoted'))
+    .filter(
+      (e) =>
+        e.process === 'nemesis' && (e.f === 'heal' || e.f === 'resume' || e.f === 'restarted' || e.f === 'promoted'),
+    )
     .map((heal) => {
       const next = (who) => byStart.find((h) => h.start >= heal.time && (who === undefined || h.process === who));
       const any = next();
@@ -186,7 +250,10 @@ export function checkHistory(history) {
       const target = cutOff ? next(heal.target) : undefined;
       const answer = cutOff ? firstAnswer(events, heal.target, heal.time) : undefined;
       return {
-        f: heal.f, time: heal.time, target: heal.target, anyMs: any ? round(any.start - heal.time) : null,
+        f: heal.f,
+        time: heal.time,
+        target: heal.target,
+        anyMs: any ? round(any.start - heal.time) : null,
         targetMs: !cutOff ? null : target ? round(target.start - heal.time) : null,
         answerMs: !cutOff ? null : answer !== undefined ? round(answer - heal.time) : null,
       };
@@ -217,6 +284,11 @@ const round = (ms) => Math.round(ms * 10) / 10;
 
 /** When client `who` first heard from the store at or after `since` (its `heard` event, or an acquisition or release that took effect). Undefined if it never did. */
 function firstAnswer(events, who, since) {
-  const answer = events.find((e) => e.process === who && e.time >= since && (e.f === 'heard' || (e.type === 'ok' && (e.f === 'acquire' || e.f === 'release'))));
+  const answer = events.find(
+    (e) =>
+      e.process === who &&
+      e.time >= since &&
+      (e.f === 'heard' || (e.type === 'ok' && (e.f === 'acquire' || e.f === 'release'))),
+  );
   return answer?.time;
 }

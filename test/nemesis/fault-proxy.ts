@@ -31,7 +31,12 @@ export class FaultProxy {
    * `localAddress`: where the proxy's connections to the store come from (a store's port rules can
    * then tell them from its peers'); `latencyMs`: added to every byte, each way.
    */
-  static async start(targetPort: number, targetHost = '127.0.0.1', localAddress?: string, latencyMs = 0): Promise<FaultProxy> {
+  static async start(
+    targetPort: number,
+    targetHost = '127.0.0.1',
+    localAddress?: string,
+    latencyMs = 0,
+  ): Promise<FaultProxy> {
     const port = await freePort();
     let proxy: FaultProxy | undefined;
     const server = createServer({ noDelay: true }, (client) => proxy!.accept(client, targetHost, localAddress));

@@ -13,14 +13,14 @@ const rules = new Set<string>();
 /** Adds (inserts first in its chain) `spec`: [chain, ...match, '-j', target]; the tag is added here. */
 export function addRule(spec: readonly string[]): void {
   const [chain, ...rest] = spec;
-  const full = [chain!, ...rest.slice(0, -2), '-m', 'comment', '--comment', RULE_TAG, ...rest.slice(-2)];
+  const full = [chain, ...rest.slice(0, -2), '-m', 'comment', '--comment', RULE_TAG, ...rest.slice(-2)];
   execFileSync(IPTABLES, ['-w', '-I', ...full]);
   rules.add(JSON.stringify(full));
 }
 
 export function removeRule(spec: readonly string[]): void {
   const [chain, ...rest] = spec;
-  const key = JSON.stringify([chain!, ...rest.slice(0, -2), '-m', 'comment', '--comment', RULE_TAG, ...rest.slice(-2)]);
+  const key = JSON.stringify([chain, ...rest.slice(0, -2), '-m', 'comment', '--comment', RULE_TAG, ...rest.slice(-2)]);
   if (rules.delete(key)) deleteQuietly(JSON.parse(key) as string[]);
 }
 

@@ -26,16 +26,29 @@ describe('nemesis: long partitions', () => {
   });
 
   for (const name of ['redis', 'postgres']) {
-    itRow('partition tcp', `${name}, cut off ${PARTITION_MS / 1000} s: ${rowTitle('partition tcp')}`, true, async () => {
-      let store: StartedStore | undefined;
-      try {
-        store = await NEMESIS_STORES[name]!();
-        const run = await runNemesis(store, 'partition tcp', { seed: NEMESIS_SEED, rounds: 1, dist: dist.url, resourceUrl: resource.url, faultMs: PARTITION_MS, recoveryLimitMs: 90_000 });
-        process.stdout.write(`\n${formatNemesisTable([run], store)}\n`);
-        expect(rowChecks(run, store).filter((check) => !check.passed)).toEqual([]);
-      } finally {
-        await store?.stop();
-      }
-    }, 240_000);
+    itRow(
+      'partition tcp',
+      `${name}, cut off ${PARTITION_MS / 1000} s: ${rowTitle('partition tcp')}`,
+      true,
+      async () => {
+        let store: StartedStore | undefined;
+        try {
+          store = await NEMESIS_STORES[name]();
+          const run = await runNemesis(store, 'partition tcp', {
+            seed: NEMESIS_SEED,
+            rounds: 1,
+            dist: dist.url,
+            resourceUrl: resource.url,
+            faultMs: PARTITION_MS,
+            recoveryLimitMs: 90_000,
+          });
+          process.stdout.write(`\n${formatNemesisTable([run], store)}\n`);
+          expect(rowChecks(run, store).filter((check) => !check.passed)).toEqual([]);
+        } finally {
+          await store?.stop();
+        }
+      },
+      240_000,
+    );
   }
 });

@@ -32,9 +32,33 @@ import { measureClockRate } from './store-clock.js';
  * independent masters: Redlock) cuts each client off from all but a majority of the masters, each
  * client's majority a different one, as Jepsen's majorities-ring nemesis does.
  */
-export type NemesisFault = 'partition' | 'partition replies' | 'partition tcp' | 'partition shard' | 'pause after acquire' | 'pause before write' | 'block loop' | 'restart store' | 'failover' | 'slow clock' | 'store clock fast' | 'isolate leader' | 'isolate member' | 'isolate leader from peers' | 'majorities ring';
+export type NemesisFault =
+  | 'partition'
+  | 'partition replies'
+  | 'partition tcp'
+  | 'partition shard'
+  | 'pause after acquire'
+  | 'pause before write'
+  | 'block loop'
+  | 'restart store'
+  | 'failover'
+  | 'slow clock'
+  | 'store clock fast'
+  | 'isolate leader'
+  | 'isolate member'
+  | 'isolate leader from peers'
+  | 'majorities ring';
 
-export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
+export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = [
+  'partition',
+  'partition replies',
+  'partition tcp',
+  'pause after acquire',
+  'pause before write',
+  'block loop',
+  'restart store',
+  'slow clock',
+];
 
 /** One store as the nemesis runs it. */
 export interface NemesisStore {
@@ -57,7 +81,10 @@ export interface NemesisStore {
    * its clients (`peersOnly`: from its peers only); resolves its name and the heal. `storeKey`: the
    * lock's key in the store (keyPrefix + key), for a store whose leader depends on the key (Redis Cluster: the key's master).
    */
-  isolateMember?(which: 'leader' | number, options: { storeKey: string; peersOnly: boolean }): Promise<{ member: string; heal: () => void }>;
+  isolateMember?(
+    which: 'leader' | number,
+    options: { storeKey: string; peersOnly: boolean },
+  ): Promise<{ member: string; heal: () => void }>;
   /** Where the clients' proxies connect to each endpoint from (in the order of `endpoints`; default the system's choice: 127.0.0.1). */
   readonly proxyFrom?: readonly (string | undefined)[];
   /** How long a member stays isolated. */
@@ -71,7 +98,9 @@ export interface NemesisStore {
   /** Added by every proxy, each way (a store on another machine). */
   readonly latencyMs?: number;
   /** Replicated Redis: SIGKILLs the master of `storeKey`; `promoted` resolves when a replica serves in its place, `rejoin` brings the killed node back as a replica, in sync. */
-  killLeader?(storeKey: string): Promise<{ member: string; promoted: () => Promise<void>; rejoin: () => Promise<void> }>;
+  killLeader?(
+    storeKey: string,
+  ): Promise<{ member: string; promoted: () => Promise<void>; rejoin: () => Promise<void> }>;
   /** Redis Cluster: the index in `endpoints` of the master that serves `storeKey`. */
   leaderEndpoint?(storeKey: string): Promise<number>;
 }
@@ -110,34 +139,62 @@ export interface NemesisRun {
 const ACQUISITIONS_AFTER_HEAL = 5;
 
 /** Runs `rounds` injections of `fault` against 3 clients of `store`; writes the history and resolves its check. */
-export async function runNemesis(store: NemesisStore, fault: NemesisFault, options: NemesisOptions): Promise<NemesisRun> {
+export async function runNemesis(
+  store: NemesisStore,
+  fault: NemesisFault,
+  options: NemesisOptions,
+): Promise<NemesisRun> {
   const startedAt = now();
   const random = seededRandom(options.seed);
   const clients = options.clients ?? 3;
   const runId = `${store.name}-${fault.replace(/\s+/g, '-')}-${options.seed}`;
   const events: HistoryEvent[] = [];
-  const record = (event: Omit<HistoryEvent, 'time'> & { time?: number }) => events.push({ ...event, time: event.time ?? now() } as HistoryEvent);
+  const record = (event: Omit<HistoryEvent, 'time'> & { time?: number }) =>
+    events.push({ ...event, time: event.time ?? now() } as HistoryEvent);
   // The row means something only if the server's clock does run fast.
   const storeClockRate = store.storeClockRate !== undefined ? await measureClockRate(store) : undefined;
-  const proxies = await Promise.all(Array.from({ length: clients }, () => Promise.all(store.endpoints.map((port, e) => FaultProxy.start(port, undefined, store.proxyFrom?.[e], store.latencyMs)))));
+  const proxies = await Promise.all(
+    Array.from({ length: clients }, () =>
+      Promise.all(
+        store.endpoints.map((port, e) => FaultProxy.start(port, undefined, store.proxyFrom?.[e], store.latencyMs)),
+      ),
+    ),
+  );
   const prefix = `nemesis:${runId}:${Date.now()}:`;
   const storeKey = `${prefix}nemesis`;
   const clientProcesses = new NemesisClients(
     proxies.map((own, index) => {
       const slow = fault === 'slow clock' && index === 0;
       const config = {
-        dist: options.dist, backend: store.clientConfig(own.map((proxy) => proxy.port)), key: 'nemesis', keyPrefix: prefix,
-        leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, waitBoundMs: 2 * store.lossMs + WAIT_GRACE_MS, resourceUrl: options.resourceUrl, resourcePrefix: prefix,
-        holdMs: [0, 30], seed: Math.floor(random() * 2 ** 32), stamp: !slow, index, sql: store.sqlResource,
+        dist: options.dist,
+        backend: store.clientConfig(own.map((proxy) => proxy.port)),
+        key: 'nemesis',
+        keyPrefix: prefix,
+        leaseMs: store.leaseMs,
+        waitMs: 2 * store.lossMs,
+        waitBoundMs: 2 * store.lossMs + WAIT_GRACE_MS,
+        resourceUrl: options.resourceUrl,
+        resourcePrefix: prefix,
+        holdMs: [0, 30],
+        seed: Math.floor(random() * 2 ** 32),
+        stamp: !slow,
+        index,
+        sql: store.sqlResource,
       };
-      return { config, env: slow ? { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: `+0 x${SLOW_CLOCK_RATE}` } : process.env };
+      return {
+        config,
+        env: slow ? { ...process.env, LD_PRELOAD: libfaketime(), FAKETIME: `+0 x${SLOW_CLOCK_RATE}` } : process.env,
+      };
     }),
     (event) => events.push(event),
   );
 
-  const acquisitionsSince = (time: number, who?: number) => events.filter((e) => e.f === 'acquire' && e.type === 'ok' && e.time >= time && (who === undefined || e.process === who)).length;
+  const acquisitionsSince = (time: number, who?: number) =>
+    events.filter(
+      (e) => e.f === 'acquire' && e.type === 'ok' && e.time >= time && (who === undefined || e.process === who),
+    ).length;
   const until = async (check: () => boolean, ms: number) => {
-    for (const deadline = now() + ms; !check() && now() < deadline; ) await sleep(20);
+    for (const deadline = now() + ms; !check() && now() < deadline;) await sleep(20);
     return check();
   };
 
@@ -150,8 +207,22 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (let round = 0; round < options.rounds; round++) {
       await sleep(300 + random() * 700);
       const faultMs = options.faultMs ?? Math.round(store.lossMs * (1.2 + random() * 0.5));
-      const { healedAt, target, rejoin } = await injectFault({ store, fault, options, proxies, clients: clientProcesses, record, storeKey, faultMs });
-      await until(() => acquisitionsSince(healedAt) >= ACQUISITIONS_AFTER_HEAL && (target === undefined || acquisitionsSince(healedAt, target) > 0), options.recoveryLimitMs ?? 20_000);
+      const { healedAt, target, rejoin } = await injectFault({
+        store,
+        fault,
+        options,
+        proxies,
+        clients: clientProcesses,
+        record,
+        storeKey,
+        faultMs,
+      });
+      await until(
+        () =>
+          acquisitionsSince(healedAt) >= ACQUISITIONS_AFTER_HEAL &&
+          (target === undefined || acquisitionsSince(healedAt, target) > 0),
+        options.recoveryLimitMs ?? 20_000,
+      );
       // The next round starts from a whole deployment again.
       await rejoin?.();
     }
@@ -166,14 +237,43 @@ export async function runNemesis(store: NemesisStore, fault: NemesisFault, optio
     for (const proxy of proxies.flat()) undropPort(proxy.port);
     await Promise.all(proxies.flat().map((proxy) => proxy.close()));
   }
-  const history = { meta: { store: store.name, fault, guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard', seed: options.seed, rounds: options.rounds, leaseMs: store.leaseMs, waitMs: 2 * store.lossMs, lossMs: store.lossMs, latencyMs: store.latencyMs ?? 0, storeClockRate: store.storeClockRate ?? 1, clients, faultMs: options.faultMs ?? null }, events };
+  const history = {
+    meta: {
+      store: store.name,
+      fault,
+      guard: store.sqlResource ? 'SqlFenceGuard' : 'RedisFenceGuard',
+      seed: options.seed,
+      rounds: options.rounds,
+      leaseMs: store.leaseMs,
+      waitMs: 2 * store.lossMs,
+      lossMs: store.lossMs,
+      latencyMs: store.latencyMs ?? 0,
+      storeClockRate: store.storeClockRate ?? 1,
+      clients,
+      faultMs: options.faultMs ?? null,
+    },
+    events,
+  };
   const outDir = options.outDir ?? '.test-results/nemesis';
   mkdirSync(outDir, { recursive: true });
   const file = join(outDir, `${runId}.json`);
   writeFileSync(file, JSON.stringify(history));
   failure ??= clientProcesses.crashes.length > 0 ? new Error(clientProcesses.crashes.join('; ')) : undefined;
-  if (failure) throw new Error(`${String((failure as Error).message ?? failure)} (history: ${file}; clients' stderr: ${clientProcesses.stderr()})`, { cause: failure });
-  return { store: store.name, fault, seed: options.seed, file, report: checkHistory(history), seconds: Math.round((now() - startedAt) / 100) / 10, clientClockRate, storeClockRate };
+  if (failure)
+    throw new Error(
+      `${String((failure as Error).message ?? failure)} (history: ${file}; clients' stderr: ${clientProcesses.stderr()})`,
+      { cause: failure },
+    );
+  return {
+    store: store.name,
+    fault,
+    seed: options.seed,
+    file,
+    report: checkHistory(history),
+    seconds: Math.round((now() - startedAt) / 100) / 10,
+    clientClockRate,
+    storeClockRate,
+  };
 }
 
 /** libfaketime's path; throws if it is not installed (row-plan.ts skips the rows that need it). */

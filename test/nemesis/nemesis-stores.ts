@@ -30,7 +30,10 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async redis() {
     const server = await RedisServer.start();
     return {
-      name: 'redis', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300,
+      name: 'redis',
+      endpoints: [server.port],
+      leaseMs: 1_000,
+      lossMs: 1_300,
       clientConfig: ([port]) => ({ type: 'redis', url: `redis://127.0.0.1:${port}` }),
       restart: () => server.restart(),
       stop: () => server.stop(),
@@ -41,8 +44,15 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const server = await PostgresServer.start();
     const clock = sqlServerClock('postgres', server.connectionString);
     return {
-      name: 'postgres', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'postgres', url: server.connectionString },
-      clientConfig: ([port]) => ({ type: 'postgres', connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` }),
+      name: 'postgres',
+      endpoints: [server.port],
+      leaseMs: 1_000,
+      lossMs: 1_300,
+      sqlResource: { dialect: 'postgres', url: server.connectionString },
+      clientConfig: ([port]) => ({
+        type: 'postgres',
+        connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      }),
       restart: () => server.restart(),
       stop: async () => (await clock.close(), await server.destroy()),
       serverClockMs: clock.read,
@@ -53,7 +63,11 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const server = await MariadbServer.start();
     const clock = sqlServerClock('mysql', server.uri);
     return {
-      name: 'mysql', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_300, sqlResource: { dialect: 'mysql', url: server.uri },
+      name: 'mysql',
+      endpoints: [server.port],
+      leaseMs: 1_000,
+      lossMs: 1_300,
+      sqlResource: { dialect: 'mysql', url: server.uri },
       clientConfig: ([port]) => ({ type: 'mysql', uri: server.uri.replace(`:${server.port}/`, `:${port}/`) }),
       restart: () => server.restart(),
       stop: async () => (await clock.close(), await server.destroy()),
@@ -64,7 +78,11 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async redlock() {
     const masters = await RedisMasters.start(5);
     return {
-      name: 'redlock', endpoints: masters.servers.map((server) => server.port), leaseMs: 1_000, lossMs: 1_300, fenced: false,
+      name: 'redlock',
+      endpoints: masters.servers.map((server) => server.port),
+      leaseMs: 1_000,
+      lossMs: 1_300,
+      fenced: false,
       clientConfig: (ports) => ({ type: 'redlock', urls: ports.map((port) => `redis://127.0.0.1:${port}`) }),
       restart: () => masters.restart(0),
       stop: () => masters.stop(),
@@ -74,8 +92,16 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   async etcd() {
     const server = await EtcdServer.start();
     return {
-      name: 'etcd', endpoints: [server.clientPort], leaseMs: 1_000, lossMs: 2_000 + 1_300,
-      clientConfig: ([port]) => ({ type: 'etcd', hosts: `http://127.0.0.1:${port}`, leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
+      name: 'etcd',
+      endpoints: [server.clientPort],
+      leaseMs: 1_000,
+      lossMs: 2_000 + 1_300,
+      clientConfig: ([port]) => ({
+        type: 'etcd',
+        hosts: `http://127.0.0.1:${port}`,
+        leaseTtlSeconds: 2,
+        requestTimeoutMs: 1_500,
+      }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
     };
@@ -85,8 +111,17 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const server = await ZookeeperServer.start();
     const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
     return {
-      name: 'zookeeper', endpoints: [server.port], leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600,
-      clientConfig: ([port]) => ({ type: 'zookeeper', connectionString: `127.0.0.1:${port}`, sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
+      name: 'zookeeper',
+      endpoints: [server.port],
+      leaseMs: 1_000,
+      lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600,
+      clientConfig: ([port]) => ({
+        type: 'zookeeper',
+        connectionString: `127.0.0.1:${port}`,
+        sessionTimeoutMs: 1_500,
+        connectTimeoutMs: 2_000,
+        rootPath,
+      }),
       restart: () => server.restart(),
       stop: () => server.destroy(),
       // Its uptime, on the JVM's monotonic clock (System.nanoTime), which runs its session expiry.
@@ -102,25 +137,37 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
   /** The same with `replicas: { min: 1, timeoutMs: 200 }`. */
   'redis-cluster-acked': () => clusterStore('redis-cluster-acked', { min: 1, timeoutMs: 200 }),
   /** PostgreSQL and MariaDB 20 ms away each way (their proxies add it): the lost signal's margin must not shrink with the round trip. */
-  'postgres-20ms': () => withLatency('postgres-20ms', 20, NEMESIS_STORES.postgres!),
-  'mysql-20ms': () => withLatency('mysql-20ms', 20, NEMESIS_STORES.mysql!),
+  'postgres-20ms': () => withLatency('postgres-20ms', 20, NEMESIS_STORES.postgres),
+  'mysql-20ms': () => withLatency('mysql-20ms', 20, NEMESIS_STORES.mysql),
   /** The servers' clocks run 1 % fast (libfaketime): PostgreSQL, MariaDB, ZooKeeper. Not redis-server 7.0 (it does not start under libfaketime 0.9.10) nor etcd (Go reads the clock without the C library). */
-  'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres!),
-  'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql!),
-  'zookeeper-clock-fast': () => withFastClock('zookeeper-clock-fast', NEMESIS_STORES.zookeeper!),
+  'postgres-clock-fast': () => withFastClock('postgres-clock-fast', NEMESIS_STORES.postgres),
+  'mysql-clock-fast': () => withFastClock('mysql-clock-fast', NEMESIS_STORES.mysql),
+  'zookeeper-clock-fast': () => withFastClock('zookeeper-clock-fast', NEMESIS_STORES.zookeeper),
   /** 3 etcd members; the leader, or the member the clients use, is isolated (from peers and clients: every packet to or from its ports, and its own connections to its peers) for 8 s. Clients are given every member. */
   async 'etcd-3'() {
     const cluster = await EtcdCluster.start(3);
     return {
-      name: 'etcd-3', endpoints: cluster.members.map((m) => m.clientPort), leaseMs: 1_000, lossMs: 2_000 + 1_300, isolationMs: 8_000,
+      name: 'etcd-3',
+      endpoints: cluster.members.map((m) => m.clientPort),
+      leaseMs: 1_000,
+      lossMs: 2_000 + 1_300,
+      isolationMs: 8_000,
       // A holder whose member lost the quorum moves to another member and finishes its release there: the key is free after one election and one lease TTL at most.
       unavailableBound: { ms: ETCD_ELECTION_MS + 2_000, why: 'one election + one lease TTL' },
-      clientConfig: (ports) => ({ type: 'etcd', hosts: ports.map((port) => `http://127.0.0.1:${port}`), leaseTtlSeconds: 2, requestTimeoutMs: 1_500 }),
+      clientConfig: (ports) => ({
+        type: 'etcd',
+        hosts: ports.map((port) => `http://127.0.0.1:${port}`),
+        leaseTtlSeconds: 2,
+        requestTimeoutMs: 1_500,
+      }),
       async isolateMember(which) {
         // Each round starts from a cluster whose members all follow one leader and have caught up (the previous round's isolated member included).
         await cluster.settled();
-        const member = which === 'leader' ? await cluster.leader() : cluster.members[which]!;
-        return { member: member.memberName, heal: isolatePorts([member.clientPort, member.peerPort], { peersOnly: false, pid: member.pid! }) };
+        const member = which === 'leader' ? await cluster.leader() : cluster.members[which];
+        return {
+          member: member.memberName,
+          heal: isolatePorts([member.clientPort, member.peerPort], { peersOnly: false, pid: member.pid! }),
+        };
       },
       restart: () => Promise.reject(new Error('etcd-3: no restart fault')),
       stop: () => cluster.destroy(),
@@ -131,15 +178,28 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
     const ensemble = await ZookeeperEnsemble.start(3);
     const rootPath = `/ndl-nemesis-${randomUUID().slice(0, 8)}`;
     return {
-      name: 'zookeeper-3', endpoints: ensemble.members.map((m) => m.port), leaseMs: 1_000, lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600, isolationMs: 8_000,
+      name: 'zookeeper-3',
+      endpoints: ensemble.members.map((m) => m.port),
+      leaseMs: 1_000,
+      lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600,
+      isolationMs: 8_000,
       // A session on the isolated member expires (the loss time); the clients on the others carry on.
-      unavailableBound: { ms: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600 + 1_000, why: 'the session\'s expiry + 1 s' },
-      clientConfig: (ports) => ({ type: 'zookeeper', connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','), sessionTimeoutMs: 1_500, connectTimeoutMs: 2_000, rootPath }),
+      unavailableBound: { ms: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600 + 1_000, why: "the session's expiry + 1 s" },
+      clientConfig: (ports) => ({
+        type: 'zookeeper',
+        connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','),
+        sessionTimeoutMs: 1_500,
+        connectTimeoutMs: 2_000,
+        rootPath,
+      }),
       async isolateMember(which) {
         // Each round starts from an ensemble whose members all serve again (the previous round's isolated member rejoins seconds after its heal).
         await ensemble.settled();
-        const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which]!;
-        return { member: member.name, heal: isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! }) };
+        const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which];
+        return {
+          member: member.name,
+          heal: isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! }),
+        };
       },
       restart: () => Promise.reject(new Error('zookeeper-3: no restart fault')),
       stop: () => ensemble.destroy(),

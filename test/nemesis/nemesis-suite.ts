@@ -16,7 +16,16 @@ export const NEMESIS_LONG = process.env.NEMESIS_LONG === '1';
 const FAULT_MS = process.env.NEMESIS_FAULT_MS ? Number(process.env.NEMESIS_FAULT_MS) : undefined;
 
 /** Every fault of a single-server store. */
-export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = ['partition', 'partition replies', 'partition tcp', 'pause after acquire', 'pause before write', 'block loop', 'restart store', 'slow clock'];
+export const ALL_NEMESIS_FAULTS: readonly NemesisFault[] = [
+  'partition',
+  'partition replies',
+  'partition tcp',
+  'pause after acquire',
+  'pause before write',
+  'block loop',
+  'restart store',
+  'slow clock',
+];
 
 export interface NemesisRows {
   /** Rows run only in the long run (npm run test:nemesis); `npm test` lists them as skipped. */
@@ -27,15 +36,31 @@ export interface NemesisRows {
 
 /** What a row asserts, for its test's name (row-checks.ts has the checks themselves). */
 export function rowTitle(fault: NemesisFault, overlapsExpected?: string): string {
-  const claims = [overlapsExpected === undefined ? 'no lock granted twice' : `overlaps reported (${overlapsExpected})`, 'fences and fenced writes hold'];
-  const cutsOne = fault.startsWith('partition') || fault.startsWith('pause') || fault === 'block loop' || fault === 'slow clock' || fault === 'store clock fast';
+  const claims = [
+    overlapsExpected === undefined ? 'no lock granted twice' : `overlaps reported (${overlapsExpected})`,
+    'fences and fenced writes hold',
+  ];
+  const cutsOne =
+    fault.startsWith('partition') ||
+    fault.startsWith('pause') ||
+    fault === 'block loop' ||
+    fault === 'slow clock' ||
+    fault === 'store clock fast';
   if (cutsOne) claims.push('the canary shows the fault');
-  if (fault.startsWith('partition') && overlapsExpected === undefined) claims.push('the lease ends locally >= lease x 0.01 + 2 ms before the next holder (the lost signal itself, for a store across a network)');
-  if (fault === 'slow clock') claims.push('the client\'s clock measured slow');
-  if (fault === 'store clock fast') claims.push('the store\'s clock measured fast');
+  if (fault.startsWith('partition') && overlapsExpected === undefined)
+    claims.push(
+      'the lease ends locally >= lease x 0.01 + 2 ms before the next holder (the lost signal itself, for a store across a network)',
+    );
+  if (fault === 'slow clock') claims.push("the client's clock measured slow");
+  if (fault === 'store clock fast') claims.push("the store's clock measured fast");
   claims.push(`failed acquires answer by waitMs + ${WAIT_GRACE_MS} ms`);
-  claims.push(cutsOne ? `the cut-off client hears from the store and acquires again within ${RECOVERY_BOUND_MS / 1000} s of the heal` : 'the lock is taken again after the fault');
-  if (fault === 'isolate leader' || fault === 'isolate member') claims.push('a holder again within the store\'s bound, if it has one');
+  claims.push(
+    cutsOne
+      ? `the cut-off client hears from the store and acquires again within ${RECOVERY_BOUND_MS / 1000} s of the heal`
+      : 'the lock is taken again after the fault',
+  );
+  if (fault === 'isolate leader' || fault === 'isolate member')
+    claims.push("a holder again within the store's bound, if it has one");
   return `${fault}: ${claims.join('; ')}`;
 }
 
@@ -45,7 +70,11 @@ export function rowTitle(fault: NemesisFault, overlapsExpected?: string): string
  * row this machine cannot inject is skipped with its reason (and fails under CI=true, whose
  * machine has what the rows need: row-plan.ts).
  */
-export function describeNemesis(storeName: string, faults: readonly NemesisFault[] = ALL_NEMESIS_FAULTS, { longOnly = [], overlapsExpected = {} }: NemesisRows = {}): void {
+export function describeNemesis(
+  storeName: string,
+  faults: readonly NemesisFault[] = ALL_NEMESIS_FAULTS,
+  { longOnly = [], overlapsExpected = {} }: NemesisRows = {},
+): void {
   describe(`nemesis: ${storeName}`, () => {
     let store: StartedStore;
     let resource: RedisServer;
@@ -54,10 +83,13 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
     beforeAll(async () => {
       dist = await snapshotDist();
       resource = await RedisServer.start();
-      store = await NEMESIS_STORES[storeName]!();
+      store = await NEMESIS_STORES[storeName]();
     }, 120_000);
     afterAll(async () => {
-      if (runs.length > 0) process.stdout.write(`\nNemesis (${storeName}, seed ${NEMESIS_SEED}, ${ROUNDS} round(s)):\n${formatNemesisTable(runs, store, overlapsExpected)}\n`);
+      if (runs.length > 0)
+        process.stdout.write(
+          `\nNemesis (${storeName}, seed ${NEMESIS_SEED}, ${ROUNDS} round(s)):\n${formatNemesisTable(runs, store, overlapsExpected)}\n`,
+        );
       await store?.stop();
       await resource?.stop();
       dist?.remove();
@@ -65,10 +97,23 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
 
     for (const fault of faults) {
       itRow(fault, rowTitle(fault, overlapsExpected[fault]), longOnly.includes(fault), async () => {
-        const run = await runNemesis(store, fault, { seed: NEMESIS_SEED, rounds: ROUNDS, dist: dist.url, resourceUrl: resource.url, faultMs: FAULT_MS, recoveryLimitMs: FAULT_MS ? 60_000 : undefined });
+        const run = await runNemesis(store, fault, {
+          seed: NEMESIS_SEED,
+          rounds: ROUNDS,
+          dist: dist.url,
+          resourceUrl: resource.url,
+          faultMs: FAULT_MS,
+          recoveryLimitMs: FAULT_MS ? 60_000 : undefined,
+        });
         runs.push(run);
-        if (run.clientClockRate !== undefined) process.stdout.write(`nemesis: ${storeName}: the slow client's clock ran x${run.clientClockRate.toFixed(4)}\n`);
-        if (run.storeClockRate !== undefined) process.stdout.write(`nemesis: ${storeName}: the server's clock ran x${run.storeClockRate.toFixed(4)} (asked x${store.storeClockRate})\n`);
+        if (run.clientClockRate !== undefined)
+          process.stdout.write(
+            `nemesis: ${storeName}: the slow client's clock ran x${run.clientClockRate.toFixed(4)}\n`,
+          );
+        if (run.storeClockRate !== undefined)
+          process.stdout.write(
+            `nemesis: ${storeName}: the server's clock ran x${run.storeClockRate.toFixed(4)} (asked x${store.storeClockRate})\n`,
+          );
         expect(rowChecks(run, store, overlapsExpected[fault]).filter((check) => !check.passed)).toEqual([]);
       });
     }
@@ -76,11 +121,19 @@ export function describeNemesis(storeName: string, faults: readonly NemesisFault
 }
 
 /** Registers one row as planned (row-plan.ts): run, skipped with its reason in the name, or failing at once with it. */
-export function itRow(fault: NemesisFault, title: string, longOnly: boolean, body: () => Promise<void>, timeoutMs = 300_000): void {
+export function itRow(
+  fault: NemesisFault,
+  title: string,
+  longOnly: boolean,
+  body: () => Promise<void>,
+  timeoutMs = 300_000,
+): void {
   const plan = planRow(fault, { long: NEMESIS_LONG, longOnly });
   if (plan.run) return void it(title, body, timeoutMs);
   if (plan.skip) return void it.skip(`${title} [skipped: ${plan.reason}]`, () => undefined);
   it(title, () => {
-    throw new Error(`cannot inject "${fault}": ${plan.reason} (CI=true: scripts/install-servers.sh installs it and CI runs as root)`);
+    throw new Error(
+      `cannot inject "${fault}": ${plan.reason} (CI=true: scripts/install-servers.sh installs it and CI runs as root)`,
+    );
   });
 }

@@ -11,18 +11,31 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { config, ipcChannel, load, root } from '../support/worker-bootstrap.mjs';
 
-const [{ RedisFenceGuard }, { LockEngine }, { createLockBackend }] = await Promise.all([load('fencing/redis-fence-guard.js'), load('engine/lock-engine.js'), load('backends/create-backend.js')]);
+const [{ RedisFenceGuard }, { LockEngine }, { createLockBackend }] = await Promise.all([
+  load('fencing/redis-fence-guard.js'),
+  load('engine/lock-engine.js'),
+  load('backends/create-backend.js'),
+]);
 const { topologyBackend } = await import('./redis-topology-client.mjs');
 const topology = topologyBackend(config.backend);
-const engine = new LockEngine(hearing(await createLockBackend(topology.backend)), { keyPrefix: config.keyPrefix, leaseMs: config.leaseMs });
+const engine = new LockEngine(hearing(await createLockBackend(topology.backend)), {
+  keyPrefix: config.keyPrefix,
+  leaseMs: config.leaseMs,
+});
 const resource = new Redis(config.resourceUrl, { maxRetriesPerRequest: 1, enableAutoPipelining: false });
 resource.on('error', () => undefined);
 const guard = new RedisFenceGuard(resource);
 // On the SQL stores the guarded counter is a row behind SqlFenceGuard (sql-counter.mjs); elsewhere a Redis key behind RedisFenceGuard.
-const sql = config.sql ? await (await import('./sql-counter.mjs')).sqlCounter(config.sql, `${config.resourcePrefix}guarded`, root) : undefined;
-const keys = { guarded: [`${config.resourcePrefix}guarded`, `${config.resourcePrefix}guarded:fence`], canary: [`${config.resourcePrefix}canary`, `${config.resourcePrefix}canary:fence`] };
+const sql = config.sql
+  ? await (await import('./sql-counter.mjs')).sqlCounter(config.sql, `${config.resourcePrefix}guarded`, root)
+  : undefined;
+const keys = {
+  guarded: [`${config.resourcePrefix}guarded`, `${config.resourcePrefix}guarded:fence`],
+  canary: [`${config.resourcePrefix}canary`, `${config.resourcePrefix}canary:fence`],
+};
 // Sets the counter and the writer's fence; returns what they were just before (the checker's lost updates and stale writes).
-const WRITE = "local prior = redis.call('GET', KEYS[1]) or '0'; local priorFence = redis.call('GET', KEYS[2]) or '-1'; redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return {prior, priorFence}";
+const WRITE =
+  "local prior = redis.call('GET', KEYS[1]) or '0'; local priorFence = redis.call('GET', KEYS[2]) or '-1'; redis.call('SET', KEYS[1], ARGV[1]); redis.call('SET', KEYS[2], ARGV[2]); return {prior, priorFence}";
 
 /** An answer after this long without one is recorded (not every renewal: the history stays small). */
 const SILENCE_MS = 50;
@@ -32,7 +45,12 @@ const emit = (event) => process.send({ event: 'history', entry: { ...event, time
 
 const { rpc, started, stopping, ready, done } = ipcChannel();
 // The parent reads this process's clocks (a slow-clock client's rate: libfaketime fakes both).
-process.on('message', (message) => message.cmd === 'clock' && process.send({ event: 'clock', id: message.id, monotonic: performance.now(), wall: Date.now() }));
+process.on(
+  'message',
+  (message) =>
+    message.cmd === 'clock' &&
+    process.send({ event: 'clock', id: message.id, monotonic: performance.now(), wall: Date.now() }),
+);
 
 const describeError = (error) => `${error?.name}: ${String(error?.message).slice(0, 160)}`;
 
@@ -41,10 +59,21 @@ async function write(kind, read, fence) {
   try {
     const args = [String(read + 1), String(fence ?? -1)];
     const [prior, priorFence] =
-      kind === 'canary' ? await resource.eval(WRITE, 2, ...keys.canary, ...args) : sql ? await sql.write(read + 1, fence) : await guard.eval(WRITE, keys.guarded, args, fence);
+      kind === 'canary'
+        ? await resource.eval(WRITE, 2, ...keys.canary, ...args)
+        : sql
+          ? await sql.write(read + 1, fence)
+          : await guard.eval(WRITE, keys.guarded, args, fence);
     emit({ type: 'ok', f: 'write', resource: kind, read, fence, prior: Number(prior), priorFence: Number(priorFence) });
   } catch (error) {
-    emit({ type: error.name === 'StaleFenceError' ? 'fail' : 'info', f: 'write', resource: kind, read, fence, error: describeError(error) });
+    emit({
+      type: error.name === 'StaleFenceError' ? 'fail' : 'info',
+      f: 'write',
+      resource: kind,
+      read,
+      fence,
+      error: describeError(error),
+    });
   }
 }
 
@@ -90,14 +119,26 @@ async function once() {
   } catch (error) {
     clearTimeout(bound);
     // A timeout is a definite "not acquired"; anything else may have left a claim in the store (indeterminate).
-    emit({ type: error.name === 'LockTimeoutError' || stopping.signal.aborted ? 'fail' : 'info', f: 'acquire', error: describeError(error), pastBound });
+    emit({
+      type: error.name === 'LockTimeoutError' || stopping.signal.aborted ? 'fail' : 'info',
+      f: 'acquire',
+      error: describeError(error),
+      pastBound,
+    });
     if (!stopping.signal.aborted) await delay(20);
     return;
   }
   clearTimeout(bound);
   emit({ type: 'ok', f: 'acquire', fence: lock.fence });
   // lateMs: how long after the lease's local deadline the signal fired (a loaded event loop runs timers late).
-  const lost = () => emit({ type: 'event', f: 'lost', fence: lock.fence, error: lock.signal.reason?.name, ...(lock.signal.reason?.name === 'LockLostError' && { lateMs: Date.now() - lock.expiresAt }) });
+  const lost = () =>
+    emit({
+      type: 'event',
+      f: 'lost',
+      fence: lock.fence,
+      error: lock.signal.reason?.name,
+      ...(lock.signal.reason?.name === 'LockLostError' && { lateMs: Date.now() - lock.expiresAt }),
+    });
   if (lock.signal.aborted) lost();
   else lock.signal.addEventListener('abort', lost, { once: true });
 
@@ -109,9 +150,15 @@ async function once() {
     await delay(afterAcquire.holdMs ?? min + random() * (max - min));
     const beforeWrite = await rpc('checkpoint', { point: 'before-write' });
     if (beforeWrite.blockMs) {
-      process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'pause', target: config.index, time: now() } });
+      process.send({
+        event: 'history',
+        entry: { process: 'nemesis', type: 'event', f: 'pause', target: config.index, time: now() },
+      });
       busyLoop(beforeWrite.blockMs);
-      process.send({ event: 'history', entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() } });
+      process.send({
+        event: 'history',
+        entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() },
+      });
     }
     if (lock.fence !== undefined) await write('guarded', guardedRead, lock.fence);
     await write('canary', canary, lock.fence);
@@ -124,7 +171,12 @@ async function once() {
     await lock.release();
     emit({ type: 'ok', f: 'release', fence: lock.fence });
   } catch (error) {
-    emit({ type: error.name === 'LockLostError' ? 'fail' : 'info', f: 'release', fence: lock.fence, error: describeError(error) });
+    emit({
+      type: error.name === 'LockLostError' ? 'fail' : 'info',
+      f: 'release',
+      fence: lock.fence,
+      error: describeError(error),
+    });
   }
 }
 

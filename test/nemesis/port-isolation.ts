@@ -23,7 +23,10 @@ export function canIsolate(): boolean {
  * running server's connections and those it accepts on its old listener (and iptables' INPUT chain
  * never matches a cgroup). Resolves the heal.
  */
-export function isolatePorts(ports: readonly number[], { peersOnly, pid }: { peersOnly: boolean; pid?: number }): () => void {
+export function isolatePorts(
+  ports: readonly number[],
+  { peersOnly, pid }: { peersOnly: boolean; pid?: number },
+): () => void {
   const exceptProxies = (flag: '-s' | '-d') => (peersOnly ? ['!', flag, PROXY_ADDRESS] : []);
   const specs = ports.flatMap((port) => [
     ['INPUT', '-i', 'lo', '-p', 'tcp', '--dport', String(port), ...exceptProxies('-s'), '-j', 'DROP'],
@@ -66,6 +69,13 @@ function outboundConnections(pid: number, listening: readonly number[]): [number
   const lines = execFileSync('ss', ['-tnpH', 'state', 'established'], { encoding: 'utf8' }).split('\n');
   return lines
     .filter((line) => line.includes(`pid=${pid},`))
-    .map((line) => line.trim().split(/\s+/).slice(2, 4).map((address) => Number(address.split(':').pop())) as [number, number])
+    .map(
+      (line) =>
+        line
+          .trim()
+          .split(/\s+/)
+          .slice(2, 4)
+          .map((address) => Number(address.split(':').pop())) as [number, number],
+    )
     .filter(([local]) => !listening.includes(local));
 }

@@ -6,7 +6,11 @@ import { describeNemesis } from './nemesis-suite.js';
 // client holds the lock there, and kills it right after a grant: asynchronous replication, as on
 // Sentinel, so those rows are not failed on overlaps (the checker reports them).
 const ASYNC = 'asynchronous replication: a failover can lose a lock (documented)';
-describeNemesis('redis-cluster', ['partition', 'partition shard', 'isolate leader', 'isolate leader from peers', 'failover'], {
-  longOnly: ['isolate leader from peers', 'failover'],
-  overlapsExpected: { 'isolate leader from peers': ASYNC, failover: ASYNC },
-});
+describeNemesis(
+  'redis-cluster',
+  ['partition', 'partition shard', 'isolate leader', 'isolate leader from peers', 'failover'],
+  {
+    longOnly: ['isolate leader from peers', 'failover'],
+    overlapsExpected: { 'isolate leader from peers': ASYNC, failover: ASYNC },
+  },
+);

@@ -5,4 +5,6 @@ import { describeNemesis } from './nemesis-suite.js';
 // and its holder's lease lapses before the promoted replica's copy of the lock expires, and a
 // master killed right after a grant leaves the lock on a replica. No row may grant a lock twice.
 // `failover` runs in npm test; the others in npm run test:nemesis.
-describeNemesis('redis-sentinel-acked', ['failover', 'isolate leader from peers', 'partition', 'isolate leader'], { longOnly: ['partition', 'isolate leader'] });
+describeNemesis('redis-sentinel-acked', ['failover', 'isolate leader from peers', 'partition', 'isolate leader'], {
+  longOnly: ['partition', 'isolate leader'],
+});

@@ -24,8 +24,11 @@ const run = promisify(execFile);
 // without a password, is turned off on the data nodes (they listen on 127.0.0.1 only).
 
 /** The client's proxy for each real port, as ioredis natMap entries ('127.0.0.1:<real>' → the proxy). */
-function natMap(endpoints: readonly number[], ports: readonly number[]): Record<string, { host: string; port: number }> {
-  return Object.fromEntries(endpoints.map((real, i) => [`127.0.0.1:${real}`, { host: '127.0.0.1', port: ports[i]! }]));
+function natMap(
+  endpoints: readonly number[],
+  ports: readonly number[],
+): Record<string, { host: string; port: number }> {
+  return Object.fromEntries(endpoints.map((real, i) => [`127.0.0.1:${real}`, { host: '127.0.0.1', port: ports[i] }]));
 }
 
 /**
@@ -47,13 +50,22 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
   const endpoints = [...sentinelPorts, ...group.nodes.keys()];
   for (const node of group.nodes.values()) node.cli('CONFIG', 'SET', 'protected-mode', 'no');
   return {
-    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS,
+    name,
+    endpoints,
+    leaseMs: LEASE_MS,
+    lossMs: LEASE_MS + 300,
+    isolationMs: ISOLATION_MS,
     proxyFrom: endpoints.map((_, e) => (e < sentinelPorts.length ? undefined : PROXY_ADDRESS)),
-    clientConfig: (ports) => ({
-      type: 'redis', topology: 'sentinel', name: SENTINEL_MASTER_NAME, replicas, failoverDetector: SENTINEL_FAILOVER_DETECTOR,
-      sentinels: sentinelPorts.map((_, i) => ({ host: '127.0.0.1', port: ports[i]! })),
-      natMap: natMap(endpoints, ports),
-    }) as unknown as BackendOptions,
+    clientConfig: (ports) =>
+      ({
+        type: 'redis',
+        topology: 'sentinel',
+        name: SENTINEL_MASTER_NAME,
+        replicas,
+        failoverDetector: SENTINEL_FAILOVER_DETECTOR,
+        sentinels: sentinelPorts.map((_, i) => ({ host: '127.0.0.1', port: ports[i] })),
+        natMap: natMap(endpoints, ports),
+      }) as unknown as BackendOptions,
     async isolateMember(_which, { peersOnly }) {
       const port = await group.masterPort();
       return { member: `master ${port}`, heal: isolatePorts([port], { peersOnly }) };
@@ -61,10 +73,31 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
     async killLeader() {
       await sleep(Math.max(0, lastKillAt + 2 * SENTINEL_FAILOVER_TIMEOUT_MS + 1_000 - performance.now()));
       // Each Sentinel names the same master, which answers as one: the last failover's reconfiguration is over.
-      await waitUntil('the Sentinels to agree on a master', async () => {
-        const named = await Promise.all(sentinelPorts.map(async (port) => (await run('redis-cli', ['-p', String(port), 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_MASTER_NAME])).stdout.split('\n')[1]));
-        return named.every((port) => port === named[0]) && group.nodes.get(Number(named[0]))?.cli('ROLE').startsWith('master') === true;
-      }, 60_000, 100);
+      await waitUntil(
+        'the Sentinels to agree on a master',
+        async () => {
+          const named = await Promise.all(
+            sentinelPorts.map(
+              async (port) =>
+                (
+                  await run('redis-cli', [
+                    '-p',
+                    String(port),
+                    'SENTINEL',
+                    'GET-MASTER-ADDR-BY-NAME',
+                    SENTINEL_MASTER_NAME,
+                  ])
+                ).stdout.split('\n')[1],
+            ),
+          );
+          return (
+            named.every((port) => port === named[0]) &&
+            group.nodes.get(Number(named[0]))?.cli('ROLE').startsWith('master') === true
+          );
+        },
+        60_000,
+        100,
+      );
       const { master } = await group.roles();
       lastKillAt = performance.now();
       await master.kill();
@@ -73,7 +106,11 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
         // Started anew with the default config: let the proxies in again (see above), or the clients cannot reach it once it is promoted.
         master.cli('CONFIG', 'SET', 'protected-mode', 'no');
       };
-      return { member: `master ${master.port}`, promoted: async () => void (await group.awaitPromotion(master.port)), rejoin };
+      return {
+        member: `master ${master.port}`,
+        promoted: async () => void (await group.awaitPromotion(master.port)),
+        rejoin,
+      };
     },
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
     stop: () => group.stop(),
@@ -91,20 +128,31 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
   for (const port of endpoints) await cluster.cli(port, 'CONFIG', 'SET', 'protected-mode', 'no');
   /** The slot of `storeKey`'s lock and its nodes now (every node runs between rounds: the first answers). */
   const slotOf = async (storeKey: string) => {
-    const asked = endpoints[0]!;
+    const asked = endpoints[0];
     const slot = Number(await cluster.cli(asked, 'CLUSTER', 'KEYSLOT', redisLockKeys(storeKey).lock));
     return { slot, ...(await cluster.slotNodes(slot, asked)) };
   };
   return {
-    name, endpoints, leaseMs: LEASE_MS, lossMs: LEASE_MS + 300, isolationMs: ISOLATION_MS, proxyFrom: endpoints.map(() => PROXY_ADDRESS),
-    clientConfig: (ports) => ({
-      type: 'redis', topology: 'cluster', replicas,
-      startupNodes: ports.map((port) => ({ host: '127.0.0.1', port })),
-      natMap: natMap(endpoints, ports),
-    }) as unknown as BackendOptions,
+    name,
+    endpoints,
+    leaseMs: LEASE_MS,
+    lossMs: LEASE_MS + 300,
+    isolationMs: ISOLATION_MS,
+    proxyFrom: endpoints.map(() => PROXY_ADDRESS),
+    clientConfig: (ports) =>
+      ({
+        type: 'redis',
+        topology: 'cluster',
+        replicas,
+        startupNodes: ports.map((port) => ({ host: '127.0.0.1', port })),
+        natMap: natMap(endpoints, ports),
+      }) as unknown as BackendOptions,
     async isolateMember(_which, { storeKey, peersOnly }) {
       const { slot, master } = await slotOf(storeKey);
-      return { member: `master ${master} (slot ${slot})`, heal: isolatePorts([master, master + 10_000], { peersOnly, pid: cluster.node(master).pid }) };
+      return {
+        member: `master ${master} (slot ${slot})`,
+        heal: isolatePorts([master, master + 10_000], { peersOnly, pid: cluster.node(master).pid }),
+      };
     },
     async killLeader(storeKey) {
       const { slot, master, replicas } = await slotOf(storeKey);
@@ -114,7 +162,11 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
         await cluster.rejoin(master);
         await cluster.cli(master, 'CONFIG', 'SET', 'protected-mode', 'no');
       };
-      return { member: `master ${master} (slot ${slot})`, promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)), rejoin };
+      return {
+        member: `master ${master} (slot ${slot})`,
+        promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)),
+        rejoin,
+      };
     },
     leaderEndpoint: async (storeKey) => endpoints.indexOf((await slotOf(storeKey)).master),
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),

@@ -9,13 +9,19 @@ export async function sqlCounter(config, id, root) {
   const guard = new SqlFenceGuard({ dialect: config.dialect });
   const db = config.dialect === 'postgres' ? await postgres(config.url) : await mysql(config.url);
   await guard.ensureTable(db.query);
-  const ddl = config.dialect === 'postgres'
-    ? 'CREATE TABLE IF NOT EXISTS nemesis_counters (id text PRIMARY KEY, n bigint NOT NULL, fence bigint NOT NULL)'
-    : 'CREATE TABLE IF NOT EXISTS nemesis_counters (id varchar(255) PRIMARY KEY, n bigint NOT NULL, fence bigint NOT NULL)';
+  const ddl =
+    config.dialect === 'postgres'
+      ? 'CREATE TABLE IF NOT EXISTS nemesis_counters (id text PRIMARY KEY, n bigint NOT NULL, fence bigint NOT NULL)'
+      : 'CREATE TABLE IF NOT EXISTS nemesis_counters (id varchar(255) PRIMARY KEY, n bigint NOT NULL, fence bigint NOT NULL)';
   // Three clients create it at once: the loser of a PostgreSQL catalog race retries.
   await db.query(ddl, []).catch(() => db.query(ddl, []));
   const p = (i) => (config.dialect === 'postgres' ? `$${i}` : '?');
-  await db.query(config.dialect === 'postgres' ? 'INSERT INTO nemesis_counters VALUES ($1, 0, -1) ON CONFLICT DO NOTHING' : 'INSERT IGNORE INTO nemesis_counters VALUES (?, 0, -1)', [id]);
+  await db.query(
+    config.dialect === 'postgres'
+      ? 'INSERT INTO nemesis_counters VALUES ($1, 0, -1) ON CONFLICT DO NOTHING'
+      : 'INSERT IGNORE INTO nemesis_counters VALUES (?, 0, -1)',
+    [id],
+  );
   return {
     async read() {
       const rows = await db.query(`SELECT n FROM nemesis_counters WHERE id = ${p(1)}`, [id]);

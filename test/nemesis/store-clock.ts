@@ -32,7 +32,10 @@ export async function withFastClock(name: string, start: () => Promise<StartedSt
 }
 
 /** How fast the store's server clock runs against this process's, measured over `overMs` (each reading timed at its round trip's midpoint). */
-export async function measureClockRate(store: Pick<NemesisStore, 'name' | 'serverClockMs'>, overMs = 2_000): Promise<number> {
+export async function measureClockRate(
+  store: Pick<NemesisStore, 'name' | 'serverClockMs'>,
+  overMs = 2_000,
+): Promise<number> {
   if (!store.serverClockMs) throw new Error(`${store.name}: no server clock to read`);
   // Of a few readings, the one with the shortest round trip: a reading that waited on a loaded machine would skew the rate
   // by its wait over `overMs` (10 ms over 2 s: half the 1 % asked).
@@ -42,7 +45,8 @@ export async function measureClockRate(store: Pick<NemesisStore, 'name' | 'serve
       const before = performance.now();
       const server = await store.serverClockMs!();
       const after = performance.now();
-      if (!best || after - before < best.roundTrip) best = { server, real: (before + after) / 2, roundTrip: after - before };
+      if (!best || after - before < best.roundTrip)
+        best = { server, real: (before + after) / 2, roundTrip: after - before };
     }
     return best!;
   };
@@ -56,18 +60,31 @@ export async function measureClockRate(store: Pick<NemesisStore, 'name' | 'serve
  * A SQL server's clock in ms, read over one connection kept open (a new client per reading spends
  * tens of ms starting and connecting before the server reads its clock: a skew of 0.5 % over 2 s).
  */
-export function sqlServerClock(dialect: 'postgres' | 'mysql', url: string): { read(): Promise<number>; close(): Promise<void> } {
+export function sqlServerClock(
+  dialect: 'postgres' | 'mysql',
+  url: string,
+): { read(): Promise<number>; close(): Promise<void> } {
   let connection: Promise<{ now(): Promise<number>; end(): Promise<void> }> | undefined;
   const open = async () => {
     if (dialect === 'postgres') {
       const client = new pg.Client({ connectionString: url });
       client.on('error', () => undefined);
       await client.connect();
-      return { now: async () => Number((await client.query('SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms')).rows[0].ms), end: () => client.end() };
+      return {
+        now: async () =>
+          Number((await client.query('SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms')).rows[0].ms),
+        end: () => client.end(),
+      };
     }
     const client = await mysql.createConnection(url);
     client.on('error', () => undefined);
-    return { now: async () => Number(((await client.query('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms')) as [{ ms: string }[], unknown])[0][0]!.ms), end: () => client.end() };
+    return {
+      now: async () =>
+        Number(
+          ((await client.query('SELECT UNIX_TIMESTAMP(NOW(6)) * 1000 AS ms')) as [{ ms: string }[], unknown])[0][0].ms,
+        ),
+      end: () => client.end(),
+    };
   };
   return {
     read: async () => (await (connection ??= open())).now(),

@@ -8,14 +8,20 @@ import { borrowedBackend } from '../../lib/nest/store/borrowed-backend.js';
  * fails to compile here until it is listed, and the test below then checks that it passes through.
  */
 const MEMBERS = Object.keys({
-  name: true, address: true, capabilities: true, claim: true, inspection: true, ping: true, close: true,
+  name: true,
+  address: true,
+  capabilities: true,
+  claim: true,
+  inspection: true,
+  ping: true,
+  close: true,
 } satisfies Record<keyof LockBackend, true>) as (keyof LockBackend)[];
 
 /** A backend with every member, whose methods need their `this` (a private field) and record their calls. */
 class FullBackend implements LockBackend {
   readonly name = 'full';
   readonly address = 'full.example:1';
-  readonly inspection: LockInspection = new MemoryBackend().inspection!;
+  readonly inspection: LockInspection = new MemoryBackend().inspection;
   readonly calls: string[] = [];
   #store = new MemoryBackend();
 
@@ -50,7 +56,15 @@ describe('a backend object passed to the module (borrowed: used, never closed)',
     expect(borrowed.name).toBe('full');
     expect(borrowed.capabilities).toEqual({ read: true, fenced: true });
     expect(borrowed.inspection).toBe(backend.inspection);
-    const claim = borrowed.claim({ key: 'k', owner: 'o', leaseMs: 1_000, mode: 'exclusive', fair: false, permits: undefined, onLost: () => undefined });
+    const claim = borrowed.claim({
+      key: 'k',
+      owner: 'o',
+      leaseMs: 1_000,
+      mode: 'exclusive',
+      fair: false,
+      permits: undefined,
+      onLost: () => undefined,
+    });
     await expect(claim.tryAcquire()).resolves.toMatchObject({ acquired: true });
     await claim.release();
     await borrowed.ping!();

@@ -1,6 +1,15 @@
 import 'reflect-metadata';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import { Controller, HttpCode, Injectable, Param, Post, Sse, type INestApplication, type MessageEvent } from '@nestjs/common';
+import {
+  Controller,
+  HttpCode,
+  Injectable,
+  Param,
+  Post,
+  Sse,
+  type INestApplication,
+  type MessageEvent,
+} from '@nestjs/common';
 import { Observable } from 'rxjs';
 import {
   createLockBackend,
@@ -17,7 +26,7 @@ import {
 } from '../../lib/index.js';
 import { Agent, request as httpRequest } from 'node:http';
 import type { LockBackend } from '../../lib/backend.js';
-import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock-constants.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { hasSettled } from '../support/settled.js';
 import { baseUrl, openRequest, startHttpApp } from './http-platform.js';
@@ -121,13 +130,19 @@ const stores: Store[] = [
     name: 'memory',
     setup: async () => {
       const backend = new MemoryBackend();
-      const probe = new LockEngine({ name: 'memory', claim: (request) => backend.claim(request), close: async () => undefined }, { waitMs: 0 });
+      const probe = new LockEngine(
+        { name: 'memory', claim: (request) => backend.claim(request), close: async () => undefined },
+        { waitMs: 0 },
+      );
       return { backend, probe };
     },
   },
   {
     name: 'redis',
-    setup: async () => ({ backend: { type: 'redis', url: redis.url }, probe: new LockEngine(await createLockBackend({ type: 'redis', url: redis.url }), { waitMs: 0 }) }),
+    setup: async () => ({
+      backend: { type: 'redis', url: redis.url },
+      probe: new LockEngine(await createLockBackend({ type: 'redis', url: redis.url }), { waitMs: 0 }),
+    }),
   },
 ];
 
@@ -152,14 +167,27 @@ afterEach(async () => {
 });
 
 /** A POST on a connection of its own, closed after the answer (a kept-alive one would hold `app.close()` up to the server's keep-alive timeout). */
-function post(app: INestApplication, path: string): Promise<{ status: number; retryAfter: string | undefined; body: unknown }> {
+function post(
+  app: INestApplication,
+  path: string,
+): Promise<{ status: number; retryAfter: string | undefined; body: unknown }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(`${baseUrl(app)}${path}`, { method: 'POST', agent: false, headers: { connection: 'close' } }, (response) => {
-      let body = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'], body: JSON.parse(body) }));
-    });
+    const request = httpRequest(
+      `${baseUrl(app)}${path}`,
+      { method: 'POST', agent: false, headers: { connection: 'close' } },
+      (response) => {
+        let body = '';
+        response.setEncoding('utf8');
+        response.on('data', (chunk: string) => (body += chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            retryAfter: response.headers['retry-after'],
+            body: JSON.parse(body),
+          }),
+        );
+      },
+    );
     request.on('error', reject);
     request.end();
   });
@@ -194,7 +222,14 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const { backend, probe } = await store.setup();
     cleanups.push(() => probe.close());
     const app = await startHttpApp('express', {
-      imports: [DistributedLockModule.forRoot({ backend, waitMs: 0, leaseMs: 2_000, ...(gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs }) })],
+      imports: [
+        DistributedLockModule.forRoot({
+          backend,
+          waitMs: 0,
+          leaseMs: 2_000,
+          ...(gracefulShutdownTimeoutMs === undefined ? {} : { gracefulShutdownTimeoutMs }),
+        }),
+      ],
       controllers: [WorkController],
       providers: [Jobs],
     });
@@ -210,7 +245,9 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const cron = jobs.cron();
     const provider = jobs.provider();
     const withLock = jobs.withLock();
-    const held = await Promise.all(['work:a', 'stream:b', 'job:cron', 'job:provider', 'job:withLock'].map((name) => gate(name).entered.promise));
+    const held = await Promise.all(
+      ['work:a', 'stream:b', 'job:cron', 'job:provider', 'job:withLock'].map((name) => gate(name).entered.promise),
+    );
     const keys = held.map((lock) => lock.key);
     // A caller already waiting for a held key, from outside any lock: it goes on waiting.
     const waiting = locks.withLock('work:a', (lock) => ({ aborted: lock.signal.aborted }), { waitMs: 60_000 });
@@ -224,7 +261,13 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const refused = await post(app, '/work/new');
     expect(refused.status).toBe(503);
     expect(refused.retryAfter).toBe('1');
-    expect(refused.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'This instance is shutting down', code: 'LOCK_SHUTTING_DOWN', retryAfter: 1 });
+    expect(refused.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'This instance is shutting down',
+      code: 'LOCK_SHUTTING_DOWN',
+      retryAfter: 1,
+    });
     // On a kept-alive connection too, the refusal closes it: the client's next request opens one, which a load balancer sends elsewhere.
     const keptAlive = new Agent({ keepAlive: true });
     const again = await openRequest(app, '/work/new', { method: 'POST', agent: keptAlive });
@@ -260,10 +303,15 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
   it('past gracefulShutdownTimeoutMs, aborts the holders that are left and releases their locks', async () => {
     const boundMs = 300;
     const { app, probe, jobs, locks } = await start(boundMs);
-    const stubborn = jobs.stubborn().then((value) => value, (error: unknown) => error);
+    const stubborn = jobs.stubborn().then(
+      (value) => value,
+      (error: unknown) => error,
+    );
     const withLock = locks.withLock('job:stuck', (lock) => {
       gate('job:stuck').entered.resolve(lock);
-      return new Promise((resolve) => lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true }));
+      return new Promise((resolve) =>
+        lock.signal.addEventListener('abort', () => resolve(lock.signal.reason), { once: true }),
+      );
     });
     const [lock] = await Promise.all([gate('job:stubborn').entered.promise, gate('job:stuck').entered.promise]);
 
@@ -283,7 +331,10 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
   it('past gracefulShutdownTimeoutMs, a call still waiting stops with LockShuttingDownError', async () => {
     const { app, probe, locks } = await start(200);
     const blocker = await probe.acquire('held-elsewhere');
-    const waiting = locks.acquire('held-elsewhere', { waitMs: 60_000 }).then(() => 'granted', (error: unknown) => error);
+    const waiting = locks.acquire('held-elsewhere', { waitMs: 60_000 }).then(
+      () => 'granted',
+      (error: unknown) => error,
+    );
     await app.close();
     expect(await waiting).toBeInstanceOf(LockShuttingDownError);
     await blocker.release();
@@ -300,7 +351,9 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
 describe('gracefulShutdownTimeoutMs', () => {
   it.each([-1, Number.NaN, Infinity, '10s', 2 ** 31])('refuses %p at bootstrap', async (value) => {
     const started = startHttpApp('express', {
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, gracefulShutdownTimeoutMs: value as number })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'memory' }, gracefulShutdownTimeoutMs: value as number }),
+      ],
     });
     await expect(started).rejects.toThrow(InvalidLockArgumentError);
     await expect(started).rejects.toThrow(/gracefulShutdownTimeoutMs/);

@@ -8,9 +8,16 @@ export type Platform = 'express' | 'fastify';
 export const PLATFORMS: Platform[] = ['express', 'fastify'];
 
 /** A Nest app on Express or Fastify, listening on a free 127.0.0.1 port (streams need a real socket). */
-export async function startHttpApp(platform: Platform, metadata: ModuleMetadata, configure: (app: INestApplication) => void = () => undefined): Promise<INestApplication> {
+export async function startHttpApp(
+  platform: Platform,
+  metadata: ModuleMetadata,
+  configure: (app: INestApplication) => void = () => undefined,
+): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule(metadata).compile();
-  const app = platform === 'express' ? moduleRef.createNestApplication({ logger: process.env.NEST_LOG ? undefined : false }) : moduleRef.createNestApplication(new FastifyAdapter(), { logger: false });
+  const app =
+    platform === 'express'
+      ? moduleRef.createNestApplication({ logger: process.env.NEST_LOG ? undefined : false })
+      : moduleRef.createNestApplication(new FastifyAdapter(), { logger: false });
   configure(app);
   await app.listen(0, '127.0.0.1');
   return app;
@@ -55,7 +62,8 @@ export function openRequest(app: INestApplication, path: string, options: Reques
       resolve({
         status: response.statusCode ?? 0,
         response,
-        waitFor: (text) => (body.includes(text) ? Promise.resolve(body) : new Promise((found) => waiters.push({ text, resolve: found }))),
+        waitFor: (text) =>
+          body.includes(text) ? Promise.resolve(body) : new Promise((found) => waiters.push({ text, resolve: found })),
         ended,
         abort: () => request.destroy(),
       });

@@ -9,7 +9,9 @@ const compileLockKey = (template: unknown, at: string) => parseLockKey(template,
 const resolve = (template: unknown, args: unknown[] = [], request?: object, self?: unknown) => {
   const parsed = parseLockKey(template, where);
   const params = request === undefined ? [] : [{ index: args.length, type: 0, data: undefined }];
-  const resolver = bindLockKey(parsed, where, (placeholder, text) => locateRequestPart(placeholder, 'http', params, where, text));
+  const resolver = bindLockKey(parsed, where, (placeholder, text) =>
+    locateRequestPart(placeholder, 'http', params, where, text),
+  );
   return resolver(self, request === undefined ? args : [...args, request]);
 };
 
@@ -38,12 +40,21 @@ describe('key templates', () => {
   });
 
   it('{params.x}, {query.x}, {body.x}, {headers.x} name parts of the HTTP request; header names are case-insensitive', () => {
-    const request = { params: { sku: 'A1' }, query: { warehouse: 'north' }, body: { order: { id: 3 } }, headers: { 'x-tenant': 't1' } };
-    expect(resolve('inv:{params.sku}:{query.warehouse}:{body.order.id}:{headers.X-Tenant}', [], request)).toBe('inv:A1:north:3:t1');
+    const request = {
+      params: { sku: 'A1' },
+      query: { warehouse: 'north' },
+      body: { order: { id: 3 } },
+      headers: { 'x-tenant': 't1' },
+    };
+    expect(resolve('inv:{params.sku}:{query.warehouse}:{body.order.id}:{headers.X-Tenant}', [], request)).toBe(
+      'inv:A1:north:3:t1',
+    );
   });
 
   it('a request part no parameter carries is an error that says what to add', () => {
-    expect(() => resolve('inv:{params.sku}', ['A1'])).toThrow(/names \{params\.sku\}, which no parameter of Service\.method carries: add @Param\('sku'\) sku/);
+    expect(() => resolve('inv:{params.sku}', ['A1'])).toThrow(
+      /names \{params\.sku\}, which no parameter of Service\.method carries: add @Param\('sku'\) sku/,
+    );
   });
 
   it('{{ and }} are literal braces', () => {
@@ -119,26 +130,62 @@ describe('which parameter carries the request part a template names', () => {
     if (Array.isArray(parsed) || !('pieces' in parsed)) throw new Error('a template');
     return parsed.pieces.find((piece) => typeof piece !== 'string')! as Parameters<typeof locateRequestPart>[0];
   };
-  const locate = (template: string, kind: Parameters<typeof locateRequestPart>[1], params: { index: number; type: number; data?: unknown }[] | undefined) =>
-    locateRequestPart(part(template), kind, params?.map((param) => ({ data: undefined, ...param })), where, template);
+  const locate = (
+    template: string,
+    kind: Parameters<typeof locateRequestPart>[1],
+    params: { index: number; type: number; data?: unknown }[] | undefined,
+  ) =>
+    locateRequestPart(
+      part(template),
+      kind,
+      params?.map((param) => ({ data: undefined, ...param })),
+      where,
+      template,
+    );
 
   it('HTTP: the named parameter first, then the whole part, then the request (@Param, @Query, @Body, @Headers, @Req)', () => {
-    expect(locate('{params.id.x}', 'http', [{ index: 2, type: 5, data: 'id' }, { index: 1, type: 5 }, { index: 0, type: 0 }])).toEqual({ index: 2, path: ['x'] });
-    expect(locate('{query.page}', 'http', [{ index: 1, type: 4 }, { index: 0, type: 0 }])).toEqual({ index: 1, path: ['page'] });
-    expect(locate('{body.order.sku}', 'http', [{ index: 0, type: 0 }])).toEqual({ index: 0, path: ['body', 'order', 'sku'] });
+    expect(
+      locate('{params.id.x}', 'http', [
+        { index: 2, type: 5, data: 'id' },
+        { index: 1, type: 5 },
+        { index: 0, type: 0 },
+      ]),
+    ).toEqual({ index: 2, path: ['x'] });
+    expect(
+      locate('{query.page}', 'http', [
+        { index: 1, type: 4 },
+        { index: 0, type: 0 },
+      ]),
+    ).toEqual({ index: 1, path: ['page'] });
+    expect(locate('{body.order.sku}', 'http', [{ index: 0, type: 0 }])).toEqual({
+      index: 0,
+      path: ['body', 'order', 'sku'],
+    });
     // Nest lower-cases header names, and so does @Headers('X-Tenant').
-    expect(locate('{headers.X-Tenant}', 'http', [{ index: 3, type: 6, data: 'X-Tenant' }])).toEqual({ index: 3, path: [] });
+    expect(locate('{headers.X-Tenant}', 'http', [{ index: 3, type: 6, data: 'X-Tenant' }])).toEqual({
+      index: 3,
+      path: [],
+    });
   });
 
   it('a parameter of another kind does not carry the part (@Query() is not {body.x})', () => {
-    expect(() => locate('{body.sku}', 'http', [{ index: 0, type: 4 }])).toThrow("add @Body('sku') sku (or @Body() body, or @Req() request)");
+    expect(() => locate('{body.sku}', 'http', [{ index: 0, type: 4 }])).toThrow(
+      "add @Body('sku') sku (or @Body() body, or @Req() request)",
+    );
   });
 
   it('messages: the payload parameter, or the message itself where the handler declares none (microservices: argument 0, gateways: 1)', () => {
-    expect(locate('{data.sku}', 'rpc', [{ index: 1, type: 3 }, { index: 0, type: 6 }])).toEqual({ index: 1, path: ['sku'] });
+    expect(
+      locate('{data.sku}', 'rpc', [
+        { index: 1, type: 3 },
+        { index: 0, type: 6 },
+      ]),
+    ).toEqual({ index: 1, path: ['sku'] });
     expect(locate('{data.sku}', 'rpc', undefined)).toEqual({ index: 0, path: ['sku'] });
     expect(locate('{data.sku}', 'ws', [])).toEqual({ index: 1, path: ['sku'] });
-    expect(() => locate('{data.sku}', 'ws', [{ index: 0, type: 0 }])).toThrow('add @Payload() data (microservices) or @MessageBody() data (gateways)');
+    expect(() => locate('{data.sku}', 'ws', [{ index: 0, type: 0 }])).toThrow(
+      'add @Payload() data (microservices) or @MessageBody() data (gateways)',
+    );
   });
 
   it('GraphQL: @Args(name), @Args(), or the arguments themselves', () => {
@@ -148,7 +195,9 @@ describe('which parameter carries the request part a template names', () => {
 
   it('a part of another context, or any part on a method Nest does not call, is an error that says so', () => {
     expect(() => locate('{params.id}', 'rpc', [])).toThrow('which a microservice handler does not have');
-    expect(() => locate('{data.id}', 'http', [{ index: 0, type: 0 }])).toThrow('which an HTTP route handler does not have');
+    expect(() => locate('{data.id}', 'http', [{ index: 0, type: 0 }])).toThrow(
+      'which an HTTP route handler does not have',
+    );
     expect(() => locate('{params.id}', undefined, [])).toThrow('is not a handler Nest calls');
   });
 });

@@ -4,7 +4,6 @@ import {
   Catch,
   Controller,
   Get,
-  HttpException,
   Injectable,
   Module,
   Param,
@@ -29,7 +28,6 @@ import {
   LockBusyException,
   LockErrorsFilter,
   LockService,
-  LockTimeoutError,
   StaleFenceError,
   StaleFenceException,
   type Lock,
@@ -127,7 +125,10 @@ const stores = (options: { mapErrors?: boolean } = {}) => [
 
 async function startApp(platform: Platform, metadata: ModuleMetadata, log = new ErrorLog()): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule(metadata).compile();
-  const app = platform === 'express' ? moduleRef.createNestApplication({ logger: log }) : moduleRef.createNestApplication(new FastifyAdapter(), { logger: log });
+  const app =
+    platform === 'express'
+      ? moduleRef.createNestApplication({ logger: log })
+      : moduleRef.createNestApplication(new FastifyAdapter(), { logger: log });
   await app.init();
   if (platform === 'fastify') await app.getHttpAdapter().getInstance().ready();
   return app;
@@ -140,33 +141,56 @@ describe.each(PLATFORMS)('lock errors thrown anywhere in a request, with only fo
   const log = new ErrorLog();
   let app: INestApplication;
   beforeAll(async () => {
-    app = await startApp(platform, { imports: stores(), controllers: [OrderController], providers: [OrderService] }, log);
+    app = await startApp(
+      platform,
+      { imports: stores(), controllers: [OrderController], providers: [OrderService] },
+      log,
+    );
   });
   afterAll(() => app.close());
   afterEach(() => {
     jest.restoreAllMocks();
   });
 
-  it.each(['service', 'with-lock', 'acquire', 'handler', 'guarded'])('a busy lock from %s answers 409 LockBusyException naming the key, without an error log', async (route) => {
-    const lock = await hold(app, `order:${route}`);
-    try {
-      const response = await request(app.getHttpServer()).get(`/${route}/${route}`).expect(409);
-      expect(response.body).toMatchObject({ statusCode: 409, error: 'Conflict', key: `order:${route}`, message: expect.stringContaining('busy') });
-    } finally {
-      await lock.release();
-    }
-    await request(app.getHttpServer()).get(`/${route}/${route}`).expect(200);
-    expect(log.errors).toEqual([]);
-  });
+  it.each(['service', 'with-lock', 'acquire', 'handler', 'guarded'])(
+    'a busy lock from %s answers 409 LockBusyException naming the key, without an error log',
+    async (route) => {
+      const lock = await hold(app, `order:${route}`);
+      try {
+        const response = await request(app.getHttpServer()).get(`/${route}/${route}`).expect(409);
+        expect(response.body).toMatchObject({
+          statusCode: 409,
+          error: 'Conflict',
+          key: `order:${route}`,
+          message: expect.stringContaining('busy'),
+        });
+      } finally {
+        await lock.release();
+      }
+      await request(app.getHttpServer()).get(`/${route}/${route}`).expect(200);
+      expect(log.errors).toEqual([]);
+    },
+  );
 
   it('a stale fence answers 409 with the resource and both fences', async () => {
     const response = await request(app.getHttpServer()).get('/stale').expect(409);
-    expect(response.body).toMatchObject({ statusCode: 409, error: 'Conflict', resource: 'orders', fence: 3, highest: 5 });
+    expect(response.body).toMatchObject({
+      statusCode: 409,
+      error: 'Conflict',
+      resource: 'orders',
+      fence: 3,
+      highest: 5,
+    });
   });
 
   it('an unreachable store answers 503 without its own message', async () => {
     const response = await request(app.getHttpServer()).get('/down').expect(503);
-    expect(response.body).toEqual({ statusCode: 503, error: 'Service Unavailable', message: 'The lock store is unavailable', retryAfter: 1 });
+    expect(response.body).toEqual({
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'The lock store is unavailable',
+      retryAfter: 1,
+    });
     expect(response.headers['retry-after']).toBe('1');
     expect(JSON.stringify(response.body)).not.toContain('ECONNREFUSED');
   });
@@ -189,7 +213,10 @@ describe('a busy lock from a service method on Redis', () => {
   beforeAll(async () => {
     redis = await RedisServer.start();
     app = await startApp('express', {
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'redis', url: redis.url } }), DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'redis', url: redis.url } }),
+        DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend }),
+      ],
       controllers: [OrderController],
       providers: [OrderService],
     });
@@ -223,7 +250,10 @@ class LockAnswerFilter implements ExceptionFilter {
 class CatchEverythingFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost) {
     const response = host.switchToHttp().getResponse<{ status(code: number): { json(body: unknown): void } }>();
-    response.status(418).json({ caught: (exception as Error).constructor.name, cause: ((exception as Error).cause as Error | undefined)?.name });
+    response.status(418).json({
+      caught: (exception as Error).constructor.name,
+      cause: ((exception as Error).cause as Error | undefined)?.name,
+    });
   }
 }
 
@@ -232,7 +262,11 @@ describe("users' own filters see the library's exception classes", () => {
     ['@Catch(LockBusyException, StaleFenceException)', LockAnswerFilter, 429],
     ['a catch-all @Catch()', CatchEverythingFilter, 418],
   ] as const)('%s', async (_name, filter, status) => {
-    const app = await startApp('express', { imports: stores(), controllers: [OrderController], providers: [OrderService, { provide: APP_FILTER, useClass: filter }] });
+    const app = await startApp('express', {
+      imports: stores(),
+      controllers: [OrderController],
+      providers: [OrderService, { provide: APP_FILTER, useClass: filter }],
+    });
     try {
       const lock = await hold(app, 'order:F1');
       try {
@@ -254,7 +288,9 @@ describe("users' own filters see the library's exception classes", () => {
 @Catch(LockBusyException)
 class BusyAs423 implements ExceptionFilter {
   catch(exception: LockBusyException, host: ArgumentsHost) {
-    const response = host.switchToHttp().getResponse<{ getHeader(name: string): unknown; status(code: number): { json(body: unknown): void } }>();
+    const response = host
+      .switchToHttp()
+      .getResponse<{ getHeader(name: string): unknown; status(code: number): { json(body: unknown): void } }>();
     response.status(423).json({ custom: exception.key, retryAfterHeader: response.getHeader('Retry-After') ?? null });
   }
 }
@@ -265,8 +301,19 @@ class CustomAnswersModule {}
 describe('a filter of yours among the global ones receives the exception classes, wherever Nest ranks it', () => {
   // Nest tries global filters last registered first: app.useGlobalFilters() after every APP_FILTER, and those of the modules it scans later before those of the root module.
   it.each([
-    ['APP_FILTER in the root module', (): ModuleMetadata => ({ imports: stores(), providers: [OrderService, { provide: APP_FILTER, useClass: BusyAs423 }] }), false],
-    ['APP_FILTER in a module imported after DistributedLockModule', (): ModuleMetadata => ({ imports: [...stores(), CustomAnswersModule], providers: [OrderService] }), false],
+    [
+      'APP_FILTER in the root module',
+      (): ModuleMetadata => ({
+        imports: stores(),
+        providers: [OrderService, { provide: APP_FILTER, useClass: BusyAs423 }],
+      }),
+      false,
+    ],
+    [
+      'APP_FILTER in a module imported after DistributedLockModule',
+      (): ModuleMetadata => ({ imports: [...stores(), CustomAnswersModule], providers: [OrderService] }),
+      false,
+    ],
     ['app.useGlobalFilters()', (): ModuleMetadata => ({ imports: stores(), providers: [OrderService] }), true],
   ])('%s', async (_where, metadata, useGlobalFilters) => {
     const moduleRef = await Test.createTestingModule({ ...metadata(), controllers: [OrderController] }).compile();
@@ -278,7 +325,9 @@ describe('a filter of yours among the global ones receives the exception classes
       const lock = await hold(app, 'order:C1');
       try {
         for (const route of ['service', 'with-lock', 'handler']) {
-          await request(app.getHttpServer()).get(`/${route}/C1`).expect(423, { custom: 'order:C1', retryAfterHeader: '1' });
+          await request(app.getHttpServer())
+            .get(`/${route}/C1`)
+            .expect(423, { custom: 'order:C1', retryAfterHeader: '1' });
         }
       } finally {
         await lock.release();
@@ -296,32 +345,63 @@ describe('mapErrors: false', () => {
 
   const down = DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend, mapErrors: false });
   it.each([
-    ['given to forRoot()', () => [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: false }), down]],
-    ['in the argument of forRootAsync()', () => [DistributedLockModule.forRootAsync({ mapErrors: false, useFactory: () => ({ backend: { type: 'memory' } }) }), down]],
-    ["from forRootAsync()'s factory", () => [DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' as const }, mapErrors: false }) }), DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend })]],
-  ])('%s: lock errors outside @Locked() handlers reach Nest (500), @Locked() handlers answer as before', async (_how, imports) => {
-    const log = new ErrorLog();
-    const app = await startApp('express', { imports: imports(), controllers: [OrderController], providers: [OrderService] }, log);
-    try {
-      const lock = await hold(app, 'order:O1');
+    [
+      'given to forRoot()',
+      () => [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: false }), down],
+    ],
+    [
+      'in the argument of forRootAsync()',
+      () => [
+        DistributedLockModule.forRootAsync({ mapErrors: false, useFactory: () => ({ backend: { type: 'memory' } }) }),
+        down,
+      ],
+    ],
+    [
+      "from forRootAsync()'s factory",
+      () => [
+        DistributedLockModule.forRootAsync({
+          useFactory: () => ({ backend: { type: 'memory' as const }, mapErrors: false }),
+        }),
+        DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend }),
+      ],
+    ],
+  ])(
+    '%s: lock errors outside @Locked() handlers reach Nest (500), @Locked() handlers answer as before',
+    async (_how, imports) => {
+      const log = new ErrorLog();
+      const app = await startApp(
+        'express',
+        { imports: imports(), controllers: [OrderController], providers: [OrderService] },
+        log,
+      );
       try {
-        await request(app.getHttpServer()).get('/service/O1').expect(500);
-        await request(app.getHttpServer()).get('/with-lock/O1').expect(500);
-        await request(app.getHttpServer()).get('/handler/O1').expect(409);
+        const lock = await hold(app, 'order:O1');
+        try {
+          await request(app.getHttpServer()).get('/service/O1').expect(500);
+          await request(app.getHttpServer()).get('/with-lock/O1').expect(500);
+          await request(app.getHttpServer()).get('/handler/O1').expect(409);
+        } finally {
+          await lock.release();
+        }
+        await request(app.getHttpServer()).get('/stale').expect(500);
+        expect(log.errors.length).toBeGreaterThan(0);
       } finally {
-        await lock.release();
+        await app.close();
       }
-      await request(app.getHttpServer()).get('/stale').expect(500);
-      expect(log.errors.length).toBeGreaterThan(0);
-    } finally {
-      await app.close();
-    }
-  });
+    },
+  );
 
   it('must be a boolean', async () => {
-    const init = startApp('express', { imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: 'no' as unknown as boolean })] });
+    const init = startApp('express', {
+      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, mapErrors: 'no' as unknown as boolean })],
+    });
     await expect(init).rejects.toThrow('mapErrors must be a boolean');
-    expect(() => DistributedLockModule.forRootAsync({ mapErrors: 1 as unknown as boolean, useFactory: () => ({ backend: { type: 'memory' } }) })).toThrow('mapErrors must be a boolean');
+    expect(() =>
+      DistributedLockModule.forRootAsync({
+        mapErrors: 1 as unknown as boolean,
+        useFactory: () => ({ backend: { type: 'memory' } }),
+      }),
+    ).toThrow('mapErrors must be a boolean');
   });
 });
 
@@ -343,8 +423,16 @@ class OrderConsumer {
 
 describe('lock errors thrown in a service method called by a TCP microservice handler', () => {
   /** A hybrid application (an HTTP app with a microservice connected), or a microservice application alone. */
-  async function startService(kind: 'hybrid' | 'microservice', port: number, log: ErrorLog): Promise<INestApplication | INestMicroservice> {
-    const moduleRef = await Test.createTestingModule({ imports: stores(), controllers: [OrderConsumer], providers: [OrderService] }).compile();
+  async function startService(
+    kind: 'hybrid' | 'microservice',
+    port: number,
+    log: ErrorLog,
+  ): Promise<INestApplication | INestMicroservice> {
+    const moduleRef = await Test.createTestingModule({
+      imports: stores(),
+      controllers: [OrderConsumer],
+      providers: [OrderService],
+    }).compile();
     const options = { transport: Transport.TCP, options: { host: '127.0.0.1', port } } as const;
     if (kind === 'microservice') {
       const service = moduleRef.createNestMicroservice(options);
@@ -358,27 +446,36 @@ describe('lock errors thrown in a service method called by a TCP microservice ha
     return app.init();
   }
 
-  it.each(['hybrid', 'microservice'] as const)('answer LOCK_BUSY and LOCK_STALE_FENCE, without an error log (%s application)', async (kind) => {
-    const log = new ErrorLog();
-    const port = await freePort();
-    const app = await startService(kind, port, log);
-    const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
-    try {
-      await client.connect();
-      const lock = await app.get(LockService).acquire('order:M1', { waitMs: 0 });
+  it.each(['hybrid', 'microservice'] as const)(
+    'answer LOCK_BUSY and LOCK_STALE_FENCE, without an error log (%s application)',
+    async (kind) => {
+      const log = new ErrorLog();
+      const port = await freePort();
+      const app = await startService(kind, port, log);
+      const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
       try {
-        const busy = await lastValueFrom(client.send('order.place', 'M1')).catch((error: unknown) => error);
-        expect(busy).toMatchObject({ status: 'error', code: 'LOCK_BUSY', key: 'order:M1' });
+        await client.connect();
+        const lock = await app.get(LockService).acquire('order:M1', { waitMs: 0 });
+        try {
+          const busy = await lastValueFrom(client.send('order.place', 'M1')).catch((error: unknown) => error);
+          expect(busy).toMatchObject({ status: 'error', code: 'LOCK_BUSY', key: 'order:M1' });
+        } finally {
+          await lock.release();
+        }
+        await expect(lastValueFrom(client.send('order.place', 'M1'))).resolves.toEqual({ placed: 'M1' });
+        const stale = await lastValueFrom(client.send('order.stale', {})).catch((error: unknown) => error);
+        expect(stale).toMatchObject({
+          status: 'error',
+          code: 'LOCK_STALE_FENCE',
+          resource: 'orders',
+          fence: 1,
+          highest: 2,
+        });
+        expect(log.errors).toEqual([]);
       } finally {
-        await lock.release();
+        client.close();
+        await app.close();
       }
-      await expect(lastValueFrom(client.send('order.place', 'M1'))).resolves.toEqual({ placed: 'M1' });
-      const stale = await lastValueFrom(client.send('order.stale', {})).catch((error: unknown) => error);
-      expect(stale).toMatchObject({ status: 'error', code: 'LOCK_STALE_FENCE', resource: 'orders', fence: 1, highest: 2 });
-      expect(log.errors).toEqual([]);
-    } finally {
-      client.close();
-      await app.close();
-    }
-  });
+    },
+  );
 });

@@ -74,17 +74,21 @@ describe('lock errors thrown in a service method called by a WebSocket gateway',
   let socket: WebSocket;
   const received: unknown[] = [];
   const waiting: ((message: unknown) => void)[] = [];
-  const next = (): Promise<unknown> => (received.length > 0 ? Promise.resolve(received.shift()) : new Promise((resolve) => waiting.push(resolve)));
+  const next = (): Promise<unknown> =>
+    received.length > 0 ? Promise.resolve(received.shift()) : new Promise((resolve) => waiting.push(resolve));
   const send = (event: string, data: unknown) => socket.send(JSON.stringify({ event, data }));
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })], providers: [StockService, StockGateway] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })],
+      providers: [StockService, StockGateway],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     app.useWebSocketAdapter(new WsAdapter(app));
     await app.listen(0, '127.0.0.1');
     socket = new WebSocket(`ws://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/stock`);
     socket.on('message', (raw) => {
-      const message: unknown = JSON.parse(String(raw));
+      const message: unknown = JSON.parse((raw as Buffer).toString());
       const waiter = waiting.shift();
       if (waiter) waiter(message);
       else received.push(message);
@@ -100,14 +104,20 @@ describe('lock errors thrown in a service method called by a WebSocket gateway',
     const lock = await app.get(LockService).acquire('stock:A', { waitMs: 0 });
     try {
       send('reserve', 'A');
-      await expect(next()).resolves.toEqual({ event: 'exception', data: expect.objectContaining({ status: 'error', code: 'LOCK_BUSY', key: 'stock:A' }) });
+      await expect(next()).resolves.toEqual({
+        event: 'exception',
+        data: expect.objectContaining({ status: 'error', code: 'LOCK_BUSY', key: 'stock:A' }),
+      });
     } finally {
       await lock.release();
     }
     send('reserve', 'A');
     await expect(next()).resolves.toEqual({ event: 'reserved', data: 'A' });
     send('write', {});
-    await expect(next()).resolves.toEqual({ event: 'exception', data: expect.objectContaining({ code: 'LOCK_STALE_FENCE', resource: 'stock', fence: 4, highest: 9 }) });
+    await expect(next()).resolves.toEqual({
+      event: 'exception',
+      data: expect.objectContaining({ code: 'LOCK_STALE_FENCE', resource: 'stock', fence: 4, highest: 9 }),
+    });
   });
 });
 
@@ -118,7 +128,10 @@ describe('lock errors thrown in a service method called by a GraphQL resolver', 
   beforeAll(async () => {
     Logger.overrideLogger(log);
     const moduleRef = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } }), GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'memory' } }),
+        GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
+      ],
       providers: [StockService, StockResolver],
     }).compile();
     app = moduleRef.createNestApplication({ logger: log });
@@ -127,7 +140,10 @@ describe('lock errors thrown in a service method called by a GraphQL resolver', 
   afterAll(() => app.close());
 
   const mutate = (query: string, variables: Record<string, unknown> = {}) =>
-    request(app.getHttpServer()).post('/graphql').send({ query, variables }).then((response) => response.body as { data?: unknown; errors?: { extensions: Record<string, unknown> }[] });
+    request(app.getHttpServer())
+      .post('/graphql')
+      .send({ query, variables })
+      .then((response) => response.body as { data?: unknown; errors?: { extensions: Record<string, unknown> }[] });
 
   it('a busy lock is an error whose extensions.code is LOCK_BUSY; a stale fence LOCK_STALE_FENCE; neither logged', async () => {
     const lock = await app.get(LockService).acquire('stock:G', { waitMs: 0 });
@@ -137,9 +153,16 @@ describe('lock errors thrown in a service method called by a GraphQL resolver', 
     } finally {
       await lock.release();
     }
-    await expect(mutate('mutation($sku: String!) { reserve(sku: $sku) }', { sku: 'G' })).resolves.toEqual({ data: { reserve: 'G' } });
+    await expect(mutate('mutation($sku: String!) { reserve(sku: $sku) }', { sku: 'G' })).resolves.toEqual({
+      data: { reserve: 'G' },
+    });
     const stale = await mutate('mutation { write }');
-    expect(stale.errors?.[0]?.extensions).toMatchObject({ code: 'LOCK_STALE_FENCE', resource: 'stock', fence: 4, highest: 9 });
+    expect(stale.errors?.[0]?.extensions).toMatchObject({
+      code: 'LOCK_STALE_FENCE',
+      resource: 'stock',
+      fence: 4,
+      highest: 9,
+    });
     expect(log.errors).toEqual([]);
   });
 });

@@ -1,5 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Inject, Injectable, Logger, Param, Post, UseFilters, type INestApplication, type LoggerService } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Inject,
+  Injectable,
+  Logger,
+  Param,
+  Post,
+  UseFilters,
+  type INestApplication,
+  type LoggerService,
+} from '@nestjs/common';
 import { ApolloDriver, type ApolloDriverConfig } from '@nestjs/apollo';
 import { Args, GraphQLModule, Mutation, Query, Resolver } from '@nestjs/graphql';
 import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientProxy } from '@nestjs/microservices';
@@ -71,7 +82,10 @@ class LedgerController {
   /** No `@Locked()`: the lock is taken by hand, and the global filter answers. */
   @Get(':entry/by-hand')
   byHand(@Param('entry') entry: string) {
-    return this.locks.withLock(`entry:${entry}`, () => this.ledger.writeAfterPause(entry), { leaseMs: LEASE_MS, waitMs: 0 });
+    return this.locks.withLock(`entry:${entry}`, () => this.ledger.writeAfterPause(entry), {
+      leaseMs: LEASE_MS,
+      waitMs: 0,
+    });
   }
 
   @MessagePattern('ledger.write')
@@ -124,13 +138,19 @@ describe('a holder paused past its lease whose fenced write is refused answers L
     Logger.overrideLogger(log);
     const port = await freePort();
     const moduleRef = await Test.createTestingModule({
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'redis', url: redis.url } }), GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'redis', url: redis.url } }),
+        GraphQLModule.forRoot<ApolloDriverConfig>({ driver: ApolloDriver, autoSchemaFile: true }),
+      ],
       controllers: [LedgerController],
       providers: [Ledger, LedgerResolver, LedgerGateway, { provide: GUARD, useValue: new RedisFenceGuard(client) }],
     }).compile();
     app = moduleRef.createNestApplication({ logger: log });
     app.useWebSocketAdapter(new WsAdapter(app));
-    app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }, { inheritAppConfig: true });
+    app.connectMicroservice(
+      { transport: Transport.TCP, options: { host: '127.0.0.1', port } },
+      { inheritAppConfig: true },
+    );
     await app.startAllMicroservices();
     await app.listen(0, '127.0.0.1');
     rpc = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
@@ -149,13 +169,21 @@ describe('a holder paused past its lease whose fenced write is refused answers L
   /** Nothing was written, and a warning named the key and the cause; nothing was logged as an error. */
   async function expectRefusedAndWarned(entry: string): Promise<void> {
     await expect(client.get(`ledger:${entry}`)).resolves.toBeNull();
-    expect(log.warnings).toContainEqual(expect.stringMatching(new RegExp(`Lock "entry:${entry}" was lost: .*signal has aborted.*answered as a conflict, code LOCK_LOST`)));
+    expect(log.warnings).toContainEqual(
+      expect.stringMatching(
+        new RegExp(`Lock "entry:${entry}" was lost: .*signal has aborted.*answered as a conflict, code LOCK_LOST`),
+      ),
+    );
     expect(log.errors).toEqual([]);
   }
 
   it.each([
     ['a @Locked() route', 'http-locked', (entry: string) => request(app.getHttpServer()).post(`/ledger/${entry}`)],
-    ['a route that locks with withLock()', 'http-by-hand', (entry: string) => request(app.getHttpServer()).get(`/ledger/${entry}/by-hand`)],
+    [
+      'a route that locks with withLock()',
+      'http-by-hand',
+      (entry: string) => request(app.getHttpServer()).get(`/ledger/${entry}/by-hand`),
+    ],
   ])('HTTP, %s: 409 with code LOCK_LOST and the key, the reason kept out', async (_what, entry, send) => {
     const response = await send(entry).expect(409);
     expect(response.body).toEqual({
@@ -175,7 +203,9 @@ describe('a holder paused past its lease whose fenced write is refused answers L
   });
 
   it('GraphQL: an error whose extensions.code is LOCK_LOST', async () => {
-    const response = await request(app.getHttpServer()).post('/graphql').send({ query: 'mutation { write(entry: "gql") }' });
+    const response = await request(app.getHttpServer())
+      .post('/graphql')
+      .send({ query: 'mutation { write(entry: "gql") }' });
     expect(response.body.errors?.[0]?.extensions).toMatchObject({ code: 'LOCK_LOST', key: 'entry:gql' });
     await expectRefusedAndWarned('gql');
   });
@@ -184,7 +214,10 @@ describe('a holder paused past its lease whose fenced write is refused answers L
     const answered = once(socket, 'message');
     socket.send(JSON.stringify({ event: 'write', data: { entry: 'ws' } }));
     const [raw] = await answered;
-    expect(JSON.parse(String(raw))).toEqual({ event: 'exception', data: expect.objectContaining({ status: 'error', code: 'LOCK_LOST', key: 'entry:ws' }) });
+    expect(JSON.parse(String(raw))).toEqual({
+      event: 'exception',
+      data: expect.objectContaining({ status: 'error', code: 'LOCK_LOST', key: 'entry:ws' }),
+    });
     await expectRefusedAndWarned('ws');
   });
 });

@@ -22,7 +22,10 @@ import { DistributedLockModule, InvalidLockArgumentError, Locked, LockService } 
 import { collectEvents } from './nest-test-kit.js';
 
 async function init(metadata: ModuleMetadata): Promise<INestApplication> {
-  const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, waitMs: 0 })], ...metadata }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' }, waitMs: 0 })],
+    ...metadata,
+  }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   app.useWebSocketAdapter(new WsAdapter(app));
   try {
@@ -63,10 +66,26 @@ describe('a key template naming a request part that no parameter carries fails t
   }
 
   it.each([
-    ['a route without the parameter (@Locked below @Get)', { controllers: [NoParam] }, "@Locked() on NoParam.show: key template \"item:{params.id}\" names {params.id}, which no parameter of NoParam.show carries: add @Param('id') id (or @Param() params, or @Req() request)"],
-    ['a route whose parameter carries another part (@Locked above @Post)', { controllers: [OtherPart] }, "names {body.sku}, which no parameter of OtherPart.create carries: add @Body('sku') sku"],
-    ['a provider method, which has no request', { providers: [Service] }, 'Service.record is not a handler Nest calls (a route, a message or GraphQL handler); name the key by the method\'s arguments'],
-    ['a gateway handler without the message', { providers: [Gateway] }, 'names {data.sku}, which no parameter of Gateway.reserve carries: add @Payload() data (microservices) or @MessageBody() data (gateways)'],
+    [
+      'a route without the parameter (@Locked below @Get)',
+      { controllers: [NoParam] },
+      '@Locked() on NoParam.show: key template "item:{params.id}" names {params.id}, which no parameter of NoParam.show carries: add @Param(\'id\') id (or @Param() params, or @Req() request)',
+    ],
+    [
+      'a route whose parameter carries another part (@Locked above @Post)',
+      { controllers: [OtherPart] },
+      "names {body.sku}, which no parameter of OtherPart.create carries: add @Body('sku') sku",
+    ],
+    [
+      'a provider method, which has no request',
+      { providers: [Service] },
+      "Service.record is not a handler Nest calls (a route, a message or GraphQL handler); name the key by the method's arguments",
+    ],
+    [
+      'a gateway handler without the message',
+      { providers: [Gateway] },
+      'names {data.sku}, which no parameter of Gateway.reserve carries: add @Payload() data (microservices) or @MessageBody() data (gateways)',
+    ],
   ])('%s', async (_what, metadata, message) => {
     const failure = await init(metadata).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(InvalidLockArgumentError);

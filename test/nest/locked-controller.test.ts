@@ -112,7 +112,7 @@ describe('@Locked on a controller handler', () => {
     expect(reflector.get('roles', InventoryController.prototype.reserve)).toEqual(['clerk']);
   });
 
-  it('answers 409 Conflict with the key when the lock is busy, and Retry-After from this instance\'s short holds of it (1 s, not the 4.5 s lease)', async () => {
+  it("answers 409 Conflict with the key when the lock is busy, and Retry-After from this instance's short holds of it (1 s, not the 4.5 s lease)", async () => {
     await locks.withLock('inventory:C3', () => undefined);
     const holder = await locks.acquire('inventory:C3', { leaseMs: 4_500 });
     const response = await request(app.getHttpServer()).post('/inventory/C3/reserve').expect(409);
@@ -127,8 +127,13 @@ describe('@Locked on a controller handler', () => {
     const entered = deferred();
     const leave = deferred();
     controller.gate = { entered: entered.resolve, leave: leave.promise };
-    const first = request(app.getHttpServer()).post('/inventory/D4/reserve').then((response) => response);
-    await Promise.race([entered.promise, first.then((response) => Promise.reject(new Error(`finished first: ${response.status}`)))]);
+    const first = request(app.getHttpServer())
+      .post('/inventory/D4/reserve')
+      .then((response) => response);
+    await Promise.race([
+      entered.promise,
+      first.then((response) => Promise.reject(new Error(`finished first: ${response.status}`))),
+    ]);
     controller.gate = undefined;
     await request(app.getHttpServer()).post('/inventory/D4/reserve').expect(409);
     await request(app.getHttpServer()).get('/inventory/E5').expect(200);
@@ -141,7 +146,9 @@ describe('@Locked on a controller handler', () => {
     await request(app.getHttpServer()).get('/inventory/F6/stock').expect(500);
     expect(controller.runs).toBe(0);
     expect(events).toEqual([]);
-    await request(app.getHttpServer()).get('/inventory/F6/stock?warehouse=north').expect(200, { key: 'inventory:F6:north' });
+    await request(app.getHttpServer())
+      .get('/inventory/F6/stock?warehouse=north')
+      .expect(200, { key: 'inventory:F6:north' });
   });
 });
 
@@ -152,7 +159,7 @@ describe('@Locked on a controller handler when the lock store is down', () => {
   });
   afterAll(() => app.close());
 
-  it('answers 503 Service Unavailable without the store\'s own message', async () => {
+  it("answers 503 Service Unavailable without the store's own message", async () => {
     const response = await request(app.getHttpServer()).post('/inventory/A1/reserve').expect(503);
     expect(response.body).toMatchObject({ statusCode: 503 });
     expect(JSON.stringify(response.body)).not.toContain('ECONNREFUSED');

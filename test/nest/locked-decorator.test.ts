@@ -1,5 +1,13 @@
 import { afterEach, describe, expect, it } from '@jest/globals';
-import { Controller, Get, Injectable, Param, Scope, type INestApplication, type INestApplicationContext } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Injectable,
+  Param,
+  Scope,
+  type INestApplication,
+  type INestApplicationContext,
+} from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import {
@@ -10,18 +18,20 @@ import {
   LockService,
   type LockedOptions,
 } from '../../lib/index.js';
-import { LOCKED_METADATA } from '../../lib/nest/lock.constants.js';
+import { LOCKED_METADATA } from '../../lib/nest/lock-constants.js';
 import { collectEvents } from './nest-test-kit.js';
 
 describe('@Locked() validates its arguments when the class is defined', () => {
   const locked = Locked as (...args: unknown[]) => MethodDecorator;
-  const define = (...args: unknown[]) => () => {
-    class Job {
-      @locked(...args)
-      async run() {}
-    }
-    return Job;
-  };
+  const define =
+    (...args: unknown[]) =>
+    () => {
+      class Job {
+        @locked(...args)
+        async run() {}
+      }
+      return Job;
+    };
 
   it.each<[string, unknown[]]>([
     ['an empty key', ['']],
@@ -126,7 +136,7 @@ describe('which module a @Locked() method uses', () => {
     await expect(call).rejects.toThrow(/DistributedLockModule/);
   });
 
-  it('each app\'s instances use that app\'s module, even with several apps running', async () => {
+  it("each app's instances use that app's module, even with several apps running", async () => {
     const appA = await start();
     const appB = await start();
     const holder = await appA.get(LockService).acquire('work:1');
@@ -173,7 +183,11 @@ describe('which module a @Locked() method uses', () => {
         return this.worker.work(id);
       }
     }
-    const app = (await start(true, { controllers: [WorkController as never], providers: [ScopedWorker as never], http: true })) as INestApplication;
+    const app = (await start(true, {
+      controllers: [WorkController as never],
+      providers: [ScopedWorker as never],
+      http: true,
+    })) as INestApplication;
     await start();
     const events = collectEvents(app.get(LockService));
     await request(app.getHttpServer()).get('/work/4').expect(200, 'worked');

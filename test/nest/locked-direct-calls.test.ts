@@ -1,5 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
-import { Body, Controller, Get, Injectable, Logger, Param, Post, Query, type INestApplication, type LoggerService } from '@nestjs/common';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import {
+  Body,
+  Controller,
+  Get,
+  Logger,
+  Param,
+  Post,
+  Query,
+  type INestApplication,
+  type LoggerService,
+} from '@nestjs/common';
 import { ROUTE_ARGS_METADATA } from '@nestjs/common/constants.js';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
@@ -27,7 +37,11 @@ class LockedOrders {
 
   @Post(':shop')
   @Locked('order:{params.shop}:{body.sku}')
-  create(@Param('shop') shop: string, @Body() order: Order, @Query('dry') dry?: string): { shop: string; sku: string; key?: string; dry?: string } {
+  create(
+    @Param('shop') shop: string,
+    @Body() order: Order,
+    @Query('dry') dry?: string,
+  ): { shop: string; sku: string; key?: string; dry?: string } {
     return { shop, sku: order.sku, key: this.locks.current()?.key, dry };
   }
 
@@ -41,7 +55,11 @@ class LockedOrders {
 @Controller('plain')
 class PlainOrders {
   @Post(':shop')
-  create(@Param('shop') shop: string, @Body() order: Order, @Query('dry') dry?: string): { shop: string; sku: string; key?: string; dry?: string } {
+  create(
+    @Param('shop') shop: string,
+    @Body() order: Order,
+    @Query('dry') dry?: string,
+  ): { shop: string; sku: string; key?: string; dry?: string } {
     return { shop, sku: order.sku, dry };
   }
 
@@ -53,11 +71,16 @@ class PlainOrders {
 
 describe('what Nest, Swagger and callers see of a @Locked handler', () => {
   it('the same parameter metadata, parameter types and length as the undecorated twin', () => {
-    const routeArgs = (type: Function, method: string) => Object.values(Reflect.getMetadata(ROUTE_ARGS_METADATA, type, method) as object);
+    const routeArgs = (type: Function, method: string) =>
+      Object.values(Reflect.getMetadata(ROUTE_ARGS_METADATA, type, method) as object);
     for (const method of ['create', 'show']) {
       expect(routeArgs(LockedOrders, method)).toEqual(routeArgs(PlainOrders, method));
-      expect(Reflect.getMetadata('design:paramtypes', LockedOrders.prototype, method)).toEqual(Reflect.getMetadata('design:paramtypes', PlainOrders.prototype, method));
-      expect((LockedOrders.prototype as unknown as Record<string, Function>)[method]!.length).toBe((PlainOrders.prototype as unknown as Record<string, Function>)[method]!.length);
+      expect(Reflect.getMetadata('design:paramtypes', LockedOrders.prototype, method)).toEqual(
+        Reflect.getMetadata('design:paramtypes', PlainOrders.prototype, method),
+      );
+      expect((LockedOrders.prototype as unknown as Record<string, Function>)[method].length).toBe(
+        (PlainOrders.prototype as unknown as Record<string, Function>)[method].length,
+      );
     }
   });
 
@@ -70,10 +93,13 @@ describe('what Nest, Swagger and callers see of a @Locked handler', () => {
     await app.init();
     try {
       const document = SwaggerModule.createDocument(app, new DocumentBuilder().build());
-      const strip = (operation: unknown) => JSON.parse(JSON.stringify(operation).replace(/LockedOrders|PlainOrders/g, 'Orders')) as unknown;
+      const strip = (operation: unknown) =>
+        JSON.parse(JSON.stringify(operation).replace(/LockedOrders|PlainOrders/g, 'Orders')) as unknown;
       expect(strip(document.paths['/locked/{shop}'])).toEqual(strip(document.paths['/plain/{shop}']));
       expect(strip(document.paths['/locked/{id}'])).toEqual(strip(document.paths['/plain/{id}']));
-      expect(document.paths['/locked/{shop}']!.post!.parameters!.map((parameter) => (parameter as { name: string }).name)).toEqual(['shop', 'dry']);
+      expect(
+        document.paths['/locked/{shop}'].post!.parameters!.map((parameter) => (parameter as { name: string }).name),
+      ).toEqual(['shop', 'dry']);
     } finally {
       await app.close();
     }
@@ -97,7 +123,12 @@ describe('a @Locked handler called directly, as unit tests in the Nest docs do',
   it('a key naming request parts is built from the arguments that carry them: the call is locked as the request would be, without a warning', async () => {
     const controller = app.get(LockedOrders);
     const events = collectEvents(app.get(LockService));
-    await expect(controller.create('s1', { sku: 'a', quantity: 1 })).resolves.toEqual({ shop: 's1', sku: 'a', key: 'order:s1:a', dry: undefined });
+    await expect(controller.create('s1', { sku: 'a', quantity: 1 })).resolves.toEqual({
+      shop: 's1',
+      sku: 'a',
+      key: 'order:s1:a',
+      dry: undefined,
+    });
     expect(events.map((event) => `${event.type} ${event.key}`)).toEqual(['acquired order:s1:a', 'released order:s1:a']);
     expect(log.warnings).toEqual([]);
   });
@@ -109,7 +140,9 @@ describe('a @Locked handler called directly, as unit tests in the Nest docs do',
   it('a busy lock is the answer a client would get (LockBusyException, its cause the LockTimeoutError)', async () => {
     const held = await app.get(LockService).acquire('order:s2:b');
     try {
-      const error = await Promise.resolve(app.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).catch((failure: unknown) => failure);
+      const error = await Promise.resolve(app.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).catch(
+        (failure: unknown) => failure,
+      );
       expect(error).toBeInstanceOf(LockBusyException);
       expect((error as LockBusyException).cause).toBeInstanceOf(LockTimeoutError);
     } finally {
@@ -120,8 +153,13 @@ describe('a @Locked handler called directly, as unit tests in the Nest docs do',
 
 describe('a @Locked handler called directly with no lock module running', () => {
   it('without any lock module (a unit test with mocked providers), the call fails saying to import one', async () => {
-    const moduleRef = await Test.createTestingModule({ controllers: [LockedOrders], providers: [{ provide: LockService, useValue: { current: () => undefined } }] }).compile();
-    await expect(moduleRef.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).rejects.toThrow('no DistributedLockModule is running');
+    const moduleRef = await Test.createTestingModule({
+      controllers: [LockedOrders],
+      providers: [{ provide: LockService, useValue: { current: () => undefined } }],
+    }).compile();
+    await expect(moduleRef.get(LockedOrders).create('s2', { sku: 'b', quantity: 1 })).rejects.toThrow(
+      'no DistributedLockModule is running',
+    );
     await moduleRef.close();
   });
 });

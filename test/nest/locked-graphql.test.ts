@@ -75,8 +75,8 @@ describe('@Locked on a GraphQL resolver', () => {
     const first = reserve('A').then((response) => response.body);
     await resolver.entered.promise;
     const busy = (await reserve('A')).body as { errors: { message: string; extensions: Record<string, unknown> }[] };
-    expect(busy.errors[0]!.extensions).toMatchObject({ code: 'LOCK_BUSY', key: 'gql:A' });
-    expect(busy.errors[0]!.message).toContain('busy');
+    expect(busy.errors[0].extensions).toMatchObject({ code: 'LOCK_BUSY', key: 'gql:A' });
+    expect(busy.errors[0].message).toContain('busy');
     resolver.gate.resolve();
     await expect(first).resolves.toEqual({ data: { reserve: { sku: 'A', key: 'gql:A' } } });
     expect(log.errors).toEqual([]);

@@ -1,8 +1,24 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, jest } from '@jest/globals';
-import { Catch, Controller, Get, Param, UseFilters, type ArgumentsHost, type ExceptionFilter, type INestApplication } from '@nestjs/common';
+import {
+  Catch,
+  Controller,
+  Get,
+  Param,
+  UseFilters,
+  type ArgumentsHost,
+  type ExceptionFilter,
+  type INestApplication,
+} from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import request from 'supertest';
-import { DistributedLockModule, Locked, LockBusyException, LockService, LockStoreUnavailableException, LockTimeoutError } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  Locked,
+  LockBusyException,
+  LockService,
+  LockStoreUnavailableException,
+  LockTimeoutError,
+} from '../../lib/index.js';
 import { PLATFORMS, startHttpApp } from './http-platform.js';
 import { unreachableBackend } from './nest-test-kit.js';
 
@@ -11,7 +27,12 @@ import { unreachableBackend } from './nest-test-kit.js';
 class BusyFilter implements ExceptionFilter {
   constructor(private readonly adapterHost: HttpAdapterHost) {}
   catch(exception: LockBusyException, host: ArgumentsHost): void {
-    const body = { busy: exception.key, retryAfter: exception.retryAfter ?? null, status: exception.getStatus(), cause: (exception.cause as Error).name };
+    const body = {
+      busy: exception.key,
+      retryAfter: exception.retryAfter ?? null,
+      status: exception.getStatus(),
+      cause: (exception.cause as Error).name,
+    };
     this.adapterHost.httpAdapter.reply(host.switchToHttp().getResponse(), body, 429);
   }
 }
@@ -52,7 +73,10 @@ describe.each(PLATFORMS)('HTTP lock errors on %s', (platform) => {
 
   beforeAll(async () => {
     app = await startHttpApp(platform, {
-      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } }), DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend })],
+      imports: [
+        DistributedLockModule.forRoot({ backend: { type: 'memory' } }),
+        DistributedLockModule.forRoot({ name: 'down', backend: unreachableBackend }),
+      ],
       controllers: [RoomsController, CaughtController],
     });
     locks = app.get(LockService);
@@ -63,24 +87,39 @@ describe.each(PLATFORMS)('HTTP lock errors on %s', (platform) => {
   it('busy, by default: 409 with the same body as before, and no Retry-After for a key this instance never held (not the 30 s lease)', async () => {
     await using _holder = await locks.acquire(`room:${platform}-new`);
     const response = await get(`/rooms/${platform}-new`).expect(409);
-    expect(response.body).toEqual({ statusCode: 409, error: 'Conflict', message: `Lock "room:${platform}-new" is busy: not acquired within 0 ms`, key: `room:${platform}-new` });
+    expect(response.body).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: `Lock "room:${platform}-new" is busy: not acquired within 0 ms`,
+      key: `room:${platform}-new`,
+    });
     expect(response.headers['retry-after']).toBeUndefined();
   });
 
-  it('store down, by default: 503 with Retry-After, the store\'s message kept out', async () => {
-    await get('/rooms/1/down').expect('retry-after', '1').expect(503, { statusCode: 503, error: 'Service Unavailable', message: 'The lock store is unavailable', retryAfter: 1 });
+  it("store down, by default: 503 with Retry-After, the store's message kept out", async () => {
+    await get('/rooms/1/down').expect('retry-after', '1').expect(503, {
+      statusCode: 503,
+      error: 'Service Unavailable',
+      message: 'The lock store is unavailable',
+      retryAfter: 1,
+    });
   });
 
-  it('a user\'s @Catch(LockBusyException) and @Catch(LockStoreUnavailableException) filters shape the answers', async () => {
+  it("a user's @Catch(LockBusyException) and @Catch(LockStoreUnavailableException) filters shape the answers", async () => {
     {
       await using _holder = await locks.acquire(`room:${platform}-caught`);
-      await get(`/caught/${platform}-caught`).expect(429, { busy: `room:${platform}-caught`, retryAfter: null, status: 409, cause: 'LockTimeoutError' });
+      await get(`/caught/${platform}-caught`).expect(429, {
+        busy: `room:${platform}-caught`,
+        retryAfter: null,
+        status: 409,
+        cause: 'LockTimeoutError',
+      });
     }
     await get('/caught/1/down').expect(503, { maintenance: true, cause: 'LockBackendError' });
     await get(`/caught/${platform}-caught`).expect(200, { id: `${platform}-caught` });
   });
 
-  it('Retry-After: the median of this instance\'s recent holds of the key, less the current hold\'s age but never less than that age, at least 1 s', async () => {
+  it("Retry-After: the median of this instance's recent holds of the key, less the current hold's age but never less than that age, at least 1 s", async () => {
     const realNow = performance.now.bind(performance);
     let skewMs = 0;
     jest.spyOn(performance, 'now').mockImplementation(() => realNow() + skewMs);

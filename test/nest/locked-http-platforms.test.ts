@@ -36,7 +36,8 @@ class SchemaPipe implements PipeTransform {
   transform(value: unknown, metadata: ArgumentMetadata): unknown {
     this.seen.push(metadata.type);
     const order = value as { sku?: unknown; quantity?: unknown };
-    if (typeof order?.sku !== 'string' || typeof order.quantity !== 'number') throw new BadRequestException('sku (string) and quantity (number) are required');
+    if (typeof order?.sku !== 'string' || typeof order.quantity !== 'number')
+      throw new BadRequestException('sku (string) and quantity (number) are required');
     return { sku: order.sku.toUpperCase(), quantity: order.quantity };
   }
 }
@@ -55,7 +56,9 @@ class TimeoutInterceptor implements NestInterceptor {
   intercept(_context: ExecutionContext, next: CallHandler): Observable<unknown> {
     return next.handle().pipe(
       timeout(100),
-      catchError((error: unknown) => throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error))),
+      catchError((error: unknown) =>
+        throwError(() => (error instanceof TimeoutError ? new RequestTimeoutException() : error)),
+      ),
     );
   }
 }
@@ -125,7 +128,10 @@ class ShopController {
       this.occupancy.enter();
       this.feedSubscribed.resolve();
       const key = this.locks.current()?.key;
-      const inner = this.feed.subscribe({ next: (value) => subscriber.next(`${value}@${key}`), complete: () => subscriber.complete() });
+      const inner = this.feed.subscribe({
+        next: (value) => subscriber.next(`${value}@${key}`),
+        complete: () => subscriber.complete(),
+      });
       return () => {
         inner.unsubscribe();
         this.occupancy.leave();
@@ -147,7 +153,6 @@ class ShopController {
     this.occupancy.enter();
     return this.events.pipe(finalize(() => this.occupancy.leave()));
   }
-
 }
 
 @Controller('slow')
@@ -228,7 +233,10 @@ describe.each(PLATFORMS)('@Locked handlers on %s', (platform) => {
   describe('pipes and arguments', () => {
     it('a method-level schema pipe validates only the body: valid orders pass, invalid ones are 400', async () => {
       orderSchema.seen.length = 0;
-      await request(app.getHttpServer()).post('/shop/orders').send({ sku: 'ab1', quantity: 2 }).expect(201, { order: { sku: 'AB1', quantity: 2 }, count: 1, key: 'order:AB1' });
+      await request(app.getHttpServer())
+        .post('/shop/orders')
+        .send({ sku: 'ab1', quantity: 2 })
+        .expect(201, { order: { sku: 'AB1', quantity: 2 }, count: 1, key: 'order:AB1' });
       await request(app.getHttpServer()).post('/shop/orders').send({ sku: 'ab1' }).expect(400);
       expect(orderSchema.seen).toEqual(['body', 'body']);
     });
@@ -339,7 +347,7 @@ describe.each(PLATFORMS)('@Locked handlers on %s', (platform) => {
       await get('/slow/1').expect(200, { id: '1' });
     });
 
-    it('current() is the lock in the handler; code of the request\'s async context that runs after the response finds none', async () => {
+    it("current() is the lock in the handler; code of the request's async context that runs after the response finds none", async () => {
       const events = collectEvents(locks);
       await get('/shop/items/42').expect(200, { id: '42', count: 1, key: 'item:42' });
       expect(events.map((event) => event.type)).toEqual(['acquired', 'released']);
@@ -350,15 +358,27 @@ describe.each(PLATFORMS)('@Locked handlers on %s', (platform) => {
   describe('inheritance', () => {
     it('an override with the same @Locked calling super: one lock, taken once, seen by both', async () => {
       const events = collectEvents(locks);
-      await get('/same-lock/1').expect(200, { id: '1', keys: 'catalog:1', own: 'catalog:1', count: 1, overrideCount: 1 });
+      await get('/same-lock/1').expect(200, {
+        id: '1',
+        keys: 'catalog:1',
+        own: 'catalog:1',
+        count: 1,
+        overrideCount: 1,
+      });
       expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual(['catalog:1']);
     });
 
-    it('an override with its own key calling super: both locks, the override\'s first', async () => {
+    it("an override with its own key calling super: both locks, the override's first", async () => {
       const events = collectEvents(locks);
       await get('/own-lock/1').expect(200, { id: '1', keys: 'catalog:1', own: 'shelf:1', count: 1, overrideCount: 1 });
-      expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual(['shelf:1', 'catalog:1']);
-      expect(events.filter((event) => event.type === 'released').map((event) => event.key)).toEqual(['catalog:1', 'shelf:1']);
+      expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual([
+        'shelf:1',
+        'catalog:1',
+      ]);
+      expect(events.filter((event) => event.type === 'released').map((event) => event.key)).toEqual([
+        'catalog:1',
+        'shelf:1',
+      ]);
     });
   });
 });

@@ -4,7 +4,15 @@ import { Cron, Interval, SchedulerRegistry, ScheduleModule, Timeout } from '@nes
 import { Test } from '@nestjs/testing';
 import { Registry } from 'prom-client';
 import { filter, firstValueFrom, type Observable } from 'rxjs';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockedJob, LockService, subscribeLockMetrics, type LockEvent } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  Locked,
+  LockedJob,
+  LockService,
+  subscribeLockMetrics,
+  type LockEvent,
+} from '../../lib/index.js';
 
 // Never fires on its own in a test run: the test fires the cron jobs.
 const JOB_OPTIONS = { disabled: true, waitForCompletion: true } as const;
@@ -95,8 +103,16 @@ describe('@LockedJob and the default key', () => {
     }).compile();
     locks = moduleRef.get(LockService);
     // Subscribed before the schedule starts: intervals and timeouts fire right after init.
-    pollEvents = Promise.all(['StockJobs.pollBelow', 'StockJobs.pollAbove'].flatMap((key) => [eventOf(locks.events, 'acquired', key), eventOf(locks.events, 'skipped', key)]));
-    warmUpEvents = Promise.all([eventOf(locks.events, 'acquired', 'warm-up'), eventOf(locks.events, 'skipped', 'warm-up')]);
+    pollEvents = Promise.all(
+      ['StockJobs.pollBelow', 'StockJobs.pollAbove'].flatMap((key) => [
+        eventOf(locks.events, 'acquired', key),
+        eventOf(locks.events, 'skipped', key),
+      ]),
+    );
+    warmUpEvents = Promise.all([
+      eventOf(locks.events, 'acquired', 'warm-up'),
+      eventOf(locks.events, 'skipped', 'warm-up'),
+    ]);
     app = await moduleRef.init();
     jobs = app.get(StockJobs);
     registry = app.get(SchedulerRegistry);
@@ -114,30 +130,44 @@ describe('@LockedJob and the default key', () => {
   it.each([
     ['job-below-cron', 'restockBelow'],
     ['job-above-cron', 'restockAbove'],
-  ])('%s (@Cron in either order): runs under ClassName.methodName, then the tick stays taken for minHoldMs', async (name, method) => {
-    const key = `StockJobs.${method}`;
-    const runs = () => jobs.runs.filter((run) => run.job === method);
-    const skipped = eventOf(locks.events, 'skipped', key);
-    const calledAt = performance.now();
-    await registry.getCronJob(name).fireOnTick();
-    expect(runs()).toEqual([{ job: method, key }]);
-    // A late instance firing the same tick (here: the same job again) skips it, and says so.
-    await registry.getCronJob(name).fireOnTick();
-    expect(runs()).toHaveLength(1);
-    const event = await skipped;
-    expect(event).toMatchObject({ type: 'skipped', key, method: `StockJobs.${method}`, instance: expect.any(String), store: 'default' });
-    // The key frees by itself once minHoldMs has passed since the job started.
-    const next = await locks.acquire(key, { waitMs: 5_000 });
-    expect(performance.now() - calledAt).toBeGreaterThanOrEqual(HOLD_MS);
-    await next.release();
-    await registry.getCronJob(name).fireOnTick();
-    expect(runs()).toHaveLength(2);
-  });
+  ])(
+    '%s (@Cron in either order): runs under ClassName.methodName, then the tick stays taken for minHoldMs',
+    async (name, method) => {
+      const key = `StockJobs.${method}`;
+      const runs = () => jobs.runs.filter((run) => run.job === method);
+      const skipped = eventOf(locks.events, 'skipped', key);
+      const calledAt = performance.now();
+      await registry.getCronJob(name).fireOnTick();
+      expect(runs()).toEqual([{ job: method, key }]);
+      // A late instance firing the same tick (here: the same job again) skips it, and says so.
+      await registry.getCronJob(name).fireOnTick();
+      expect(runs()).toHaveLength(1);
+      const event = await skipped;
+      expect(event).toMatchObject({
+        type: 'skipped',
+        key,
+        method: `StockJobs.${method}`,
+        instance: expect.any(String),
+        store: 'default',
+      });
+      // The key frees by itself once minHoldMs has passed since the job started.
+      const next = await locks.acquire(key, { waitMs: 5_000 });
+      expect(performance.now() - calledAt).toBeGreaterThanOrEqual(HOLD_MS);
+      await next.release();
+      await registry.getCronJob(name).fireOnTick();
+      expect(runs()).toHaveLength(2);
+    },
+  );
 
   it('@Interval and @Timeout in either order run through the lock (acquired, then skipped while held)', async () => {
     expect(registry.getIntervals().sort()).toEqual(['interval-above', 'interval-below']);
     const [belowAcquired, belowSkipped, aboveAcquired, aboveSkipped] = await pollEvents;
-    expect([belowAcquired!.type, belowSkipped!.type, aboveAcquired!.type, aboveSkipped!.type]).toEqual(['acquired', 'skipped', 'acquired', 'skipped']);
+    expect([belowAcquired.type, belowSkipped.type, aboveAcquired.type, aboveSkipped.type]).toEqual([
+      'acquired',
+      'skipped',
+      'acquired',
+      'skipped',
+    ]);
     // Both timeouts share the key 'warm-up': one ran, the other skipped.
     await warmUpEvents;
     expect(jobs.runs.filter((run) => run.key === 'warm-up').map((run) => run.job)).toHaveLength(1);
@@ -162,12 +192,11 @@ describe('@LockedJob and the default key', () => {
     const next = await locks.acquire('StockJobs.hangs', { waitMs: 5_000 });
     await next.release();
   });
-
 });
 
 describe('@Locked() / @LockedJob() bad input', () => {
   const define = (decorator: MethodDecorator, name: string | symbol = 'run', className = 'Jobs') => {
-    const holder = { [className]: class {} }[className]!;
+    const holder = { [className]: class {} }[className];
     const descriptor: PropertyDescriptor = { value: function run() {}, writable: true, configurable: true };
     decorator(holder.prototype, name, descriptor);
   };
@@ -179,9 +208,17 @@ describe('@Locked() / @LockedJob() bad input', () => {
   });
 
   it.each([
-    ['an unknown option', () => LockedJob({ onBusy: 'throw' } as never), /@LockedJob\(\) on Jobs.run: unknown option "onBusy"/],
+    [
+      'an unknown option',
+      () => LockedJob({ onBusy: 'throw' } as never),
+      /@LockedJob\(\) on Jobs.run: unknown option "onBusy"/,
+    ],
     ['a non-object', () => LockedJob('nightly' as never), /takes an options object/],
-    ['minHoldMs above maxHoldMs', () => LockedJob({ minHoldMs: 2_000, maxHoldMs: 1_000 }), /minHoldMs \(2000\) must not exceed maxHoldMs \(1000\)/],
+    [
+      'minHoldMs above maxHoldMs',
+      () => LockedJob({ minHoldMs: 2_000, maxHoldMs: 1_000 }),
+      /minHoldMs \(2000\) must not exceed maxHoldMs \(1000\)/,
+    ],
     ['a negative minHoldMs', () => Locked({ minHoldMs: -1 }), /minHoldMs must be a finite number/],
     ['a NaN maxHoldMs', () => Locked({ key: 'k', maxHoldMs: Number.NaN }), /maxHoldMs must be a finite number/],
   ])('refuses %s when the class is defined', (_name, decorator, message) => {

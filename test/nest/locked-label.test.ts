@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockService, type LockInfo } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  Locked,
+  LockService,
+  type LockInfo,
+} from '../../lib/index.js';
 
 @Injectable()
 class OrderService {
@@ -44,11 +50,11 @@ describe('@Locked({ label })', () => {
   });
 
   it('takes a function label', async () => {
-    expect((await orders.refund('r-1')).holders[0]!.label).toBe('refund R-1');
+    expect((await orders.refund('r-1')).holders[0].label).toBe('refund R-1');
   });
 
   it('keeps the template text when it names something missing, and the call still runs', async () => {
-    expect((await orders.audit('a-1')).holders[0]!.label).toBe('audit of {1.missing}');
+    expect((await orders.audit('a-1')).holders[0].label).toBe('audit of {1.missing}');
   });
 
   it('refuses a label that is neither a template nor a function when the decorator is applied', () => {

@@ -39,7 +39,7 @@ class StockConsumer {
   /** `{0}` is the handler's first argument: the payload, after pipes. */
   @MessagePattern('stock.count')
   @Locked({ key: 'count:{0.sku}', waitMs: 0 })
-  count(@Payload() order: { sku: string }) {
+  count(@Payload() _order: { sku: string }) {
     return { key: this.locks.current()?.key };
   }
 
@@ -51,11 +51,20 @@ class StockConsumer {
   }
 }
 
-async function startService(backend: LockBackend | { type: 'memory' }, log: ErrorLog): Promise<{ app: INestApplication; client: ClientProxy }> {
+async function startService(
+  backend: LockBackend | { type: 'memory' },
+  log: ErrorLog,
+): Promise<{ app: INestApplication; client: ClientProxy }> {
   const port = await freePort();
-  const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend })], controllers: [StockConsumer] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    imports: [DistributedLockModule.forRoot({ backend })],
+    controllers: [StockConsumer],
+  }).compile();
   const app = moduleRef.createNestApplication({ logger: log });
-  app.connectMicroservice({ transport: Transport.TCP, options: { host: '127.0.0.1', port } }, { inheritAppConfig: true });
+  app.connectMicroservice(
+    { transport: Transport.TCP, options: { host: '127.0.0.1', port } },
+    { inheritAppConfig: true },
+  );
   await app.startAllMicroservices();
   await app.init();
   const client = ClientProxyFactory.create({ transport: Transport.TCP, options: { host: '127.0.0.1', port } });
@@ -93,7 +102,12 @@ describe('@Locked on a TCP microservice handler', () => {
     const first = send('stock.reserve', { sku: 'C' });
     await consumer.entered.promise;
     const busy = await send('stock.reserve', { sku: 'C' }).catch((error: unknown) => error);
-    expect(busy).toMatchObject({ status: 'error', code: 'LOCK_BUSY', key: 'stock:C', message: expect.stringContaining('busy') });
+    expect(busy).toMatchObject({
+      status: 'error',
+      code: 'LOCK_BUSY',
+      key: 'stock:C',
+      message: expect.stringContaining('busy'),
+    });
     expect(typeof (busy as { retryAfterMs?: unknown }).retryAfterMs).toBe('number');
     consumer.gate.resolve();
     await expect(first).resolves.toMatchObject({ key: 'stock:C' });
@@ -117,7 +131,7 @@ describe('@Locked on a TCP microservice handler', () => {
 });
 
 describe('@Locked on a TCP microservice handler when the store is down', () => {
-  it('answers code LOCK_STORE_UNAVAILABLE, without the store\'s own message', async () => {
+  it("answers code LOCK_STORE_UNAVAILABLE, without the store's own message", async () => {
     const log = new ErrorLog();
     const { app, client } = await startService(unreachableBackend, log);
     try {

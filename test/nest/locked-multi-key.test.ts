@@ -2,7 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Controller, HttpCode, Injectable, Param, Post, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
-import { DistributedLockModule, InvalidLockArgumentError, isMultiLock, Locked, LockService, type Lock, type MultiLock } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  isMultiLock,
+  Locked,
+  LockService,
+  type Lock,
+  type MultiLock,
+} from '../../lib/index.js';
 import { deferred, tick } from './nest-test-kit.js';
 
 /** What a transfer saw of its lock: the multi handle, and what a nested single-key call got. */
@@ -91,7 +99,12 @@ describe('@Locked() with a key list (memory backend)', () => {
     bank.seen.length = 0;
     const calls: Promise<void>[] = [];
     for (let i = 0; i < 40; i++) {
-      calls.push(bank.transfer('a', 'b', 1), bank.transfer('b', 'a', 2), bank.transfer('c', 'a', 3), bank.transfer('b', 'c', 4));
+      calls.push(
+        bank.transfer('a', 'b', 1),
+        bank.transfer('b', 'a', 2),
+        bank.transfer('c', 'a', 3),
+        bank.transfer('b', 'c', 4),
+      );
     }
     await Promise.all(calls);
     // a: -40 +80 +120 ; b: +40 -80 -160 ; c: -120 +160
@@ -150,7 +163,11 @@ describe('@Locked() with a key list (memory backend)', () => {
     const lock = await bank.ledgers('2', '1');
     expect(isMultiLock(lock) && lock.keys).toEqual(['ledger:1', 'ledger:2']);
     const held = await locks.acquire('ledger:2');
-    await expect(bank.ledgers('1', '2')).rejects.toMatchObject({ name: 'LockTimeoutError', key: 'ledger:2', waitMs: 0 });
+    await expect(bank.ledgers('1', '2')).rejects.toMatchObject({
+      name: 'LockTimeoutError',
+      key: 'ledger:2',
+      waitMs: 0,
+    });
     await held.release();
   });
 
@@ -165,7 +182,10 @@ describe('@Locked() with a key list (memory backend)', () => {
   });
 
   it('a key list naming a missing argument throws InvalidLockArgumentError and takes nothing', async () => {
-    const error = await bank.transfer('a', undefined as never, 1).then(() => undefined, (e: unknown) => e);
+    const error = await bank.transfer('a', undefined as never, 1).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(InvalidLockArgumentError);
     expect((error as Error).message).toMatch(/names \{1\}, which is missing/);
     const a = await locks.tryAcquire('account:a');

@@ -42,12 +42,28 @@ describe('@Locked on rpc handlers', () => {
     const creator = app.get(ExternalContextCreator);
     // Built-in parameter types (none used here) would come from the transport's own factory.
     const paramsFactory = { exchangeKeyForValue: () => undefined };
-    handler = (method) => creator.create(consumer, consumer[method] as (...args: unknown[]) => unknown, method, '__routeArguments__', paramsFactory, undefined, undefined, {}, 'rpc');
+    handler = (method) =>
+      creator.create(
+        consumer,
+        consumer[method] as (...args: unknown[]) => unknown,
+        method,
+        '__routeArguments__',
+        paramsFactory,
+        undefined,
+        undefined,
+        {},
+        'rpc',
+      );
   });
   afterAll(() => app.close());
 
   it('a handler without parameter decorators still gets its native arguments', async () => {
-    await expect(handler('created')({ id: '1' }, 'rpc-context')).resolves.toEqual({ id: '1', context: 'rpc-context', count: 2, key: 'order:1' });
+    await expect(handler('created')({ id: '1' }, 'rpc-context')).resolves.toEqual({
+      id: '1',
+      context: 'rpc-context',
+      count: 2,
+      key: 'order:1',
+    });
   });
 
   it('a handler with parameter decorators gets what they give, without the hidden one', async () => {

@@ -20,7 +20,8 @@ function LogArguments(log: string[]): MethodDecorator {
       log.push(JSON.stringify(args));
       return inner.apply(this, args);
     };
-    for (const key of Reflect.getOwnMetadataKeys(inner)) Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, inner), descriptor.value);
+    for (const key of Reflect.getOwnMetadataKeys(inner))
+      Reflect.defineMetadata(key, Reflect.getOwnMetadata(key, inner), descriptor.value);
     return descriptor;
   };
 }
@@ -58,7 +59,7 @@ class ItemsController {
 
   @Get(':id/by-argument')
   @Locked('item:{0}')
-  byArgument(@Param('id') id: string) {
+  byArgument(@Param('id') _id: string) {
     return { key: this.locks.current()?.key, count: arguments.length };
   }
 
@@ -107,24 +108,30 @@ describe('@Locked on route handlers: arguments, pipes, stacked decorators', () =
     await get('/items').expect(200, { count: 0 });
   });
 
-  it('{0} names the handler\'s own first argument', async () => {
+  it("{0} names the handler's own first argument", async () => {
     await get('/items/2/by-argument').expect(200, { key: 'item:2', count: 1 });
   });
 
   it('two @Locked on one handler both read the request, one acquisition each', async () => {
     const events = collectEvents(locks);
     await get('/items/3/twice?q=x').expect(200, { id: '3', count: 2, key: 'inner:x' });
-    expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual(['outer:3', 'inner:x']);
+    expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual([
+      'outer:3',
+      'inner:x',
+    ]);
   });
 
-  it('a decorator wrapping @Locked and passing the arguments on keeps the request visible, and sees exactly the handler\'s arguments', async () => {
+  it("a decorator wrapping @Locked and passing the arguments on keeps the request visible, and sees exactly the handler's arguments", async () => {
     await get('/items/4/logged').expect(200, { id: '4', count: 1, key: 'logged:4' });
     expect(logged).toEqual(['["4"]']);
   });
 
-  it('a locked method the handler calls with arguments locks by them, inside the handler\'s lock', async () => {
+  it("a locked method the handler calls with arguments locks by them, inside the handler's lock", async () => {
     const events = collectEvents(locks);
     await get('/items/6/audit-argument').expect(200, { key: 'audit:6' });
-    expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual(['item:6', 'audit:6']);
+    expect(events.filter((event) => event.type === 'acquired').map((event) => event.key)).toEqual([
+      'item:6',
+      'audit:6',
+    ]);
   });
 });

@@ -1,7 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, InvalidLockArgumentError, Locked, LockService, LockTimeoutError, type Lock } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  InvalidLockArgumentError,
+  Locked,
+  LockService,
+  LockTimeoutError,
+  type Lock,
+} from '../../lib/index.js';
 import { deferred } from './nest-test-kit.js';
 
 /** Counts the calls inside a method at once, and lets the test hold them there. */
@@ -97,11 +104,11 @@ describe('@Locked({ key, permits }) on a provider method', () => {
     const permits = [await locks.semaphore('reports', 2), await locks.semaphore('reports', 2)];
     await expect(locks.semaphore('reports', 2, { waitMs: 0 })).rejects.toBeInstanceOf(LockTimeoutError);
     const call = service.render(7);
-    await permits[0]!.release();
+    await permits[0].release();
     await service.gauge.whenInside(1);
     service.gauge.open();
     expect((await call).id).toBe(7);
-    await permits[1]!.release();
+    await permits[1].release();
   });
 
   it('refuses bad permits when the class is defined', () => {
@@ -110,7 +117,11 @@ describe('@Locked({ key, permits }) on a provider method', () => {
         class Jobs {
           run(): void {}
         }
-        Locked({ key: 'x', permits: permits as number })(Jobs.prototype, 'run', Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!);
+        Locked({ key: 'x', permits: permits as number })(
+          Jobs.prototype,
+          'run',
+          Object.getOwnPropertyDescriptor(Jobs.prototype, 'run')!,
+        );
       };
       expect(decorate).toThrow(InvalidLockArgumentError);
       expect(decorate).toThrow('permits must be a whole number');

@@ -19,7 +19,8 @@ class FailingReleaseBackend implements LockBackend {
       tryAcquire: () => claim.tryAcquire(),
       waitForChange: (maxMs, signal) => claim.waitForChange(maxMs, signal),
       renew: (leaseMs) => claim.renew(leaseMs),
-      release: (holdMs) => (this.failing ? Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:6379')) : claim.release(holdMs)),
+      release: (holdMs) =>
+        this.failing ? Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:6379')) : claim.release(holdMs),
     };
   }
 
@@ -43,7 +44,10 @@ describe.each(PLATFORMS)('a release that fails after a streamed response on %s',
   let locks: LockService;
 
   beforeAll(async () => {
-    app = await startHttpApp(platform, { imports: [DistributedLockModule.forRoot({ backend })], controllers: [FilesController] });
+    app = await startHttpApp(platform, {
+      imports: [DistributedLockModule.forRoot({ backend })],
+      controllers: [FilesController],
+    });
     locks = app.get(LockService);
   });
   afterEach(() => {
@@ -61,7 +65,9 @@ describe.each(PLATFORMS)('a release that fails after a streamed response on %s',
     expect(event).toMatchObject({ key: 'file:1', backend: 'failing-release', store: 'default' });
     expect(event.error.name).toBe('LockBackendError');
     expect(event.error.message).toContain('ECONNREFUSED');
-    expect(warn).toHaveBeenCalledWith(expect.stringMatching(/^Lock "file:1" \(fence \d+\) could not be released: .*ECONNREFUSED.*lease lapses$/));
+    expect(warn).toHaveBeenCalledWith(
+      expect.stringMatching(/^Lock "file:1" \(fence \d+\) could not be released: .*ECONNREFUSED.*lease lapses$/),
+    );
   });
 
   it('a release that works emits no release-failed event', async () => {

@@ -26,12 +26,14 @@ class StockGateway {
 }
 
 /** A WebSocket client that collects the messages it receives. */
-async function connect(url: string): Promise<{ send(event: string, data: unknown): void; next(): Promise<unknown>; close(): void }> {
+async function connect(
+  url: string,
+): Promise<{ send(event: string, data: unknown): void; next(): Promise<unknown>; close(): void }> {
   const socket = new WebSocket(url);
   const received: unknown[] = [];
   const waiting: ((message: unknown) => void)[] = [];
   socket.on('message', (raw) => {
-    const message: unknown = JSON.parse(String(raw));
+    const message: unknown = JSON.parse((raw as Buffer).toString());
     const waiter = waiting.shift();
     if (waiter) waiter(message);
     else received.push(message);
@@ -39,7 +41,8 @@ async function connect(url: string): Promise<{ send(event: string, data: unknown
   await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
   return {
     send: (event, data) => socket.send(JSON.stringify({ event, data })),
-    next: () => (received.length > 0 ? Promise.resolve(received.shift()) : new Promise((resolve) => waiting.push(resolve))),
+    next: () =>
+      received.length > 0 ? Promise.resolve(received.shift()) : new Promise((resolve) => waiting.push(resolve)),
     close: () => socket.close(),
   };
 }
@@ -49,7 +52,10 @@ describe('@Locked on a WebSocket gateway handler', () => {
   let url: string;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })], providers: [StockGateway] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })],
+      providers: [StockGateway],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     app.useWebSocketAdapter(new WsAdapter(app));
     await app.listen(0, '127.0.0.1');
@@ -63,7 +69,10 @@ describe('@Locked on a WebSocket gateway handler', () => {
     first.send('reserve', { sku: 'A' });
     await gateway.entered.promise;
     second.send('reserve', { sku: 'A' });
-    await expect(second.next()).resolves.toEqual({ event: 'exception', data: expect.objectContaining({ status: 'error', code: 'LOCK_BUSY', key: 'ws:A' }) });
+    await expect(second.next()).resolves.toEqual({
+      event: 'exception',
+      data: expect.objectContaining({ status: 'error', code: 'LOCK_BUSY', key: 'ws:A' }),
+    });
     gateway.gate.resolve();
     await expect(first.next()).resolves.toEqual({ event: 'reserved', data: { sku: 'A', key: 'ws:A' } });
     second.send('reserve', { sku: 'A' });

@@ -10,7 +10,7 @@ import {
   type DistributedLockOptionsFactory,
 } from '../../lib/index.js';
 import { DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS } from '../../lib/engine/lock-engine.js';
-import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock-constants.js';
 import { RecordingBackend } from './nest-test-kit.js';
 
 const CONFIG = 'TEST_CONFIG';
@@ -33,7 +33,10 @@ describe('DistributedLockModule', () => {
   });
 
   async function start(imports: unknown[], providers: unknown[] = []) {
-    const moduleRef = await Test.createTestingModule({ imports: imports as never[], providers: providers as never[] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: imports as never[],
+      providers: providers as never[],
+    }).compile();
     opened.push(moduleRef);
     return moduleRef.init();
   }
@@ -41,7 +44,11 @@ describe('DistributedLockModule', () => {
   it('forRoot provides LockService with the engine defaults', async () => {
     const app = await start([DistributedLockModule.forRoot({ backend: { type: 'memory' } })]);
     const engine = app.get<LockEngine>(LOCK_ENGINE);
-    expect([engine.keyPrefix, engine.leaseMs, engine.waitMs]).toEqual([DEFAULT_KEY_PREFIX, DEFAULT_LEASE_MS, DEFAULT_WAIT_MS]);
+    expect([engine.keyPrefix, engine.leaseMs, engine.waitMs]).toEqual([
+      DEFAULT_KEY_PREFIX,
+      DEFAULT_LEASE_MS,
+      DEFAULT_WAIT_MS,
+    ]);
     const locks = app.get(LockService);
     await expect(locks.withLock('k', (lock) => lock.key)).resolves.toBe('k');
   });
@@ -96,7 +103,10 @@ describe('DistributedLockModule', () => {
 
   it('forRootAsync honours isGlobal: false too', async () => {
     const compiling = Test.createTestingModule({
-      imports: [DistributedLockModule.forRootAsync({ isGlobal: false, useFactory: () => ({ backend: { type: 'memory' } }) }), FeatureModule],
+      imports: [
+        DistributedLockModule.forRootAsync({ isGlobal: false, useFactory: () => ({ backend: { type: 'memory' } }) }),
+        FeatureModule,
+      ],
     }).compile();
     await expect(compiling).rejects.toThrow(/LockService/);
   });
@@ -112,20 +122,26 @@ describe('DistributedLockModule', () => {
       ['no options at all', undefined],
     ];
     it.each(cases)('forRoot with %s', async (_name, options) => {
-      const compiling = Test.createTestingModule({ imports: [DistributedLockModule.forRoot(options as DistributedLockModuleOptions)] }).compile();
+      const compiling = Test.createTestingModule({
+        imports: [DistributedLockModule.forRoot(options as DistributedLockModuleOptions)],
+      }).compile();
       await expect(compiling).rejects.toBeInstanceOf(InvalidLockArgumentError);
     });
 
     it('forRootAsync whose factory returns bad options', async () => {
       const compiling = Test.createTestingModule({
-        imports: [DistributedLockModule.forRootAsync({ useFactory: async () => ({ backend: { type: 'memory' }, leaseMs: 0 }) })],
+        imports: [
+          DistributedLockModule.forRootAsync({ useFactory: async () => ({ backend: { type: 'memory' }, leaseMs: 0 }) }),
+        ],
       }).compile();
       await expect(compiling).rejects.toBeInstanceOf(InvalidLockArgumentError);
     });
 
     it('does not close a custom backend object when the other options are bad', async () => {
       const backend = new RecordingBackend();
-      const compiling = Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend, waitMs: -1 })] }).compile();
+      const compiling = Test.createTestingModule({
+        imports: [DistributedLockModule.forRoot({ backend, waitMs: -1 })],
+      }).compile();
       await expect(compiling).rejects.toBeInstanceOf(InvalidLockArgumentError);
       expect(backend.closed).toBe(false);
     });

@@ -12,7 +12,14 @@ import { caughtTypesOf, decoratedParams, handlerKindOf } from '../../lib/nest/ne
 @Controller()
 class Http {
   @Get(':id')
-  route(@Param('id') _id: string, @Param() _params: object, @Query('q') _q: string, @Body() _body: object, @Headers('X-Tenant') _tenant: string, @Req() _request: object) {}
+  route(
+    @Param('id') _id: string,
+    @Param() _params: object,
+    @Query('q') _q: string,
+    @Body() _body: object,
+    @Headers('X-Tenant') _tenant: string,
+    @Req() _request: object,
+  ) {}
 
   @Sse('events')
   events() {}
@@ -53,7 +60,9 @@ describe("Nest's metadata as @Locked() reads it", () => {
     expect([Http.prototype.route, Http.prototype.events].map(handlerKindOf)).toEqual(['http', 'http']);
     expect([Messages.prototype.request, Messages.prototype.event].map(handlerKindOf)).toEqual(['rpc', 'rpc']);
     expect(handlerKindOf(Gateway.prototype.message)).toBe('ws');
-    expect([Resolvers.prototype.read, Resolvers.prototype.write, Resolvers.prototype.field].map(handlerKindOf)).toEqual(['graphql', 'graphql', 'graphql']);
+    expect([Resolvers.prototype.read, Resolvers.prototype.write, Resolvers.prototype.field].map(handlerKindOf)).toEqual(
+      ['graphql', 'graphql', 'graphql'],
+    );
     expect(handlerKindOf(Plain.prototype.method)).toBeUndefined();
   });
 

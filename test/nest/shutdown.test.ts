@@ -1,7 +1,14 @@
 import { afterEach, beforeEach, describe, expect, it } from '@jest/globals';
 import { Injectable, type INestApplicationContext } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { DistributedLockModule, Locked, LockShuttingDownError, LockService, MemoryBackend, type Lock } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  Locked,
+  LockShuttingDownError,
+  LockService,
+  MemoryBackend,
+  type Lock,
+} from '../../lib/index.js';
 import { deferred } from './nest-test-kit.js';
 
 @Injectable()
@@ -66,7 +73,7 @@ describe('application shutdown', () => {
     expect(rejections).toEqual([]);
   });
 
-  it('does not close a backend object it was given: the other app\'s locks survive', async () => {
+  it("does not close a backend object it was given: the other app's locks survive", async () => {
     const shared = new MemoryBackend();
     const appA = await startApp(shared);
     const appB = await startApp(shared);

@@ -3,7 +3,12 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { Controller, Get, Param, Res, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { Agent, request as httpRequest, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { DistributedLockModule, getLockEngineToken, LockService, type DistributedLockModuleOptions } from '../../lib/index.js';
+import {
+  DistributedLockModule,
+  getLockEngineToken,
+  LockService,
+  type DistributedLockModuleOptions,
+} from '../../lib/index.js';
 import { PLATFORMS, startHttpApp, type Platform } from './http-platform.js';
 import { deferred } from './nest-test-kit.js';
 
@@ -24,7 +29,9 @@ class OrdersController {
   async slow(@Param('id') id: string): Promise<{ locked: boolean } | { refused: string }> {
     gate(id).entered.resolve();
     await gate(id).finish.promise;
-    return this.locks.withLock(`order:${id}`, () => ({ locked: true })).catch((error: Error) => ({ refused: error.name }));
+    return this.locks
+      .withLock(`order:${id}`, () => ({ locked: true }))
+      .catch((error: Error) => ({ refused: error.name }));
   }
 
   @Get('fast')
@@ -34,7 +41,10 @@ class OrdersController {
 
   /** A streamed answer whose headers go out at once: its connection cannot be told `Connection: close` any more. */
   @Get('stream/:id')
-  async stream(@Param('id') id: string, @Res() reply: ServerResponse | { raw: ServerResponse; hijack(): void }): Promise<void> {
+  async stream(
+    @Param('id') id: string,
+    @Res() reply: ServerResponse | { raw: ServerResponse; hijack(): void },
+  ): Promise<void> {
     const raw = 'raw' in reply ? (reply.hijack(), reply.raw) : reply;
     raw.writeHead(200, { 'content-type': 'text/plain' });
     raw.write('first\n');
@@ -59,7 +69,9 @@ function get(app: INestApplication, path: string, agent: Agent): Promise<Answer>
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body, socket: request.socket! }));
+      response.on('end', () =>
+        resolve({ status: response.statusCode!, headers: response.headers, body, socket: request.socket! }),
+      );
     });
     request.on('error', reject);
     request.end();
@@ -67,7 +79,8 @@ function get(app: INestApplication, path: string, agent: Agent): Promise<Answer>
 }
 
 /** Resolves once the client's end of `socket` has been closed (by the server). */
-const closed = (socket: Socket): Promise<void> => (socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve())));
+const closed = (socket: Socket): Promise<void> =>
+  socket.destroyed ? Promise.resolve() : new Promise((resolve) => socket.once('close', () => resolve()));
 
 /** Whether a new connection to the app's port is refused. */
 function refusesConnections(port: number): Promise<boolean> {
@@ -103,7 +116,7 @@ interface Started {
 /** Resolves when `object[method]` is first called; the call goes through unchanged (observed, not replaced). */
 function calledOnce(object: object, method: string): Promise<void> {
   const target = object as Record<string, (...args: unknown[]) => unknown>;
-  const original = target[method]!.bind(object);
+  const original = target[method].bind(object);
   const called = deferred();
   target[method] = (...args: unknown[]) => (called.resolve(), original(...args));
   return called.promise;
@@ -115,10 +128,17 @@ async function start(platform: Platform, lockModule: DynamicModule): Promise<Sta
   const agent = new Agent({ keepAlive: true });
   agents.push(agent);
   const port = (app.getHttpServer().address() as AddressInfo).port;
-  return { app, port, agent, closeCalled: calledOnce(app.getHttpServer(), 'close'), drainBegan: calledOnce(app.get(getLockEngineToken()), 'close') };
+  return {
+    app,
+    port,
+    agent,
+    closeCalled: calledOnce(app.getHttpServer(), 'close'),
+    drainBegan: calledOnce(app.get(getLockEngineToken()), 'close'),
+  };
 }
 
-const withOptions = (options: Partial<DistributedLockModuleOptions>) => DistributedLockModule.forRoot({ backend: { type: 'memory' }, ...options });
+const withOptions = (options: Partial<DistributedLockModuleOptions>) =>
+  DistributedLockModule.forRoot({ backend: { type: 'memory' }, ...options });
 
 describe.each(PLATFORMS)('stopAcceptingOnShutdown on %s', (platform) => {
   it('answers a request under way at app.close() before the store drains: it takes its lock, its answer says Connection: close, and new connections are refused meanwhile', async () => {
@@ -132,7 +152,11 @@ describe.each(PLATFORMS)('stopAcceptingOnShutdown on %s', (platform) => {
     expect(appClosed).toBe(false);
     gate('1').finish.resolve();
     const { status, headers, body, socket } = await answer;
-    expect({ status, body: JSON.parse(body), connection: headers.connection }).toEqual({ status: 200, body: { locked: true }, connection: 'close' });
+    expect({ status, body: JSON.parse(body), connection: headers.connection }).toEqual({
+      status: 200,
+      body: { locked: true },
+      connection: 'close',
+    });
     await closed(socket);
     await closing;
   });
@@ -154,7 +178,10 @@ describe.each(PLATFORMS)('stopAcceptingOnShutdown on %s', (platform) => {
   });
 
   it('closes a connection whose streamed answer began before shutdown as soon as that answer ends, not when the server closes after the drain', async () => {
-    const { app, agent, closeCalled } = await start(platform, withOptions({ stopAcceptingOnShutdown: true, gracefulShutdownTimeoutMs: 3_000 }));
+    const { app, agent, closeCalled } = await start(
+      platform,
+      withOptions({ stopAcceptingOnShutdown: true, gracefulShutdownTimeoutMs: 3_000 }),
+    );
     // A job's lock keeps the drain (and so the server's own close after it) waiting until the test lets it go.
     const job = await app.get(LockService).acquire('nightly-job');
     const streamed = get(app, '/stream/3', agent);
@@ -172,7 +199,10 @@ describe.each(PLATFORMS)('stopAcceptingOnShutdown on %s', (platform) => {
   });
 
   it('waits at most gracefulShutdownTimeoutMs: a request still under way then meets the drain', async () => {
-    const { app, agent, drainBegan } = await start(platform, withOptions({ stopAcceptingOnShutdown: true, gracefulShutdownTimeoutMs: 300 }));
+    const { app, agent, drainBegan } = await start(
+      platform,
+      withOptions({ stopAcceptingOnShutdown: true, gracefulShutdownTimeoutMs: 300 }),
+    );
     const answer = get(app, '/slow/4', agent);
     await gate('4').entered.promise;
     const startedAt = performance.now();
@@ -198,7 +228,9 @@ describe.each(PLATFORMS)('stopAcceptingOnShutdown on %s', (platform) => {
 
 describe('stopAcceptingOnShutdown, the option', () => {
   it('comes from a forRootAsync() factory too', async () => {
-    const lockModule = DistributedLockModule.forRootAsync({ useFactory: () => ({ backend: { type: 'memory' }, stopAcceptingOnShutdown: true }) });
+    const lockModule = DistributedLockModule.forRootAsync({
+      useFactory: () => ({ backend: { type: 'memory' }, stopAcceptingOnShutdown: true }),
+    });
     const { app, agent, closeCalled } = await start('express', lockModule);
     const answer = get(app, '/slow/6', agent);
     await gate('6').entered.promise;

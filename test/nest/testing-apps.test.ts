@@ -3,7 +3,14 @@ import { Controller, Get, Injectable, Module, Param, type INestApplication, type
 import { Test } from '@nestjs/testing';
 import { Observable, of } from 'rxjs';
 import request from 'supertest';
-import { DISTRIBUTED_LOCK_MODULE_OPTIONS, DistributedLockModule, Locked, LockedJob, LockService, LockTimeoutError } from '../../lib/index.js';
+import {
+  DISTRIBUTED_LOCK_MODULE_OPTIONS,
+  DistributedLockModule,
+  Locked,
+  LockedJob,
+  LockService,
+  LockTimeoutError,
+} from '../../lib/index.js';
 
 @Injectable()
 class Checkout {
@@ -91,14 +98,22 @@ class WarningLog implements LoggerService {
 describe("the library's warnings and Nest's test logger", () => {
   it('reaches a logger given with setLogger() (the default test logger drops warnings)', async () => {
     const logger = new WarningLog();
-    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })], controllers: [CheckoutController], providers: [Checkout] })
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })],
+      controllers: [CheckoutController],
+      providers: [Checkout],
+    })
       .setLogger(logger)
       .compile();
     const app = moduleRef.createNestApplication();
     await app.init();
     try {
       await expect(app.get(Checkout).feed()).resolves.toBeInstanceOf(Observable);
-      expect(logger.warnings).toEqual([expect.stringContaining('@Locked() on Checkout.feed (not a handler Nest called) returned an Observable or stream')]);
+      expect(logger.warnings).toEqual([
+        expect.stringContaining(
+          '@Locked() on Checkout.feed (not a handler Nest called) returned an Observable or stream',
+        ),
+      ]);
     } finally {
       await app.close();
     }

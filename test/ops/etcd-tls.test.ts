@@ -6,11 +6,18 @@ let etcd: TlsEtcdServer;
 let engines: LockEngine[] = [];
 
 const options = (credentials?: EtcdBackendOptions['credentials']): EtcdBackendOptions => ({
-  type: 'etcd', urls: etcd.url, requestTimeoutMs: 2_000, ...(credentials && { credentials }),
+  type: 'etcd',
+  urls: etcd.url,
+  requestTimeoutMs: 2_000,
+  ...(credentials && { credentials }),
 });
 
 async function engineFor(backendOptions: EtcdBackendOptions): Promise<LockEngine> {
-  const engine = new LockEngine(await createLockBackend(backendOptions), { keyPrefix: 'tls:', leaseMs: 10_000, waitMs: 0 });
+  const engine = new LockEngine(await createLockBackend(backendOptions), {
+    keyPrefix: 'tls:',
+    leaseMs: 10_000,
+    waitMs: 0,
+  });
   engines.push(engine);
   return engine;
 }
@@ -27,7 +34,10 @@ afterAll(() => etcd?.destroy());
 describe('etcd backend over TLS with client certificates', () => {
   it('works with the CA and a client certificate (PEM Buffers or strings)', async () => {
     const { ca, clientKey, clientCert } = etcd.certificates;
-    for (const credentials of [{ rootCertificate: ca, privateKey: clientKey, certChain: clientCert }, { rootCertificate: ca.toString(), privateKey: clientKey.toString(), certChain: clientCert.toString() }]) {
+    for (const credentials of [
+      { rootCertificate: ca, privateKey: clientKey, certChain: clientCert },
+      { rootCertificate: ca.toString(), privateKey: clientKey.toString(), certChain: clientCert.toString() },
+    ]) {
       const engine = await engineFor(options(credentials));
       const lock = await engine.acquire('k');
       expect(await engine.tryAcquire('k')).toBeNull();

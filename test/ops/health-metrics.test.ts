@@ -74,7 +74,11 @@ describe('LockHealthIndicator with @nestjs/terminus', () => {
     backend.pingMode = 'fail';
     const res = await request(server).get('/health');
     expect(res.status).toBe(503);
-    expect(res.body.error.locks).toMatchObject({ status: 'down', backend: 'switchable', message: 'connect ECONNREFUSED' });
+    expect(res.body.error.locks).toMatchObject({
+      status: 'down',
+      backend: 'switchable',
+      message: 'connect ECONNREFUSED',
+    });
   });
 
   it('reports down when the ping does not answer within timeoutMs', async () => {
@@ -87,8 +91,17 @@ describe('LockHealthIndicator with @nestjs/terminus', () => {
   });
 
   it('a backend without ping() is reported up without a round trip', async () => {
-    const backend: LockBackend = { name: 'noping', claim: (r) => new MemoryBackend().claim(r), close: async () => undefined };
-    expect(await checkLockStore(new LockEngine(backend))).toEqual({ status: 'up', backend: 'noping', store: 'default', pinged: false });
+    const backend: LockBackend = {
+      name: 'noping',
+      claim: (r) => new MemoryBackend().claim(r),
+      close: async () => undefined,
+    };
+    expect(await checkLockStore(new LockEngine(backend))).toEqual({
+      status: 'up',
+      backend: 'noping',
+      store: 'default',
+      pinged: false,
+    });
   });
 });
 
@@ -106,9 +119,13 @@ describe('subscribeLockMetrics (prom-client)', () => {
     expect(text).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="exclusive",store="default"\} 1/);
     expect(text).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="read",store="default"\} 1/);
     expect(text).toMatch(/distributed_lock_timeouts_total\{backend="memory",store="default"\} 1/);
-    expect(text).toMatch(/distributed_lock_wait_seconds_count\{backend="memory",outcome="acquired",store="default"\} 2/);
+    expect(text).toMatch(
+      /distributed_lock_wait_seconds_count\{backend="memory",outcome="acquired",store="default"\} 2/,
+    );
     expect(text).toMatch(/distributed_lock_wait_seconds_count\{backend="memory",outcome="timeout",store="default"\} 1/);
-    expect(text).toMatch(/distributed_lock_hold_seconds_count\{backend="memory",outcome="released",store="default"\} 2/);
+    expect(text).toMatch(
+      /distributed_lock_hold_seconds_count\{backend="memory",outcome="released",store="default"\} 2/,
+    );
     subscription.unsubscribe();
     await engine.close();
   });
@@ -137,7 +154,13 @@ describe('subscribeLockMetrics (prom-client)', () => {
       name: 'flaky',
       claim: (request) => {
         const claim = base.claim(request);
-        return { ...claim, tryAcquire: () => claim.tryAcquire(), waitForChange: (m, s) => claim.waitForChange(m, s), release: () => claim.release(), renew: (ms) => (down ? Promise.reject(new Error('ECONNRESET')) : claim.renew(ms)) };
+        return {
+          ...claim,
+          tryAcquire: () => claim.tryAcquire(),
+          waitForChange: (m, s) => claim.waitForChange(m, s),
+          release: () => claim.release(),
+          renew: (ms) => (down ? Promise.reject(new Error('ECONNRESET')) : claim.renew(ms)),
+        };
       },
       close: async () => undefined,
     };
@@ -156,7 +179,12 @@ describe('subscribeLockMetrics (prom-client)', () => {
 /** A store that is down: every attempt rejects, as a refused connection would. */
 const unreachable: LockBackend = {
   name: 'unreachable',
-  claim: () => ({ tryAcquire: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:6379')), waitForChange: async () => undefined, renew: async () => false, release: async () => true }),
+  claim: () => ({
+    tryAcquire: () => Promise.reject(new Error('connect ECONNREFUSED 10.0.0.1:6379')),
+    waitForChange: async () => undefined,
+    renew: async () => false,
+    release: async () => true,
+  }),
   close: async () => undefined,
 };
 
@@ -176,12 +204,16 @@ async function refuseOneOfEach(subscribe: (engine: LockEngine) => Promise<unknow
 }
 
 describe('a deploy and an outage, told apart', () => {
-  it('Prometheus: acquire_failures_total{reason} counts the drain\'s refusals apart from the store\'s failures', async () => {
+  it("Prometheus: acquire_failures_total{reason} counts the drain's refusals apart from the store's failures", async () => {
     const registry = new Registry();
     await refuseOneOfEach((engine) => subscribeLockMetrics(engine.events, registry));
     const text = await registry.metrics();
-    expect(text).toMatch(/distributed_lock_acquire_failures_total\{backend="memory",reason="shutting-down",store="default"\} 1/);
-    expect(text).toMatch(/distributed_lock_acquire_failures_total\{backend="unreachable",reason="store-unavailable",store="default"\} 1/);
+    expect(text).toMatch(
+      /distributed_lock_acquire_failures_total\{backend="memory",reason="shutting-down",store="default"\} 1/,
+    );
+    expect(text).toMatch(
+      /distributed_lock_acquire_failures_total\{backend="unreachable",reason="store-unavailable",store="default"\} 1/,
+    );
     expect(text).not.toMatch(/distributed_lock_(lost|timeouts)_total\{[^}]*\} [1-9]/);
   });
 
@@ -196,7 +228,9 @@ describe('a deploy and an outage, told apart', () => {
     };
     await refuseOneOfEach((engine) => subscribeLockTracing(engine.events, { tracer }));
     const failed = spans.filter((span) => span.name === 'lock.acquire-failed');
-    expect(failed.map((span) => [span.attributes['lock.backend'], span.attributes['lock.failure'], span.status?.code])).toEqual([
+    expect(
+      failed.map((span) => [span.attributes['lock.backend'], span.attributes['lock.failure'], span.status?.code]),
+    ).toEqual([
       ['memory', 'shutting-down', undefined],
       ['unreachable', 'store-unavailable', 2], // SpanStatusCode.ERROR
     ]);
@@ -205,10 +239,16 @@ describe('a deploy and an outage, told apart', () => {
 
 describe('subscribeLockTracing (OpenTelemetry)', () => {
   it('makes a span per event with the key and fence, ERROR status for timeouts', async () => {
-    const spans: { name: string; attributes: Record<string, unknown>; status?: { code: number }; ended: boolean }[] = [];
+    const spans: { name: string; attributes: Record<string, unknown>; status?: { code: number }; ended: boolean }[] =
+      [];
     const tracer = {
       startSpan(name: string, options: { attributes: Record<string, unknown> }) {
-        const span = { name, attributes: options.attributes, status: undefined as { code: number } | undefined, ended: false };
+        const span = {
+          name,
+          attributes: options.attributes,
+          status: undefined as { code: number } | undefined,
+          ended: false,
+        };
         spans.push(span);
         return { setStatus: (s: { code: number }) => (span.status = s), end: () => (span.ended = true) };
       },
@@ -221,7 +261,13 @@ describe('subscribeLockTracing (OpenTelemetry)', () => {
     subscription.unsubscribe();
     await engine.close();
     expect(spans.map((s) => s.name)).toEqual(['lock.acquired', 'lock.timeout', 'lock.released']);
-    expect(spans[0].attributes).toMatchObject({ 'lock.key': 'orders:1', 'lock.fence': lock.fence, 'lock.backend': 'memory', 'lock.store': 'default', 'lock.mode': 'exclusive' });
+    expect(spans[0].attributes).toMatchObject({
+      'lock.key': 'orders:1',
+      'lock.fence': lock.fence,
+      'lock.backend': 'memory',
+      'lock.store': 'default',
+      'lock.mode': 'exclusive',
+    });
     expect(spans[2].attributes).toMatchObject({ 'lock.key': 'orders:1', 'lock.fence': lock.fence });
     expect(spans[1].status?.code).toBe(2); // SpanStatusCode.ERROR
     expect(spans.every((s) => s.ended)).toBe(true);
@@ -230,13 +276,17 @@ describe('subscribeLockTracing (OpenTelemetry)', () => {
 
 describe('LockService.events feeds the adapters inside Nest', () => {
   it('subscribeLockMetrics on the service events', async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [DistributedLockModule.forRoot({ backend: { type: 'memory' } })],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
     const registry = new Registry();
     const locks = app.get(LockService);
     await subscribeLockMetrics(locks.events, registry);
     await locks.withLock('job', () => undefined);
-    expect(await registry.metrics()).toMatch(/distributed_lock_acquired_total\{backend="memory",mode="exclusive",store="default"\} 1/);
+    expect(await registry.metrics()).toMatch(
+      /distributed_lock_acquired_total\{backend="memory",mode="exclusive",store="default"\} 1/,
+    );
   });
 });

@@ -1,5 +1,12 @@
 import { afterEach, beforeEach, expect } from '@jest/globals';
-import { createLockBackend, LockBackendError, LockEngine, type BackendOptions, type Lock, type LockEngineOptions } from '../../lib/index.js';
+import {
+  createLockBackend,
+  LockBackendError,
+  LockEngine,
+  type BackendOptions,
+  type Lock,
+  type LockEngineOptions,
+} from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { BusySpy } from '../support/observed-backend.js';
 import { quietResources, settleResources, type ResourceCounts } from './open-resources.js';
@@ -14,7 +21,11 @@ export type EngineFactory = (wrap?: (backend: LockBackend) => LockBackend) => Pr
  */
 export function useClosedEngines(
   settings: LockEngineOptions,
-): (options: BackendOptions, wrap?: (backend: LockBackend) => LockBackend, overrides?: LockEngineOptions) => Promise<LockEngine> {
+): (
+  options: BackendOptions,
+  wrap?: (backend: LockBackend) => LockBackend,
+  overrides?: LockEngineOptions,
+) => Promise<LockEngine> {
   let engines: LockEngine[] = [];
   let baseline: ResourceCounts;
   beforeEach(async () => {
@@ -54,7 +65,10 @@ export async function expectHandOff(newEngine: EngineFactory): Promise<{ held: L
 }
 
 /** A refused login is LockBackendError (the store, not a busy lock), within `withinMs`, and `secret` is in no message of its cause chain. */
-export async function expectLoginRefused(engine: LockEngine, refusal: { message: RegExp; withinMs: number; secret?: string }): Promise<void> {
+export async function expectLoginRefused(
+  engine: LockEngine,
+  refusal: { message: RegExp; withinMs: number; secret?: string },
+): Promise<void> {
   const started = performance.now();
   const error = await engine.acquire('refused').catch((caught: unknown) => caught);
   expect(error).toBeInstanceOf(LockBackendError);

@@ -39,13 +39,23 @@ export class OpsServers {
 
   async start(): Promise<void> {
     [this.redis, this.masters, this.zookeeper, this.etcd, this.postgres, this.mariadb] = await Promise.all([
-      RedisServer.start(), RedisMasters.start(5), ZookeeperServer.start(), EtcdServer.start(), PostgresServer.start(), MariadbServer.start(),
+      RedisServer.start(),
+      RedisMasters.start(5),
+      ZookeeperServer.start(),
+      EtcdServer.start(),
+      PostgresServer.start(),
+      MariadbServer.start(),
     ]);
   }
 
   async stop(): Promise<void> {
     await Promise.allSettled([
-      this.redis?.stop(), this.masters?.stop(), this.zookeeper?.destroy(), this.etcd?.destroy(), this.postgres?.destroy(), this.mariadb?.destroy(),
+      this.redis?.stop(),
+      this.masters?.stop(),
+      this.zookeeper?.destroy(),
+      this.etcd?.destroy(),
+      this.postgres?.destroy(),
+      this.mariadb?.destroy(),
     ]);
   }
 
@@ -63,14 +73,21 @@ export class OpsServers {
         options: () => ({ type: 'redlock', urls: this.masters.urls }),
         userClient: () => redisClients(this.masters.urls, (clients) => ({ type: 'redlock', clients })),
       },
-      { name: 'zookeeper', options: () => ({ type: 'zookeeper', url: this.zookeeper.connectionString, rootPath: this.zkRoot }) },
+      {
+        name: 'zookeeper',
+        options: () => ({ type: 'zookeeper', url: this.zookeeper.connectionString, rootPath: this.zkRoot }),
+      },
       { name: 'etcd', options: () => ({ type: 'etcd', urls: this.etcd.url }) },
       {
         name: 'postgres',
         options: () => ({ type: 'postgres', url: this.postgres.connectionString }),
         userClient: () => {
           const pool = new pg.Pool({ connectionString: this.postgres.connectionString, max: 2 });
-          return { options: { type: 'postgres', client: pool }, works: async () => void (await pool.query('SELECT 1')), close: () => pool.end() };
+          return {
+            options: { type: 'postgres', client: pool },
+            works: async () => void (await pool.query('SELECT 1')),
+            close: () => pool.end(),
+          };
         },
       },
       {
@@ -78,7 +95,11 @@ export class OpsServers {
         options: () => ({ type: 'mysql', url: this.mariadb.uri }),
         userClient: () => {
           const pool = mysql.createPool({ uri: this.mariadb.uri, connectionLimit: 2 });
-          return { options: { type: 'mysql', client: pool }, works: async () => void (await pool.query('SELECT 1')), close: () => pool.end() };
+          return {
+            options: { type: 'mysql', client: pool },
+            works: async () => void (await pool.query('SELECT 1')),
+            close: () => pool.end(),
+          };
         },
       },
     ];

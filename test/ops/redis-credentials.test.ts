@@ -47,10 +47,12 @@ beforeAll(async () => {
 afterAll(() => masters?.stop());
 
 describe('redis backend with credentials', () => {
-  const url = () => masters.urls[0]!;
+  const url = () => masters.urls[0];
 
-  it('logs in with the password in the URL (requirepass)', () => expectWorking({ type: 'redis', url: withCredentials(url(), `:${PASSWORD}`) }));
-  it('logs in as an ACL user (redis://user:password@host)', () => expectWorking({ type: 'redis', url: withCredentials(url(), `${USER}:${USER_PASSWORD}`) }));
+  it('logs in with the password in the URL (requirepass)', () =>
+    expectWorking({ type: 'redis', url: withCredentials(url(), `:${PASSWORD}`) }));
+  it('logs in as an ACL user (redis://user:password@host)', () =>
+    expectWorking({ type: 'redis', url: withCredentials(url(), `${USER}:${USER_PASSWORD}`) }));
 
   it('an ACL user without pub/sub channels (Redis 7 default: no `&*`) fails with LockBackendError naming publish at a release somebody waits for', async () => {
     const spy = new BusySpy();
@@ -74,15 +76,21 @@ describe('redis backend with credentials', () => {
     await client.quit();
   });
 
-  it('a wrong password is LockBackendError, quickly', () => expectRefused({ type: 'redis', url: withCredentials(url(), ':wrong') }, /WRONGPASS|invalid username-password/));
-  it('no password is LockBackendError (NOAUTH)', () => expectRefused({ type: 'redis', url: url() }, /NOAUTH|Authentication required/));
-  it('an unknown ACL user is LockBackendError', () => expectRefused({ type: 'redis', url: withCredentials(url(), 'nobody:pw') }, /WRONGPASS|invalid username-password/));
+  it('a wrong password is LockBackendError, quickly', () =>
+    expectRefused({ type: 'redis', url: withCredentials(url(), ':wrong') }, /WRONGPASS|invalid username-password/));
+  it('no password is LockBackendError (NOAUTH)', () =>
+    expectRefused({ type: 'redis', url: url() }, /NOAUTH|Authentication required/));
+  it('an unknown ACL user is LockBackendError', () =>
+    expectRefused({ type: 'redis', url: withCredentials(url(), 'nobody:pw') }, /WRONGPASS|invalid username-password/));
 });
 
 describe('redlock backend with credentials', () => {
   const urls = (credentials: string) => masters.urls.map((url) => withCredentials(url, credentials));
 
-  it('logs in on every master with the passwords in the URLs', () => expectWorking({ type: 'redlock', urls: urls(`:${PASSWORD}`) }));
-  it('logs in as an ACL user on every master', () => expectWorking({ type: 'redlock', urls: urls(`${USER}:${USER_PASSWORD}`) }));
-  it('a wrong password on every master is LockBackendError (no quorum), quickly', () => expectRefused({ type: 'redlock', urls: urls(':wrong') }, /quorum/));
+  it('logs in on every master with the passwords in the URLs', () =>
+    expectWorking({ type: 'redlock', urls: urls(`:${PASSWORD}`) }));
+  it('logs in as an ACL user on every master', () =>
+    expectWorking({ type: 'redlock', urls: urls(`${USER}:${USER_PASSWORD}`) }));
+  it('a wrong password on every master is LockBackendError (no quorum), quickly', () =>
+    expectRefused({ type: 'redlock', urls: urls(':wrong') }, /quorum/));
 });

@@ -15,7 +15,7 @@ import {
   type Lock,
 } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
-import { LOCK_ENGINE } from '../../lib/nest/lock.constants.js';
+import { LOCK_ENGINE } from '../../lib/nest/lock-constants.js';
 import { deferred } from '../nest/nest-test-kit.js';
 import { quietResources, settleResources } from './open-resources.js';
 import { OpsServers, type OpsStore } from './ops-stores.js';
@@ -85,14 +85,19 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     const moduleBackend = engine.backend;
     // The memory store lives in the module's backend object; any other store is reached by a client of its own.
     const probeBackend: LockBackend =
-      name === 'memory' ? { name, claim: (request) => moduleBackend.claim(request), close: async () => undefined } : await createLockBackend(store.options());
+      name === 'memory'
+        ? { name, claim: (request) => moduleBackend.claim(request), close: async () => undefined }
+        : await createLockBackend(store.options());
     const probe = new LockEngine(probeBackend, { keyPrefix: engine.keyPrefix, leaseMs: 30_000, waitMs: 0 });
     cleanups.push(() => probe.close());
 
-    const held = await app.get(LockService).acquire(keys[0]!);
+    const held = await app.get(LockService).acquire(keys[0]);
     const job = app.get(LongJob);
-    const running = job.run(ids[1]!);
-    const outcome = running.then((value) => ({ value }), (error: unknown) => ({ error }));
+    const running = job.run(ids[1]);
+    const outcome = running.then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
     const jobLock = await job.entered.promise;
     expect(await takeAtOnce(probe, keys.slice(0, 2))).toEqual([false, false]);
 
@@ -105,9 +110,21 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     };
     // A call waiting for a busy lock (in its own async context, so not re-entrant), and an
     // acquisition whose first attempt is on its way to the store when the app closes.
-    const waiting = app.get(LockService).acquire(keys[0]!, { waitMs: 20_000 }).then((value) => ({ value }), (error: unknown) => ({ error }));
+    const waiting = app
+      .get(LockService)
+      .acquire(keys[0], { waitMs: 20_000 })
+      .then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
     await new Promise((resolve) => setTimeout(resolve, 50)); // let it take its place in the queue (ZooKeeper, etcd)
-    const racing = app.get(LockService).acquire(keys[2]!).then((value) => ({ value }), (error: unknown) => ({ error }));
+    const racing = app
+      .get(LockService)
+      .acquire(keys[2])
+      .then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
     await app.close();
 
     // Either it was granted before the close began (then released like any held lock) or it was refused.
@@ -124,7 +141,7 @@ describe.each(stores.map((store) => [store.name, store] as const))('app.close() 
     expect((settled as { error: Error }).error.message).toMatch(/shut/);
     await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(LockShuttingDownError);
     await expect(app.get(LockService).acquire(`other:${ids[0]}`)).rejects.toThrow(/shutting down/);
-    await expect(job.run(ids[0]!)).rejects.toThrow(LockShuttingDownError);
+    await expect(job.run(ids[0])).rejects.toThrow(LockShuttingDownError);
 
     await probe.close(); // closes probeBackend too
     expect(await settleResources(baseline)).toEqual(baseline);

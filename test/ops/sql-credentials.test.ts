@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createLockBackend, LockBackendError, LockEngine, type BackendOptions } from '../../lib/index.js';
+import { createLockBackend, LockEngine, type BackendOptions } from '../../lib/index.js';
 import { MariadbServer } from '../harness/mariadb-server.js';
 import { PostgresServer } from '../harness/postgres-server.js';
 import { removeDir, tempDir, waitUntil } from '../harness/server-process.js';
@@ -22,7 +22,11 @@ let certs: TestCertificates;
 let engines: LockEngine[] = [];
 
 async function engineFor(options: BackendOptions): Promise<LockEngine> {
-  const engine = new LockEngine(await createLockBackend(options), { keyPrefix: 'sqlcreds:', leaseMs: 10_000, waitMs: 0 });
+  const engine = new LockEngine(await createLockBackend(options), {
+    keyPrefix: 'sqlcreds:',
+    leaseMs: 10_000,
+    waitMs: 0,
+  });
   engines.push(engine);
   return engine;
 }
@@ -47,10 +51,13 @@ async function preparePostgres(admin: pg.Pool): Promise<void> {
   chmodSync(join(sslDir, 'server.key'), 0o600);
   if (process.getuid?.() === 0) {
     const [uid, gid] = ['-u', '-g'].map((flag) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' })));
-    for (const file of ['server.crt', 'server.key', '']) chownSync(join(sslDir, file), uid!, gid!);
+    for (const file of ['server.crt', 'server.key', '']) chownSync(join(sslDir, file), uid, gid);
   }
   const hbaFile = (await admin.query('SHOW hba_file')).rows[0].hba_file as string;
-  const rules = [`hostnossl all ${PG_TLS_USER} 127.0.0.1/32 reject`, `host all ${PG_USER},${PG_TLS_USER} 127.0.0.1/32 scram-sha-256`];
+  const rules = [
+    `hostnossl all ${PG_TLS_USER} 127.0.0.1/32 reject`,
+    `host all ${PG_USER},${PG_TLS_USER} 127.0.0.1/32 scram-sha-256`,
+  ];
   writeFileSync(hbaFile, `${rules.join('\n')}\n${readFileSync(hbaFile, 'utf8')}`);
   for (const user of [PG_USER, PG_TLS_USER]) await admin.query(`CREATE ROLE ${user} LOGIN PASSWORD '${PASSWORD}'`);
   await admin.query(`ALTER SYSTEM SET ssl_cert_file = '${join(sslDir, 'server.crt')}'`);
@@ -71,7 +78,9 @@ beforeAll(async () => {
   const admin = new pg.Pool({ connectionString: postgres.connectionString, max: 1 });
   await preparePostgres(admin);
   await admin.end();
-  await mariadb.sql(`CREATE USER 'pwuser'@'127.0.0.1' IDENTIFIED BY '${PASSWORD}'; GRANT ALL ON locks.* TO 'pwuser'@'127.0.0.1';`);
+  await mariadb.sql(
+    `CREATE USER 'pwuser'@'127.0.0.1' IDENTIFIED BY '${PASSWORD}'; GRANT ALL ON locks.* TO 'pwuser'@'127.0.0.1';`,
+  );
 }, 60_000);
 afterEach(async () => {
   await Promise.all(engines.map((engine) => engine.close()));
@@ -83,11 +92,14 @@ afterAll(async () => {
 });
 
 describe('postgres backend with credentials and TLS', () => {
-  const url = (user: string, password: string, query = '') => `postgres://${user}:${password}@127.0.0.1:${postgres.port}/postgres${query}`;
+  const url = (user: string, password: string, query = '') =>
+    `postgres://${user}:${password}@127.0.0.1:${postgres.port}/postgres${query}`;
   const verifyFull = () => `?sslmode=verify-full&sslrootcert=${encodeURIComponent(certs.caFile)}`;
 
-  it('logs in with the password in the connection string (scram-sha-256)', () => expectWorking({ type: 'postgres', url: url(PG_USER, PASSWORD) }));
-  it('a wrong password is LockBackendError (28P01), quickly', () => expectRefused({ type: 'postgres', url: url(PG_USER, 'wrong-pw') }, /password authentication failed/));
+  it('logs in with the password in the connection string (scram-sha-256)', () =>
+    expectWorking({ type: 'postgres', url: url(PG_USER, PASSWORD) }));
+  it('a wrong password is LockBackendError (28P01), quickly', () =>
+    expectRefused({ type: 'postgres', url: url(PG_USER, 'wrong-pw') }, /password authentication failed/));
   it('passes sslmode/sslrootcert of the URL to pg: a TLS-only account works over verified TLS', () =>
     expectWorking({ type: 'postgres', url: url(PG_TLS_USER, PASSWORD, verifyFull()) }));
   it("the backend's own LISTEN connection uses the URL's TLS and password too: a waiter is woken by NOTIFY", async () => {
@@ -99,7 +111,11 @@ describe('postgres backend with credentials and TLS', () => {
     try {
       // pg_hba refuses this account without TLS, so a LISTEN session of it proves the listener logged in over TLS.
       const listening = `SELECT count(*)::int AS n FROM pg_stat_activity a JOIN pg_stat_ssl s USING (pid) WHERE a.usename = '${PG_TLS_USER}' AND a.query LIKE 'LISTEN%' AND s.ssl`;
-      await waitUntil('the LISTEN connection over TLS', async () => (await admin.query(listening)).rows[0].n >= 1, 5_000);
+      await waitUntil(
+        'the LISTEN connection over TLS',
+        async () => (await admin.query(listening)).rows[0].n >= 1,
+        5_000,
+      );
     } finally {
       await admin.end();
     }
@@ -124,6 +140,8 @@ describe('mysql backend (MariaDB) with credentials', () => {
   const uri = (user: string, password: string) => `mysql://${user}:${password}@127.0.0.1:${mariadb.port}/locks`;
 
   it('logs in with the password in the URI', () => expectWorking({ type: 'mysql', url: uri('pwuser', PASSWORD) }));
-  it('a wrong password is LockBackendError (access denied), quickly', () => expectRefused({ type: 'mysql', url: uri('pwuser', 'wrong-pw') }, /Access denied/));
-  it('an unknown user is LockBackendError', () => expectRefused({ type: 'mysql', url: uri('nobody', 'wrong-pw') }, /Access denied/));
+  it('a wrong password is LockBackendError (access denied), quickly', () =>
+    expectRefused({ type: 'mysql', url: uri('pwuser', 'wrong-pw') }, /Access denied/));
+  it('an unknown user is LockBackendError', () =>
+    expectRefused({ type: 'mysql', url: uri('nobody', 'wrong-pw') }, /Access denied/));
 });

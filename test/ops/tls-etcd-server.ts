@@ -21,12 +21,31 @@ export class TlsEtcdServer extends ServerProcess {
     const clientUrl = `https://127.0.0.1:${clientPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
     super('etcd-tls', requireBinary('/usr/bin/etcd', 'etcd-server'), [
-      '--name', 'tls', '--data-dir', join(dir, 'data'),
-      '--listen-client-urls', clientUrl, '--advertise-client-urls', clientUrl,
-      '--listen-peer-urls', peerUrl, '--initial-advertise-peer-urls', peerUrl, '--initial-cluster', `tls=${peerUrl}`,
-      '--cert-file', certificates.serverCertFile, '--key-file', certificates.serverKeyFile,
-      '--trusted-ca-file', certificates.caFile, '--client-cert-auth',
-      '--logger', 'zap', '--log-outputs', join(dir, 'etcd.log'),
+      '--name',
+      'tls',
+      '--data-dir',
+      join(dir, 'data'),
+      '--listen-client-urls',
+      clientUrl,
+      '--advertise-client-urls',
+      clientUrl,
+      '--listen-peer-urls',
+      peerUrl,
+      '--initial-advertise-peer-urls',
+      peerUrl,
+      '--initial-cluster',
+      `tls=${peerUrl}`,
+      '--cert-file',
+      certificates.serverCertFile,
+      '--key-file',
+      certificates.serverKeyFile,
+      '--trusted-ca-file',
+      certificates.caFile,
+      '--client-cert-auth',
+      '--logger',
+      'zap',
+      '--log-outputs',
+      join(dir, 'etcd.log'),
     ]);
   }
 
@@ -38,7 +57,12 @@ export class TlsEtcdServer extends ServerProcess {
     const dir = tempDir('etcd-tls');
     const server = new TlsEtcdServer(await freePort(), await freePort(), dir, makeTestCertificates(dir));
     server.start();
-    await waitUntil(`etcd (TLS) on port ${server.clientPort} (output: ${server.recentOutput})`, () => server.healthy(), 20_000, 50);
+    await waitUntil(
+      `etcd (TLS) on port ${server.clientPort} (output: ${server.recentOutput})`,
+      () => server.healthy(),
+      20_000,
+      50,
+    );
     return server;
   }
 
@@ -50,7 +74,23 @@ export class TlsEtcdServer extends ServerProcess {
   private async healthy(): Promise<boolean> {
     if (!this.running) return false;
     const { caFile, dir } = this.certificates;
-    const args = ['--endpoints', this.url, '--cacert', caFile, '--cert', join(dir, 'client.crt'), '--key', join(dir, 'client.key'), 'endpoint', 'health'];
-    return run(requireBinary('/usr/bin/etcdctl', 'etcd-client'), args, { env: { ...process.env, ETCDCTL_API: '3' } }).then(() => true, () => false);
+    const args = [
+      '--endpoints',
+      this.url,
+      '--cacert',
+      caFile,
+      '--cert',
+      join(dir, 'client.crt'),
+      '--key',
+      join(dir, 'client.key'),
+      'endpoint',
+      'health',
+    ];
+    return run(requireBinary('/usr/bin/etcdctl', 'etcd-client'), args, {
+      env: { ...process.env, ETCDCTL_API: '3' },
+    }).then(
+      () => true,
+      () => false,
+    );
   }
 }

@@ -25,9 +25,14 @@ function files(dir: string): string[] {
 beforeAll(async () => {
   const typedoc = join(ROOT, 'node_modules/typedoc/bin/typedoc');
   run = await new Promise((done) => {
-    execFile(process.execPath, [typedoc, '--out', out, '--logLevel', 'Warn'], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 170_000 }, (error, stdout, stderr) => {
-      done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` });
-    });
+    execFile(
+      process.execPath,
+      [typedoc, '--out', out, '--logLevel', 'Warn'],
+      { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, timeout: 170_000 },
+      (error, stdout, stderr) => {
+        done({ code: error ? ((error as { code?: number }).code ?? 1) : 0, output: `${stdout}${stderr}` });
+      },
+    );
   });
 }, 180_000);
 
@@ -35,13 +40,16 @@ afterAll(() => rmSync(out, { recursive: true, force: true }));
 
 describe('API reference', () => {
   it('builds with no warning (every exported name documented, every link resolved)', () => {
+    // eslint-disable-next-line no-control-regex -- ANSI colour codes
     expect(run.output.replace(/\x1b\[[0-9;]*m/g, '').trim()).toBe('');
     expect(run.code).toBe(0);
   });
 
   it('docs/api is up to date with the sources (run `npm run docs` and commit the result)', () => {
     expect(files(COMMITTED)).toEqual(files(out));
-    const stale = files(out).filter((file) => readFileSync(join(out, file), 'utf8') !== readFileSync(join(COMMITTED, file), 'utf8'));
+    const stale = files(out).filter(
+      (file) => readFileSync(join(out, file), 'utf8') !== readFileSync(join(COMMITTED, file), 'utf8'),
+    );
     expect(stale).toEqual([]);
   });
 });

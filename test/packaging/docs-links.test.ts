@@ -16,14 +16,19 @@ let shipped: Set<string>;
 
 beforeAll(() => {
   const env = { ...process.env, NODE_OPTIONS: '' };
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], { cwd: ROOT, env, encoding: 'utf8' });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '--loglevel=error'], {
+    cwd: ROOT,
+    env,
+    encoding: 'utf8',
+  });
   const [pack] = JSON.parse(out.slice(out.indexOf('['))) as { files: { path: string }[] }[];
-  shipped = new Set(pack!.files.map((f) => f.path));
+  shipped = new Set(pack.files.map((f) => f.path));
 }, 60_000);
 
 describe('links in the shipped Markdown', () => {
   it('ships the README, the changelog and the docs index', () => {
-    for (const file of ['README.md', 'CHANGELOG.md', 'docs/README.md', 'docs/api/README.md']) expect(shipped).toContain(file);
+    for (const file of ['README.md', 'CHANGELOG.md', 'docs/README.md', 'docs/api/README.md'])
+      expect(shipped).toContain(file);
   });
 
   // A link to a folder (`backends/`) shows nothing on a registry page and in most Markdown viewers: link a page.
@@ -45,16 +50,20 @@ describe('links in the shipped Markdown', () => {
     const bad: string[] = [];
     for (const file of [...shipped].filter((f) => f.endsWith('.md'))) {
       const levels = markdownHeadings(readFileSync(resolve(ROOT, file), 'utf8')).map((h) => h.level);
-      if (levels[0] !== 1 || levels.filter((level) => level === 1).length !== 1) bad.push(`${file}: the title is not the one '#' heading`);
+      if (levels[0] !== 1 || levels.filter((level) => level === 1).length !== 1)
+        bad.push(`${file}: the title is not the one '#' heading`);
       levels.forEach((level, i) => {
-        if (i > 0 && level > levels[i - 1]! + 1) bad.push(`${file}: heading ${i + 1} skips from ${levels[i - 1]} to ${level}`);
+        if (i > 0 && level > levels[i - 1] + 1)
+          bad.push(`${file}: heading ${i + 1} skips from ${levels[i - 1]} to ${level}`);
       });
     }
     expect(bad).toEqual([]);
   });
 
   it('finds links the way a reader sees them (the checker itself)', () => {
-    const links = markdownLinks('[a](x.md) ![b](img/y.png "t") `[c](no.md)`\n```ts\n[d](no2.md)\n```\n<img src="z.png">\n[e]: ref.md');
+    const links = markdownLinks(
+      '[a](x.md) ![b](img/y.png "t") `[c](no.md)`\n```ts\n[d](no2.md)\n```\n<img src="z.png">\n[e]: ref.md',
+    );
     expect(links.map((l) => l.target)).toEqual(['x.md', 'img/y.png', 'z.png', 'ref.md']);
   });
 });

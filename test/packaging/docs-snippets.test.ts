@@ -79,13 +79,20 @@ function typeCheck(files: Snippet[]): string[] {
   host.readFile = (name) => byName.get(name)?.code ?? readFile.call(host, name);
   host.getSourceFile = (name, language, onError, create) => {
     const snippet = byName.get(name);
-    return snippet ? ts.createSourceFile(name, snippet.code, language) : getSourceFile.call(host, name, language, onError, create);
+    return snippet
+      ? ts.createSourceFile(name, snippet.code, language)
+      : getSourceFile.call(host, name, language, onError, create);
   };
   const program = ts.createProgram([...byName.keys()], options, host);
   const errors: string[] = [];
   for (const diagnostic of ts.getPreEmitDiagnostics(program)) {
     const snippet = diagnostic.file && byName.get(diagnostic.file.fileName);
-    const where = snippet && diagnostic.start !== undefined ? `${snippet.origin} (+${diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start).line} lines)` : (diagnostic.file ? relative(ROOT, diagnostic.file.fileName) : 'options');
+    const where =
+      snippet && diagnostic.start !== undefined
+        ? `${snippet.origin} (+${diagnostic.file!.getLineAndCharacterOfPosition(diagnostic.start).line} lines)`
+        : diagnostic.file
+          ? relative(ROOT, diagnostic.file.fileName)
+          : 'options';
     errors.push(`${where}: ${ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n')}`);
   }
   return errors;
@@ -104,7 +111,11 @@ describe('code blocks in the README and docs/', () => {
   }, 60_000);
 
   it('reports a block that does not compile, with its file and line (the check itself)', () => {
-    const broken = { origin: 'x.md:3', fileName: join(SNIPPETS, 'probe.ts'), code: "import { LockService } from 'nestjs-distributed-lock';\ndeclare const s: LockService;\ns.acquireNothing();\nexport {};\n" };
+    const broken = {
+      origin: 'x.md:3',
+      fileName: join(SNIPPETS, 'probe.ts'),
+      code: "import { LockService } from 'nestjs-distributed-lock';\ndeclare const s: LockService;\ns.acquireNothing();\nexport {};\n",
+    };
     const errors = typeCheck([broken]);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatch(/^x\.md:3 \(\+2 lines\): Property 'acquireNothing' does not exist/);

@@ -57,13 +57,16 @@ function run(command: string, args: string[], cwd: string, timeoutMs = 180_000):
 async function runOk(command: string, args: string[], cwd: string): Promise<RunResult> {
   const result = await run(command, args, cwd);
   if (result.code !== 0) {
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${result.code}\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`);
+    throw new Error(
+      `${command} ${args.join(' ')} (in ${cwd}) exited ${result.code}\n${result.stdout.slice(-4000)}\n${result.stderr.slice(-4000)}`,
+    );
   }
   return result;
 }
 
 /** The Nest packages of one major an app installs: the HTTP platform, microservices and gateways too, whose metadata `@Locked()` reads. */
-const nestPackages = (major: number) => ['common', 'core', 'platform-express', 'microservices', 'websockets'].map((name) => `@nestjs/${name}@^${major}`);
+const nestPackages = (major: number) =>
+  ['common', 'core', 'platform-express', 'microservices', 'websockets'].map((name) => `@nestjs/${name}@^${major}`);
 
 interface AppOutcome {
   result?: any;
@@ -84,7 +87,8 @@ async function installAndRun(
     await runOk('npm', ['install', ...INSTALL_FLAGS, ...deps], dir);
     const { stdout, stderr, code } = await run('node', [entry], dir, 60_000);
     const line = stdout.split('\n').find((l) => l.startsWith('RESULT '));
-    if (code !== 0 || !line) return { failure: `node ${entry} exited ${code}\n${stdout.slice(-4000)}\n${stderr.slice(-4000)}` };
+    if (code !== 0 || !line)
+      return { failure: `node ${entry} exited ${code}\n${stdout.slice(-4000)}\n${stderr.slice(-4000)}` };
     return { result: JSON.parse(line.slice('RESULT '.length)) };
   } catch (error) {
     return { failure: String((error as Error).stack ?? error) };
@@ -100,7 +104,8 @@ function resultOf(outcome: AppOutcome): any {
 function partOf(outcome: AppOutcome, name: string): any {
   const part = resultOf(outcome)[name];
   expect(part).toBeDefined();
-  if (!part.ok) throw new Error(`scenario part '${name}' failed: ${part.error?.name}: ${part.error?.message}\n${part.stack}`);
+  if (!part.ok)
+    throw new Error(`scenario part '${name}' failed: ${part.error?.name}: ${part.error?.message}\n${part.stack}`);
   return part;
 }
 
@@ -116,7 +121,18 @@ let cjs: AppOutcome = {};
 beforeAll(async () => {
   // 1. A staging copy of the sources, sharing the repository's node_modules (tsc, types).
   const stage = join(work, 'stage');
-  for (const entry of ['package.json', 'tsconfig.json', 'tsconfig.build.json', 'tsconfig.build.cjs.json', 'lib', 'scripts', 'docs', 'README.md', 'CHANGELOG.md', 'LICENSE']) {
+  for (const entry of [
+    'package.json',
+    'tsconfig.json',
+    'tsconfig.build.json',
+    'tsconfig.build.cjs.json',
+    'lib',
+    'scripts',
+    'docs',
+    'README.md',
+    'CHANGELOG.md',
+    'LICENSE',
+  ]) {
     if (existsSync(join(ROOT, entry))) cpSync(join(ROOT, entry), join(stage, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, 'node_modules'), join(stage, 'node_modules'), 'dir');
@@ -145,7 +161,11 @@ beforeAll(async () => {
       esmDir,
       { name: 'esm-app', version: '1.0.0', private: true, type: 'module' },
       [tarball, ...nestPackages(12), 'reflect-metadata', 'rxjs'],
-      { 'main.mjs': join(FIXTURES, 'esm-app/main.mjs'), 'scenario.cjs': join(FIXTURES, 'scenario.cjs'), 'handlers-scenario.cjs': join(FIXTURES, 'handlers-scenario.cjs') },
+      {
+        'main.mjs': join(FIXTURES, 'esm-app/main.mjs'),
+        'scenario.cjs': join(FIXTURES, 'scenario.cjs'),
+        'handlers-scenario.cjs': join(FIXTURES, 'handlers-scenario.cjs'),
+      },
       'main.mjs',
     ),
     installAndRun(
@@ -153,7 +173,11 @@ beforeAll(async () => {
       { name: 'cjs-app', version: '1.0.0', private: true, type: 'commonjs' },
       // ioredis is installed here on purpose: the package must still not load it unless configured.
       [tarball, ...nestPackages(11), 'reflect-metadata', 'rxjs', 'ioredis@^5'],
-      { 'main.cjs': join(FIXTURES, 'cjs-app/main.cjs'), 'scenario.cjs': join(FIXTURES, 'scenario.cjs'), 'handlers-scenario.cjs': join(FIXTURES, 'handlers-scenario.cjs') },
+      {
+        'main.cjs': join(FIXTURES, 'cjs-app/main.cjs'),
+        'scenario.cjs': join(FIXTURES, 'scenario.cjs'),
+        'handlers-scenario.cjs': join(FIXTURES, 'handlers-scenario.cjs'),
+      },
       'main.cjs',
     ),
   ]);
@@ -166,22 +190,42 @@ afterAll(() => {
 describe('packed package', () => {
   it('ships ESM and CJS builds with declarations per condition, the docs, and no sources or tests', () => {
     const paths = packed.files.map((f) => f.path);
-    for (const file of ['package.json', 'LICENSE', 'README.md', 'CHANGELOG.md', 'docs/README.md', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'dist/cjs/package.json']) {
+    for (const file of [
+      'package.json',
+      'LICENSE',
+      'README.md',
+      'CHANGELOG.md',
+      'docs/README.md',
+      'dist/esm/index.js',
+      'dist/esm/index.d.ts',
+      'dist/cjs/index.js',
+      'dist/cjs/index.d.ts',
+      'dist/cjs/package.json',
+    ]) {
       expect(paths).toContain(file);
     }
-    expect(paths.filter((p) => !/^(dist\/|docs\/|package\.json$|README\.md$|CHANGELOG\.md$|LICENSE$)/.test(p))).toEqual([]);
+    expect(paths.filter((p) => !/^(dist\/|docs\/|package\.json$|README\.md$|CHANGELOG\.md$|LICENSE$)/.test(p))).toEqual(
+      [],
+    );
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(pkg.exports['.'].import.types).toBe('./dist/esm/index.d.ts');
     expect(pkg.exports['.'].require.types).toBe('./dist/cjs/index.d.ts');
     expect(pkg.exports['./backend'].import.types).toBe('./dist/esm/backend.d.ts');
     expect(pkg.exports['./backend'].require.types).toBe('./dist/cjs/backend.d.ts');
-    for (const file of ['dist/esm/backend.js', 'dist/esm/backend.d.ts', 'dist/cjs/backend.js', 'dist/cjs/backend.d.ts']) expect(paths).toContain(file);
+    for (const file of ['dist/esm/backend.js', 'dist/esm/backend.d.ts', 'dist/cjs/backend.js', 'dist/cjs/backend.d.ts'])
+      expect(paths).toContain(file);
   });
 
   it('has types that resolve for both entries in every module mode (attw) and a package.json publint accepts', () => {
     expect(typesCheck.stdout).toContain('"nestjs-distributed-lock/backend"');
-    expect({ code: typesCheck.code, output: typesCheck.code === 0 ? '' : typesCheck.stdout + typesCheck.stderr }).toEqual({ code: 0, output: '' });
-    expect({ code: publintCheck.code, output: publintCheck.stdout + publintCheck.stderr }).toEqual({ code: 0, output: expect.stringContaining('All good!') });
+    expect({
+      code: typesCheck.code,
+      output: typesCheck.code === 0 ? '' : typesCheck.stdout + typesCheck.stderr,
+    }).toEqual({ code: 0, output: '' });
+    expect({ code: publintCheck.code, output: publintCheck.stdout + publintCheck.stderr }).toEqual({
+      code: 0,
+      output: expect.stringContaining('All good!'),
+    });
   });
 
   it('installs the CLI as a bin that runs (`npx nestjs-distributed-lock --help`)', async () => {
@@ -209,23 +253,49 @@ describe('packed package', () => {
     it('exports the engine and error classes', () => {
       const result = resultOf(outcome());
       expect(result.exports).toEqual(
-        expect.arrayContaining(['LockEngine', 'MemoryBackend', 'DistributedLockError', 'LockTimeoutError', 'LockLostError', 'LockBackendError', 'InvalidLockArgumentError']),
+        expect.arrayContaining([
+          'LockEngine',
+          'MemoryBackend',
+          'DistributedLockError',
+          'LockTimeoutError',
+          'LockLostError',
+          'LockBackendError',
+          'InvalidLockArgumentError',
+        ]),
       );
       const errors = partOf(outcome(), 'errors');
       expect(errors.baseIsError).toBe(true);
-      expect(errors.classes).toEqual({ LockTimeoutError: true, LockLostError: true, LockBackendError: true, InvalidLockArgumentError: true });
+      expect(errors.classes).toEqual({
+        LockTimeoutError: true,
+        LockLostError: true,
+        LockBackendError: true,
+        InvalidLockArgumentError: true,
+      });
     });
 
     it('@Locked handlers read the route, message and parameter metadata of this Nest major, and a global filter of the app gets the exception classes', () => {
       const handlers = partOf(outcome(), 'handlers');
-      expect(handlers.free).toEqual({ status: 200, body: { id: '7', warehouse: 'north', tenant: 't1', key: 'order:7:north:t1' } });
+      expect(handlers.free).toEqual({
+        status: 200,
+        body: { id: '7', warehouse: 'north', tenant: 't1', key: 'order:7:north:t1' },
+      });
       // The app's own global filter receives the @Locked route's LockBusyException (Retry-After from the request before, which held the key).
-      expect(handlers.busyByKey).toEqual({ status: 423, retryAfter: '1', body: { caught: 'LockBusyException', retryAfter: 1 } });
+      expect(handlers.busyByKey).toEqual({
+        status: 423,
+        retryAfter: '1',
+        body: { caught: 'LockBusyException', retryAfter: 1 },
+      });
       expect(handlers.missingHeader).toBe(500);
       expect(handlers.byRequest).toMatchObject({ status: 200, body: { key: 'req:9', id: '9' } });
-      expect(handlers.busyByHand).toMatchObject({ status: 423, retryAfter: '1', body: { caught: 'LockBusyException', retryAfter: 1 } });
+      expect(handlers.busyByHand).toMatchObject({
+        status: 423,
+        retryAfter: '1',
+        body: { caught: 'LockBusyException', retryAfter: 1 },
+      });
       expect(handlers.globalInterceptors).toBe(0);
-      expect(handlers.httpNoParam).toContain("names {params.id}, which no parameter of NoParam.show carries: add @Param('id')");
+      expect(handlers.httpNoParam).toContain(
+        "names {params.id}, which no parameter of NoParam.show carries: add @Param('id')",
+      );
       expect(handlers.rpcCarried).toBe('booted');
       expect(handlers.rpcNotCarried).toContain('add @Payload() data');
       expect(handlers.wsCarried).toBe('booted');
@@ -236,7 +306,12 @@ describe('packed package', () => {
       const engine = partOf(outcome(), 'engine');
       expect(typeof engine.fenceA).toBe('number');
       expect(engine.fenceB).toBeGreaterThan(engine.fenceA);
-      expect(engine).toMatchObject({ busyStatus: 'rejected', busyName: 'LockTimeoutError', busyIsTimeout: true, busyIsBase: true });
+      expect(engine).toMatchObject({
+        busyStatus: 'rejected',
+        busyName: 'LockTimeoutError',
+        busyIsTimeout: true,
+        busyIsBase: true,
+      });
     });
 
     it('names the driver to install when a configured backend misses it', () => {
@@ -252,7 +327,13 @@ describe('packed package', () => {
 
     it('bootstraps DistributedLockModule.forRoot({ backend: memory }): withLock, @Locked exclusion, skip, errors', () => {
       const nest = partOf(outcome(), 'nest');
-      expect(nest.withLock).toMatchObject({ key: 'single', abortedInside: false, expiresInFuture: true, currentIsLock: true, abortedAfter: true });
+      expect(nest.withLock).toMatchObject({
+        key: 'single',
+        abortedInside: false,
+        expiresInFuture: true,
+        currentIsLock: true,
+        abortedAfter: true,
+      });
       expect(typeof nest.withLock.fence).toBe('number');
 
       // Two concurrent withLock callers never overlap and get increasing fences.
@@ -263,7 +344,12 @@ describe('packed package', () => {
       // @Locked on a provider method: the holder sees its lock; a concurrent call on the same key fails fast.
       expect(nest.guarded.first.key).toBe('job:7');
       expect(typeof nest.guarded.first.fence).toBe('number');
-      expect(nest.guarded).toMatchObject({ secondStatus: 'rejected', secondName: 'LockTimeoutError', secondIsTimeout: true, secondIsBase: true });
+      expect(nest.guarded).toMatchObject({
+        secondStatus: 'rejected',
+        secondName: 'LockTimeoutError',
+        secondIsTimeout: true,
+        secondIsBase: true,
+      });
       expect(nest.guarded.otherKeys).toEqual(['fulfilled', 'fulfilled']);
       expect(nest.guarded.fenceAfter).toBeGreaterThan(nest.guarded.first.fence);
 

@@ -16,7 +16,7 @@ function waiters(count: number) {
 describe('ChannelWaiters', () => {
   it('after a turn, stands back until each other process that heard the release announced one of its own', async () => {
     const { channel, list } = waiters(2);
-    const sleep = list[0]!.sleep(60_000, never);
+    const sleep = list[0].sleep(60_000, never);
     channel.standBack(2);
     expect(channel.othersWaiting).toBe(2);
     expect(channel.yieldLeft()).toBeGreaterThan(0);
@@ -51,11 +51,11 @@ describe('ChannelWaiters', () => {
     const { channel, list } = waiters(3);
     const sleeps = list.map((waiter) => waiter.sleep(60_000, never));
     channel.wakeOne();
-    expect(await hasSettled(sleeps[0]!)).toBe(true);
-    expect(await hasSettled(sleeps[1]!)).toBe(false);
+    expect(await hasSettled(sleeps[0])).toBe(true);
+    expect(await hasSettled(sleeps[1])).toBe(false);
     channel.wakeOne();
-    expect(await hasSettled(sleeps[1]!)).toBe(true);
-    expect(await hasSettled(sleeps[2]!)).toBe(false);
+    expect(await hasSettled(sleeps[1])).toBe(true);
+    expect(await hasSettled(sleeps[2])).toBe(false);
     channel.wakeAll();
     await Promise.all(sleeps);
   });
@@ -65,8 +65,8 @@ describe('ChannelWaiters', () => {
     const sleeps = list.map((waiter) => waiter.sleep(60_000, never));
     channel.wakeOne();
     channel.wakeOne();
-    expect(await hasSettled(sleeps[0]!)).toBe(true);
-    expect(await hasSettled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[0])).toBe(true);
+    expect(await hasSettled(sleeps[1])).toBe(true);
   });
 
   it('keeps a message that finds nobody asleep for the next sleeper, unless a try started since', () => {
@@ -86,7 +86,7 @@ describe('ChannelWaiters', () => {
     channel.wakeOne();
     await sleeps[0];
     channel.remove(first); // e.g. its caller aborted before it could try
-    expect(await hasSettled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[1])).toBe(true);
   });
 
   it('does not pass on a wake-up that a try used', async () => {
@@ -97,7 +97,7 @@ describe('ChannelWaiters', () => {
     await sleeps[0];
     first.noteTry();
     channel.remove(first); // it acquired the lock
-    expect(await hasSettled(sleeps[1]!)).toBe(false);
+    expect(await hasSettled(sleeps[1])).toBe(false);
     channel.wakeAll();
     await sleeps[1];
   });
@@ -107,18 +107,18 @@ describe('ChannelWaiters', () => {
     const [first, second, third] = list as [ReleaseWaiter, ReleaseWaiter, ReleaseWaiter];
     const sleeps = [second.sleep(60_000, never), third.sleep(60_000, never)];
     channel.wakeNext(second); // a woken waiter passing its turn on goes forward only, never back to itself
-    expect(await hasSettled(sleeps[0]!)).toBe(false);
-    expect(await hasSettled(sleeps[1]!)).toBe(true);
+    expect(await hasSettled(sleeps[0])).toBe(false);
+    expect(await hasSettled(sleeps[1])).toBe(true);
     expect(second.noteTry()).toBe(false);
     expect(third.noteTry()).toBe(true); // the woken one sees its wake-up on its next try
     channel.wakeNext(); // first is awake: the oldest sleeper is second
-    expect(await hasSettled(sleeps[0]!)).toBe(true);
+    expect(await hasSettled(sleeps[0])).toBe(true);
     channel.wakeNext(third); // nobody after the last one
     channel.remove(first);
     expect(channel.takePending()).toBe(false);
   });
 
-  it('puts a new claim behind queued ones only while the last seen holder\'s lease runs', () => {
+  it("puts a new claim behind queued ones only while the last seen holder's lease runs", () => {
     const channel = new ChannelWaiters('c');
     channel.noteHolderUntil(performance.now() + 5_000);
     expect(channel.queuedAheadTtl()).toBeUndefined(); // nobody queued
@@ -131,7 +131,7 @@ describe('ChannelWaiters', () => {
     expect(channel.queuedAheadTtl()).toBeUndefined();
   });
 
-  it('ends a sleep on the caller\'s signal and after maxMs', async () => {
+  it("ends a sleep on the caller's signal and after maxMs", async () => {
     const waiter = new ReleaseWaiter();
     const controller = new AbortController();
     const aborted = waiter.sleep(60_000, controller.signal);

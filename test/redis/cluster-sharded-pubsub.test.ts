@@ -3,12 +3,12 @@ import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, LockLostError } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { releaseLockHeard } from '../../lib/backends/redis/release.js';
 import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
-import { pubSubKindOf, setPubSubKind } from '../../lib/backends/redis/sharded-pubsub.js';
+import { pubSubKindOf } from '../../lib/backends/redis/sharded-pubsub.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn, forcePubSubKind } from '../support/internal-seams.js';
 
 /** What a node did about release messages: PUBLISH / SPUBLISH it ran, and messages the cluster bus brought it. */
 interface NodeCounts {
@@ -33,7 +33,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   async function clusterClient(kind?: 'plain'): Promise<Cluster> {
     const client = new Cluster(cluster.startupNodes, { enableAutoPipelining: true });
     clients.push(client);
-    if (kind) setPubSubKind(client, kind);
+    if (kind) forcePubSubKind(client, kind);
     await new Promise((resolve, reject) => {
       client.once('ready', resolve);
       client.once('error', reject);
@@ -42,13 +42,16 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   }
 
   async function engineOn(client: Cluster): Promise<LockEngine> {
-    const engine = new LockEngine(await createLockBackend({ type: 'redis', client }), { leaseMs: 5_000, waitMs: 10_000 });
+    const engine = new LockEngine(await createLockBackend({ type: 'redis', client }), {
+      leaseMs: 5_000,
+      waitMs: 10_000,
+    });
     engines.push(engine);
     return engine;
   }
 
   const channelOf = (key: string) => redisLockKeys(`lock:${key}`).channel;
-  const asleep = (engine: LockEngine, key: string) => (engine.backend as RedisBackend).asleep(`lock:${key}`);
+  const asleep = (engine: LockEngine, key: string) => asleepOn(engine.backend, `lock:${key}`);
   const numberAfter = (text: string, pattern: RegExp) => Number(pattern.exec(text)?.[1] ?? 0);
 
   async function counts(port: number): Promise<NodeCounts> {
@@ -70,12 +73,22 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     await work();
     await relayedSoFar(master);
     const after = await Promise.all(cluster.ports.map(counts));
-    return new Map(cluster.ports.map((port, i) => {
-      const [was, now] = [before[i]!, after[i]!];
-      // Less the marker relayedSoFar published.
-      const marker = port === master ? { publish: 1, bus: 0 } : { publish: 0, bus: 1 };
-      return [port, { publish: now.publish - was.publish - marker.publish, spublish: now.spublish - was.spublish, busPublish: now.busPublish - was.busPublish - marker.bus, busShardPublish: now.busShardPublish - was.busShardPublish }];
-    }));
+    return new Map(
+      cluster.ports.map((port, i) => {
+        const [was, now] = [before[i], after[i]];
+        // Less the marker relayedSoFar published.
+        const marker = port === master ? { publish: 1, bus: 0 } : { publish: 0, bus: 1 };
+        return [
+          port,
+          {
+            publish: now.publish - was.publish - marker.publish,
+            spublish: now.spublish - was.spublish,
+            busPublish: now.busPublish - was.busPublish - marker.bus,
+            busShardPublish: now.busShardPublish - was.busShardPublish,
+          },
+        ];
+      }),
+    );
   }
 
   /**
@@ -84,10 +97,14 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
    */
   async function relayedSoFar(master: number): Promise<void> {
     const channel = `marker:${randomUUID()}`;
-    const listeners = cluster.ports.filter((port) => port !== master).map((port) => new Redis({ port, host: '127.0.0.1' }));
+    const listeners = cluster.ports
+      .filter((port) => port !== master)
+      .map((port) => new Redis({ port, host: '127.0.0.1' }));
     try {
       await Promise.all(listeners.map((listener) => listener.subscribe(channel)));
-      const heard = Promise.all(listeners.map((listener) => new Promise((resolve) => listener.once('message', resolve))));
+      const heard = Promise.all(
+        listeners.map((listener) => new Promise((resolve) => listener.once('message', resolve))),
+      );
       await cluster.cli(master, 'PUBLISH', channel, 'marker');
       await heard;
     } finally {
@@ -98,7 +115,10 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   /** How many subscribers `port` has for `channel`: plain (PUBSUB NUMSUB) and sharded (PUBSUB SHARDNUMSUB). */
   async function subscribers(port: number, channel: string): Promise<{ plain: number; sharded: number }> {
     const last = (reply: string) => Number(reply.split('\n').at(-1));
-    return { plain: last(await cluster.cli(port, 'PUBSUB', 'NUMSUB', channel)), sharded: last(await cluster.cli(port, 'PUBSUB', 'SHARDNUMSUB', channel)) };
+    return {
+      plain: last(await cluster.cli(port, 'PUBSUB', 'NUMSUB', channel)),
+      sharded: last(await cluster.cli(port, 'PUBSUB', 'SHARDNUMSUB', channel)),
+    };
   }
 
   /**
@@ -118,7 +138,12 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   }
 
   /** A holder with a 60 s lease releases while `waiter` waits for the key: only the release message can wake it in time. */
-  async function wokenByRelease(holder: LockEngine, waiter: LockEngine, key: string, onceAsleep: () => Promise<void> = async () => undefined): Promise<void> {
+  async function wokenByRelease(
+    holder: LockEngine,
+    waiter: LockEngine,
+    key: string,
+    onceAsleep: () => Promise<void> = async () => undefined,
+  ): Promise<void> {
     const held = await holder.acquire(key, { leaseMs: 60_000 });
     const waiting = waiter.acquire(key, { waitMs: WAIT_MS });
     await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
@@ -136,7 +161,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     for (let n = 0; keyOnMaster.size < cluster.ports.length; n++) {
       const key = `shard-${run}-${n}`;
       const slot = Number(await client.call('CLUSTER', 'KEYSLOT', channelOf(key)));
-      const { master } = await cluster.slotNodes(slot, cluster.ports[0]!);
+      const { master } = await cluster.slotNodes(slot, cluster.ports[0]);
       if (!keyOnMaster.has(master)) keyOnMaster.set(master, key);
     }
   }, 60_000);
@@ -162,7 +187,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     }
   }, 90_000);
 
-  it('announces a release on the key\'s shard only: the other nodes see no publish, run or relayed', async () => {
+  it("announces a release on the key's shard only: the other nodes see no publish, run or relayed", async () => {
     const [engine, other] = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
     const releases = 20;
     for (const [master, key] of keyOnMaster) {
@@ -181,8 +206,12 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     }
   }, 60_000);
 
-  it('wakes waiters through every announcing script on the Cluster: force release, a reader\'s release, a semaphore release, a queue leave', async () => {
-    const [a, b, c] = [await engineOn(await clusterClient()), await engineOn(await clusterClient()), await engineOn(await clusterClient())];
+  it("wakes waiters through every announcing script on the Cluster: force release, a reader's release, a semaphore release, a queue leave", async () => {
+    const [a, b, c] = [
+      await engineOn(await clusterClient()),
+      await engineOn(await clusterClient()),
+      await engineOn(await clusterClient()),
+    ];
     for (const [master, key] of keyOnMaster) {
       const forced = await a.acquire(key, { leaseMs: 60_000 });
       const waiting = b.acquire(key, { waitMs: WAIT_MS });
@@ -200,7 +229,12 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
       const permit = await a.acquire(key, { permits: 1, leaseMs: 60_000 });
       const next = b.acquire(key, { permits: 1, waitMs: WAIT_MS });
       const semaphoreChannel = redisSemaphoreKeys(`lock:${key}`).channel;
-      await waitUntil('the permit waiter subscribed', async () => (await subscribers(master, semaphoreChannel)).sharded === 1, 5_000, 5);
+      await waitUntil(
+        'the permit waiter subscribed',
+        async () => (await subscribers(master, semaphoreChannel)).sharded === 1,
+        5_000,
+        5,
+      );
       await permit.release();
       await (await woken(next)).release();
 
@@ -209,13 +243,20 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
       const spublishedBefore = (await counts(master)).spublish;
       const holder = await a.acquire(key, { leaseMs: 60_000 });
       const giveUp = new AbortController();
-      const leaving = b.acquire(key, { fair: true, waitMs: WAIT_MS, signal: giveUp.signal }).catch((error: unknown) => error);
+      const leaving = b
+        .acquire(key, { fair: true, waitMs: WAIT_MS, signal: giveUp.signal })
+        .catch((error: unknown) => error);
       await waitUntil('the first fair waiter asleep', () => asleep(b, key) === 1, 5_000, 5);
       const behind = c.acquire(key, { fair: true, waitMs: WAIT_MS });
       await waitUntil('the second fair waiter asleep', () => asleep(c, key) === 1, 5_000, 5);
       giveUp.abort();
       expect(await leaving).toBeDefined();
-      await waitUntil('the first place given up', async () => Number(await cluster.cli(master, 'ZCARD', redisLockKeys(`lock:${key}`).queue)) === 1, 5_000, 5);
+      await waitUntil(
+        'the first place given up',
+        async () => Number(await cluster.cli(master, 'ZCARD', redisLockKeys(`lock:${key}`).queue)) === 1,
+        5_000,
+        5,
+      );
       await holder.release();
       await (await woken(behind)).release();
       // LEAVE and the holder's release (its waiters flagged the key); the last release, with nobody waiting, is not announced.
@@ -223,7 +264,7 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     }
   }, 120_000);
 
-  it('counts the subscribers that heard a release: one per waiting backend, on the key\'s shard', async () => {
+  it("counts the subscribers that heard a release: one per waiting backend, on the key's shard", async () => {
     const client = await clusterClient();
     const waiters = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
     const key = keyOnMaster.values().next().value!;
@@ -238,9 +279,9 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     for (const lock of await Promise.all(waiting)) if (lock !== first) await lock.release();
   }, 30_000);
 
-  it('wakes a sleeping waiter when its sharded subscriber\'s connection drops, since a release may have gone unheard', async () => {
+  it("wakes a sleeping waiter when its sharded subscriber's connection drops, since a release may have gone unheard", async () => {
     const [holder, waiter] = [await engineOn(await clusterClient()), await engineOn(await clusterClient())];
-    const [master, key] = [...keyOnMaster][1]!;
+    const [master, key] = [...keyOnMaster][1];
     const held = await holder.acquire(key, { leaseMs: 60_000 });
     const waiting = waiter.acquire(key, { waitMs: WAIT_MS });
     await waitUntil('the waiter asleep', () => asleep(waiter, key) === 1, 5_000, 5);
@@ -270,11 +311,13 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
   it('falls back to PUBLISH / SUBSCRIBE when sharded pub/sub is not there: waiters still woken, every node relayed the release', async () => {
     const [a, b] = [await engineOn(await clusterClient('plain')), await engineOn(await clusterClient('plain'))];
     for (const [master, key] of keyOnMaster) {
-      const seen = await countsDuring(master, () => wokenByRelease(a, b, key, async () => {
-        const onEveryNode = await Promise.all(cluster.ports.map((port) => subscribers(port, channelOf(key))));
-        expect(onEveryNode.reduce((sum, { plain }) => sum + plain, 0)).toBe(1);
-        expect(onEveryNode.every(({ sharded }) => sharded === 0)).toBe(true);
-      }));
+      const seen = await countsDuring(master, () =>
+        wokenByRelease(a, b, key, async () => {
+          const onEveryNode = await Promise.all(cluster.ports.map((port) => subscribers(port, channelOf(key))));
+          expect(onEveryNode.reduce((sum, { plain }) => sum + plain, 0)).toBe(1);
+          expect(onEveryNode.every(({ sharded }) => sharded === 0)).toBe(true);
+        }),
+      );
       // One release announced: the holder's (its waiter flagged the key); the woken waiter's, with nobody waiting, is not.
       expect(seen.get(master)).toMatchObject({ publish: 1, spublish: 0 });
       for (const port of cluster.ports.filter((port) => port !== master)) expect(seen.get(port)!.busPublish).toBe(1);
@@ -303,16 +346,23 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     const keys = (await cluster.cli(from, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '100')).split('\n').filter(Boolean);
     await cluster.cli(from, 'MIGRATE', '127.0.0.1', String(to), '', '0', '5000', 'KEYS', ...keys);
     for (const port of cluster.ports) await cluster.cli(port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', toId);
-    await waitUntil('every node sees the slot moved', async () => {
-      const seen = await Promise.all(cluster.ports.map((port) => cluster.slotNodes(slot, port)));
-      return seen.every(({ master }) => master === to);
-    }, 10_000, 50);
+    await waitUntil(
+      'every node sees the slot moved',
+      async () => {
+        const seen = await Promise.all(cluster.ports.map((port) => cluster.slotNodes(slot, port)));
+        return seen.every(({ master }) => master === to);
+      },
+      10_000,
+      50,
+    );
 
     await held.release();
     const next = await woken(waiting, 25_000);
     expect(next.fence!).toBeGreaterThan(held.fence!);
     await next.release();
     // Later waits subscribe on the new master.
-    await wokenByRelease(holder, waiter, key, async () => expect((await subscribers(to, channelOf(key))).sharded).toBe(1));
+    await wokenByRelease(holder, waiter, key, async () =>
+      expect((await subscribers(to, channelOf(key))).sharded).toBe(1),
+    );
   }, 90_000);
 });

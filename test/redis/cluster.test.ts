@@ -3,9 +3,9 @@ import { Cluster } from 'ioredis';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', () => {
   let cluster: RedisCluster;
@@ -26,8 +26,14 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
 
   beforeAll(async () => {
     cluster = await RedisCluster.start(3);
-    a = new LockEngine(await createLockBackend({ type: 'redis', client: await clusterClient() }), { leaseMs: 5_000, waitMs: 10_000 });
-    b = new LockEngine(await createLockBackend({ type: 'redis', client: await clusterClient() }), { leaseMs: 5_000, waitMs: 10_000 });
+    a = new LockEngine(await createLockBackend({ type: 'redis', client: await clusterClient() }), {
+      leaseMs: 5_000,
+      waitMs: 10_000,
+    });
+    b = new LockEngine(await createLockBackend({ type: 'redis', client: await clusterClient() }), {
+      leaseMs: 5_000,
+      waitMs: 10_000,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -36,10 +42,12 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     await cluster?.stop();
   }, 30_000);
 
-  it('puts a lock\'s key, fence counter, channel, readers and queue in one slot, even for keys with braces', async () => {
+  it("puts a lock's key, fence counter, channel, readers and queue in one slot, even for keys with braces", async () => {
     for (const storeKey of ['lock:plain', 'lock:{user}:1', 'lock:}{', 'lock:{}', 'lock:a}b{c', 'lock:\ud800']) {
       const keys = redisLockKeys(storeKey);
-      const slots = new Set(await Promise.all(Object.values(keys).map((name) => cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', name))));
+      const slots = new Set(
+        await Promise.all(Object.values(keys).map((name) => cluster.cli(cluster.ports[0], 'CLUSTER', 'KEYSLOT', name))),
+      );
       expect(slots.size).toBe(1);
     }
   });
@@ -50,13 +58,17 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     let inside = 0;
     let maxInside = 0;
     const increment = (engine: LockEngine) =>
-      engine.withLock(k, async () => {
-        maxInside = Math.max(maxInside, ++inside);
-        const read = counter;
-        await new Promise((resolve) => setImmediate(resolve));
-        counter = read + 1;
-        inside--;
-      }, { waitMs: 20_000 });
+      engine.withLock(
+        k,
+        async () => {
+          maxInside = Math.max(maxInside, ++inside);
+          const read = counter;
+          await new Promise((resolve) => setImmediate(resolve));
+          counter = read + 1;
+          inside--;
+        },
+        { waitMs: 20_000 },
+      );
     await Promise.all(Array.from({ length: 20 }, (_, i) => increment(i % 2 ? a : b)));
     expect(counter).toBe(20);
     expect(maxInside).toBe(1);
@@ -98,16 +110,19 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
   it('shares a key between readers of two instances, queues a writer ahead of later readers, and serves a fair waiter after it, on six keys', async () => {
     for (let n = 0; n < 6; n++) {
       const k = key(`cluster-rw-${n}`);
-      const readers = [await a.acquire(k, { mode: 'read', waitMs: 0 }), await b.acquire(k, { mode: 'read', waitMs: 0 })];
+      const readers = [
+        await a.acquire(k, { mode: 'read', waitMs: 0 }),
+        await b.acquire(k, { mode: 'read', waitMs: 0 }),
+      ];
       const writer = a.acquire(k, { mode: 'write' });
-      await waitUntil('the writer queued', () => (a.backend as RedisBackend).asleep(`lock:${k}`) === 1, 5_000, 2);
+      await waitUntil('the writer queued', () => asleepOn(a.backend, `lock:${k}`) === 1, 5_000, 2);
       expect(await b.tryAcquire(k, { mode: 'read' })).toBeNull(); // a new reader goes behind the writer
       const order: string[] = [];
       const fair = b.acquire(k, { fair: true }).then((lock) => (order.push('fair'), lock.release()));
       await Promise.all(readers.map((lock) => lock.release()));
       const write = await writer;
       order.push('writer');
-      expect(write.fence!).toBeGreaterThan(readers[1]!.fence!);
+      expect(write.fence!).toBeGreaterThan(readers[1].fence!);
       await write.release();
       await fair;
       expect(order).toEqual(['writer', 'fair']);
@@ -115,7 +130,12 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
   }, 30_000);
 
   /** Every page of `list({ prefix, limit })` from `engine`, calling `onPage` after each. */
-  async function listAll(engine: LockEngine, prefix: string, limit: number, onPage: (keys: string[], cursor: string | undefined) => Promise<void> = async () => {}): Promise<string[]> {
+  async function listAll(
+    engine: LockEngine,
+    prefix: string,
+    limit: number,
+    onPage: (keys: string[], cursor: string | undefined) => Promise<void> = async () => {},
+  ): Promise<string[]> {
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
@@ -124,7 +144,10 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
       expect(page.locks.length).toBeLessThanOrEqual(limit);
       seen.push(...page.locks.map((info) => info.key));
       cursor = page.cursor;
-      await onPage(page.locks.map((info) => info.key), cursor);
+      await onPage(
+        page.locks.map((info) => info.key),
+        cursor,
+      );
     } while (cursor !== undefined && ++pages < 1_000);
     return seen;
   }
@@ -141,8 +164,10 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     expect([...seen].sort()).toEqual([...keys].sort());
     // ~20 keys per master, 5 per page: a page ends inside each of the three masters.
     expect([...stoodIn].sort()).toEqual(cluster.ports.map((port) => `127.0.0.1:${port}`).sort());
-    const [first] = (await b.list({ prefix: `${prefix}1`, limit: 100 })).locks.filter((info) => info.key === `${prefix}1`);
-    expect(first!.holders).toMatchObject([{ label: 'job 1' }]);
+    const [first] = (await b.list({ prefix: `${prefix}1`, limit: 100 })).locks.filter(
+      (info) => info.key === `${prefix}1`,
+    );
+    expect(first.holders).toMatchObject([{ label: 'job 1' }]);
     await Promise.all([...locks, outside].map((lock) => lock.release()));
     expect(await listAll(b, prefix, 100)).toEqual([]);
   }, 30_000);
@@ -166,7 +191,7 @@ describe('redis backend on a 3-master Redis Cluster (ioredis Cluster client)', (
     await expect(b.list({ cursor: '127.0.0.1:1/x:' })).rejects.toThrow('not a list() cursor');
   });
 
-  it('leaves the user\'s Cluster client open on close()', async () => {
+  it("leaves the user's Cluster client open on close()", async () => {
     const client = await clusterClient();
     const engine = new LockEngine(await createLockBackend({ type: 'redis', client }));
     await (await engine.acquire(key('cluster-close'))).release();

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Redis } from 'ioredis';
-import type { RedisClient } from '../../lib/backends/redis/redis-client.js';
 import { luaScript, runScriptBatched } from '../../lib/backends/redis/run-script.js';
 import { RedisServer } from '../harness/redis-server.js';
 
@@ -19,8 +18,8 @@ describe('redis scripts batched per tick', () => {
     server = await RedisServer.start();
     client = new Redis(server.url);
     const pipeline = client.pipeline.bind(client);
-    client.pipeline = ((...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args))) as Redis['pipeline'];
-    await runScriptBatched(client as unknown as RedisClient, ECHO, [], ['warm-up']);
+    client.pipeline = (...args: Parameters<Redis['pipeline']>) => (pipelines++, pipeline(...args));
+    await runScriptBatched(client, ECHO, [], ['warm-up']);
   }, 30_000);
 
   afterAll(async () => {
@@ -28,7 +27,7 @@ describe('redis scripts batched per tick', () => {
     await server?.stop();
   });
 
-  const run = (value: string) => runScriptBatched(client as unknown as RedisClient, ECHO, [], [value]);
+  const run = (value: string) => runScriptBatched(client, ECHO, [], [value]);
 
   it('sends a lone script as it is, without a pipeline', async () => {
     pipelines = 0;
@@ -42,7 +41,11 @@ describe('redis scripts batched per tick', () => {
     const results = await Promise.allSettled(values.map(run));
     expect(pipelines).toBe(1);
     results.forEach((result, i) => {
-      if (i === 7) expect(result).toMatchObject({ status: 'rejected', reason: expect.objectContaining({ message: expect.stringContaining('asked to fail') }) });
+      if (i === 7)
+        expect(result).toMatchObject({
+          status: 'rejected',
+          reason: expect.objectContaining({ message: expect.stringContaining('asked to fail') }),
+        });
       else expect(result).toEqual({ status: 'fulfilled', value: `v${i}` });
     });
   });

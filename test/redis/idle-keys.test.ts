@@ -25,7 +25,10 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
   beforeAll(async () => {
     server = await RedisServer.start();
     redis = new Redis(server.url);
-    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE_MS }), { leaseMs: 600, waitMs: 0 });
+    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE_MS }), {
+      leaseMs: 600,
+      waitMs: 0,
+    });
   }, 30_000);
 
   afterAll(async () => {
@@ -36,7 +39,9 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
 
   it('refuses an idleKeyTtlMs that is not a whole number of ms >= 1', async () => {
     for (const idleKeyTtlMs of [0, -1, 1.5, Number.NaN, '1000', 40_000_000_000]) {
-      await expect(createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs } as never)).rejects.toThrow(InvalidLockArgumentError);
+      await expect(createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs } as never)).rejects.toThrow(
+        InvalidLockArgumentError,
+      );
     }
   });
 
@@ -118,7 +123,12 @@ describe('redis: fence counters expire once the key is idle, and fences keep inc
     expect(permit.signal.aborted).toBe(false);
     expect(Number(await redis.get(counterKey))).toBe(permit.fence);
     await permit.release();
-    await waitUntil('the semaphore keys to expire', async () => (await redis.exists(counterKey, redisSemaphoreKeys(`lock:${name}`).permits)) === 0, 5_000, 10);
+    await waitUntil(
+      'the semaphore keys to expire',
+      async () => (await redis.exists(counterKey, redisSemaphoreKeys(`lock:${name}`).permits)) === 0,
+      5_000,
+      10,
+    );
     const next = await engine.semaphore(name, 2);
     expect(next.fence!).toBeGreaterThan(permit.fence!);
     await next.release();
@@ -143,7 +153,11 @@ describe('redis: idleKeyTtlMs counts from the end of the hold (issue 26: 1.5 s i
   }, 30_000);
   beforeEach(async () => {
     prefix = `idle-${randomUUID().slice(0, 8)}:`;
-    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE }), { keyPrefix: prefix, leaseMs: LEASE, waitMs: 0 });
+    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE }), {
+      keyPrefix: prefix,
+      leaseMs: LEASE,
+      waitMs: 0,
+    });
   });
   afterEach(() => engine.close());
   afterAll(async () => {
@@ -160,7 +174,7 @@ describe('redis: idleKeyTtlMs counts from the end of the hold (issue 26: 1.5 s i
     expect(Math.min(...ttls)).toBeGreaterThan(0);
     expect(Math.max(...ttls)).toBeLessThanOrEqual(IDLE + 1);
     // Bounded poll on the key count: before the fix they stayed for lease + idle (31.5 s).
-    await waitUntil('the released keys\' counters to expire', async () => (await keysLeft()) === 0, 6_000, 50);
+    await waitUntil("the released keys' counters to expire", async () => (await keysLeft()) === 0, 6_000, 50);
     expect(Date.now() - releasedAt).toBeGreaterThanOrEqual(IDLE - 1_000);
   }, 15_000);
 
@@ -194,17 +208,30 @@ describe('redis: idleKeyTtlMs counts from the end of the hold (issue 26: 1.5 s i
     expect(await redis.pttl(counter('turns'))).toBeLessThanOrEqual(IDLE + 1);
   });
 
-  it('a lapsed lease (a holder that stopped renewing) leaves its counter lease + idle from its acquisition; the next holder\'s fence is larger', async () => {
+  it("a lapsed lease (a holder that stopped renewing) leaves its counter lease + idle from its acquisition; the next holder's fence is larger", async () => {
     const backend = await createLockBackend({ type: 'redis', url: server.url, idleKeyTtlMs: IDLE });
     try {
       // A claim without an engine: nobody renews it, as with a holder that crashed.
-      const claim = backend.claim({ key: `${prefix}lapse`, owner: 'crashed', leaseMs: 300, mode: 'exclusive', fair: false, permits: undefined, onLost: () => undefined });
+      const claim = backend.claim({
+        key: `${prefix}lapse`,
+        owner: 'crashed',
+        leaseMs: 300,
+        mode: 'exclusive',
+        fair: false,
+        permits: undefined,
+        onLost: () => undefined,
+      });
       const acquiredAt = Date.now();
       const taken = await claim.tryAcquire();
       if (!taken.acquired) throw new Error('not acquired');
       expect(await redis.pttl(counter('lapse'))).toBeGreaterThan(IDLE);
       expect(await redis.pttl(counter('lapse'))).toBeLessThanOrEqual(300 + IDLE + 1);
-      await waitUntil('the lease to lapse in Redis', async () => (await redis.exists(redisLockKeys(`${prefix}lapse`).lock)) === 0, 5_000, 10);
+      await waitUntil(
+        'the lease to lapse in Redis',
+        async () => (await redis.exists(redisLockKeys(`${prefix}lapse`).lock)) === 0,
+        5_000,
+        10,
+      );
       // Still lease + idle from the acquisition (not cut at the lapse): what is left of 300 + 1500 ms.
       expect(await redis.pttl(counter('lapse'))).toBeGreaterThan(300 + IDLE - (Date.now() - acquiredAt) - 50);
       const next = await engine.acquire('lapse');
@@ -215,7 +242,7 @@ describe('redis: idleKeyTtlMs counts from the end of the hold (issue 26: 1.5 s i
     }
   });
 
-  it('fences keep increasing across the counter\'s expiry after a release', async () => {
+  it("fences keep increasing across the counter's expiry after a release", async () => {
     const first = await engine.acquire('again');
     await first.release();
     await waitUntil('the counter to expire', async () => (await redis.exists(counter('again'))) === 0, 6_000, 50);

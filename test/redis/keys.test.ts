@@ -27,14 +27,17 @@ const awkward = [
 ];
 
 describe('redis key names', () => {
-  it.each(awkward.map((key) => [JSON.stringify(key.slice(0, 40)), key]))('%s: lock, fence, channel, readers and queue share one cluster slot', (_name, storeKey) => {
-    const keys = redisLockKeys(storeKey);
-    for (const name of Object.values(keys)) expect(calculateSlot(name)).toBe(calculateSlot(keys.lock));
-    // The tag is well formed: it is everything between the first '{' and the first '}' after it.
-    const tag = keys.lock.slice(1, keys.lock.indexOf('}'));
-    expect(tag.length).toBeGreaterThan(0);
-    expect(keys.lock.startsWith('{')).toBe(true);
-  });
+  it.each(awkward.map((key) => [JSON.stringify(key.slice(0, 40)), key]))(
+    '%s: lock, fence, channel, readers and queue share one cluster slot',
+    (_name, storeKey) => {
+      const keys = redisLockKeys(storeKey);
+      for (const name of Object.values(keys)) expect(calculateSlot(name)).toBe(calculateSlot(keys.lock));
+      // The tag is well formed: it is everything between the first '{' and the first '}' after it.
+      const tag = keys.lock.slice(1, keys.lock.indexOf('}'));
+      expect(tag.length).toBeGreaterThan(0);
+      expect(keys.lock.startsWith('{')).toBe(true);
+    },
+  );
 
   it('never gives two store keys the same name, including keys that differ only in braces or lone surrogates', () => {
     const storeKeys = [...awkward, 'lock:\ud801', 'lock:{user}:43', 'lock:user}:42', 'lock:{user:42', 'lock:user:42'];
@@ -72,12 +75,19 @@ describe('redis backend with awkward keys on a real server', () => {
   });
 
   it('locks every awkward key exclusively and independently of the others', async () => {
-    const keys = [...new Set([...awkward.map((key) => (key.slice('lock:'.length) || key).slice(0, 65_536)), 'a{b', 'a}b', '\ud801'])];
+    const keys = [
+      ...new Set([
+        ...awkward.map((key) => (key.slice('lock:'.length) || key).slice(0, 65_536)),
+        'a{b',
+        'a}b',
+        '\ud801',
+      ]),
+    ];
     const locks = await Promise.all(keys.map((key) => a.acquire(key)));
     for (const key of keys) expect(await b.tryAcquire(key)).toBeNull();
     await Promise.all(locks.map((lock) => lock.release()));
     const again = await Promise.all(keys.map((key) => b.acquire(key)));
-    again.forEach((lock, i) => expect(lock.fence!).toBeGreaterThan(locks[i]!.fence!));
+    again.forEach((lock, i) => expect(lock.fence!).toBeGreaterThan(locks[i].fence!));
     await Promise.all(again.map((lock) => lock.release()));
   });
 

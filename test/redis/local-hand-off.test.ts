@@ -2,9 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLockBackend, LockEngine, LockTimeoutError, type Lock } from '../../lib/index.js';
 import { Redis } from 'ioredis';
 import { TURN_FENCES } from '../../lib/backends/redis/local-turn.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
+import type { RedisBackend } from '../../lib/backends/redis/redis-backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 /**
  * Claims of one process (one backend) pass a plain lock between themselves without a round trip,
@@ -29,7 +30,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
     const backend = (await createLockBackend({ type: 'redis', url: server.url })) as RedisBackend;
     const engine = new LockEngine(backend, { leaseMs: 60_000, waitMs: 60_000, ...options });
     engines.push(engine);
-    return { engine, asleep: (key: string) => backend.asleep(`lock:${key}`) };
+    return { engine, asleep: (key: string) => asleepOn(backend, `lock:${key}`) };
   }
 
   it('passes the lock to the waiters of the process in arrival order, one fence each, without a round trip per hand-off', async () => {
@@ -37,7 +38,9 @@ describe('redis backend: local hand-off between claims of one process', () => {
     const other = await newProcess();
     const first = await one.engine.acquire('passed');
     const fences: number[] = [];
-    const waiters = Array.from({ length: 6 }, () => one.engine.withLock('passed', (lock) => void fences.push(lock.fence!)));
+    const waiters = Array.from({ length: 6 }, () =>
+      one.engine.withLock('passed', (lock) => void fences.push(lock.fence!)),
+    );
     await waitUntil('6 waiters asleep', () => one.asleep('passed') === 6, 10_000, 5);
 
     server.cli('CONFIG', 'RESETSTAT');
@@ -48,13 +51,13 @@ describe('redis backend: local hand-off between claims of one process', () => {
     // first waiter took the key reserving a turn's fences, and handed it on five times locally; the last
     // one freed the key: 3 scripts for 7 holds.
     expect(evalshaCalls()).toBe(3);
-    expect(fences).toEqual([0, 1, 2, 3, 4, 5].map((i) => fences[0]! + i));
-    expect(fences[0]!).toBeGreaterThan(first.fence!);
+    expect(fences).toEqual([0, 1, 2, 3, 4, 5].map((i) => fences[0] + i));
+    expect(fences[0]).toBeGreaterThan(first.fence!);
     expect(server.cli('EXISTS', '{lock:passed}')).toBe('0');
     // The fence counter already covers the whole turn: another process's next holder comes after all of it.
-    expect(Number(server.cli('GET', '{lock:passed}:fence'))).toBe(fences[0]! + TURN_FENCES - 1);
+    expect(Number(server.cli('GET', '{lock:passed}:fence'))).toBe(fences[0] + TURN_FENCES - 1);
     const next = await other.engine.acquire('passed');
-    expect(next.fence!).toBeGreaterThanOrEqual(fences[0]! + TURN_FENCES);
+    expect(next.fence!).toBeGreaterThanOrEqual(fences[0] + TURN_FENCES);
     await next.release();
   }, 30_000);
 
@@ -63,7 +66,6 @@ describe('redis backend: local hand-off between claims of one process', () => {
     const other = await newProcess();
     let stop = false;
     let localHolds = 0;
-    let holdsBeforeOther = -1;
     const fences: number[] = [];
     const workers = Array.from({ length: 8 }, async () => {
       while (!stop && localHolds < 50_000) {
@@ -76,7 +78,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
     await waitUntil('the busy process contending', () => localHolds > 2 * TURN_FENCES, 10_000, 5);
     const asked = localHolds;
     const otherLock = await other.engine.acquire('shared');
-    holdsBeforeOther = localHolds - asked;
+    const holdsBeforeOther = localHolds - asked;
     stop = true;
     const otherFence = otherLock.fence!;
     await otherLock.release();
@@ -105,7 +107,7 @@ describe('redis backend: local hand-off between claims of one process', () => {
               await process.engine.withLock('shared-io', async () => {
                 // The critical section does I/O, as real code does: each hold is a round trip long.
                 await counter.incr('shared-io:count');
-                holds[p]!++;
+                holds[p]++;
                 total++;
                 perProcessOrder.push(p);
               });
@@ -150,7 +152,11 @@ describe('redis backend: local hand-off between claims of one process', () => {
     giveUp.abort(new Error('gave up'));
     await released;
     await expect(abandoned).rejects.toThrow('gave up');
-    await waitUntil('the handed-over lock freed in Redis', () => server.cli('EXISTS', '{lock:abandoned}') === '0', 5_000);
+    await waitUntil(
+      'the handed-over lock freed in Redis',
+      () => server.cli('EXISTS', '{lock:abandoned}') === '0',
+      5_000,
+    );
     const after = await other.engine.tryAcquire('abandoned');
     expect(after).not.toBeNull();
     expect(after!.fence!).toBeGreaterThan(holder.fence! + 1);

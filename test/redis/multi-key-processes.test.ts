@@ -29,12 +29,20 @@ describe('multi-key locks across 2 OS processes on Redis', () => {
     // runWorkers also fails unless both processes exit with code 0.
     const results = await runWorkers<Done>(
       script,
-      [0, 1].map((p) => ({ url: server.url, keys: KEYS, keyPrefix: 'mkp:', workers: 4, iterations: 60, seed: 9_000 + p * 100, boundMs: 30_000 })),
+      [0, 1].map((p) => ({
+        url: server.url,
+        keys: KEYS,
+        keyPrefix: 'mkp:',
+        workers: 4,
+        iterations: 60,
+        seed: 9_000 + p * 100,
+        boundMs: 30_000,
+      })),
     );
     const reads = results.flatMap((result) => result.reads);
     const lostUpdates: Record<string, number> = {};
     for (const key of KEYS) {
-      const counted = results.reduce((sum, result) => sum + result.counted[key]!, 0);
+      const counted = results.reduce((sum, result) => sum + result.counted[key], 0);
       lostUpdates[key] = counted - Number(server.cli('GET', `counter:${key}`));
       // In fence order the holds of a key read 0, 1, 2, ...: never two holders at once, across processes.
       const holds = reads.filter((read) => read.key === key).sort((x, y) => x.fence - y.fence);

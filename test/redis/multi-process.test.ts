@@ -40,11 +40,13 @@ describe('redis backend: 4 OS processes x 8 workers on one key', () => {
     expect(holds).toHaveLength(total);
     expect(new Set(holds.map((hold) => hold.fence)).size).toBe(total);
     expect(new Set(holds.map((hold) => hold.pid)).size).toBe(PROCESSES);
-    const timed = holds.map((hold) => ({ fence: hold.fence!, start: hold.start!, end: hold.end!, pid: hold.pid })).sort((x, y) => x.fence - y.fence);
-    const overlaps = timed.filter((hold, i) => hold.end < hold.start || (i > 0 && hold.start < timed[i - 1]!.end));
+    const timed = holds
+      .map((hold) => ({ fence: hold.fence!, start: hold.start!, end: hold.end!, pid: hold.pid }))
+      .sort((x, y) => x.fence - y.fence);
+    const overlaps = timed.filter((hold, i) => hold.end < hold.start || (i > 0 && hold.start < timed[i - 1].end));
     expect(overlaps).toEqual([]);
     // Hand-offs between processes really happened (not one process after the other).
-    const crossProcess = timed.filter((hold, i) => i > 0 && hold.pid !== timed[i - 1]!.pid).length;
+    const crossProcess = timed.filter((hold, i) => i > 0 && hold.pid !== timed[i - 1].pid).length;
     expect(crossProcess).toBeGreaterThan(PROCESSES);
   }, 120_000);
 });

@@ -6,8 +6,10 @@ import { freePort } from '../harness/free-port.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
 
-const connectedClients = (server: RedisServer) => Number(/connected_clients:(\d+)/.exec(server.cli('INFO', 'clients'))![1]);
-const subscribers = (server: RedisServer, channel: string) => Number(server.cli('PUBSUB', 'NUMSUB', channel).split('\n')[1]);
+const connectedClients = (server: RedisServer) =>
+  Number(/connected_clients:(\d+)/.exec(server.cli('INFO', 'clients'))![1]);
+const subscribers = (server: RedisServer, channel: string) =>
+  Number(server.cli('PUBSUB', 'NUMSUB', channel).split('\n')[1]);
 
 describe('redis backend options and client ownership', () => {
   let server: RedisServer;
@@ -28,7 +30,10 @@ describe('redis backend options and client ownership', () => {
     ['url of another protocol', { type: 'redis', url: 'http://127.0.0.1:6379' }],
     ['client a plain object', { type: 'redis', client: {} }],
     ['client a string', { type: 'redis', client: 'redis://127.0.0.1' }],
-    ['client from node-redis (evalSha, not evalsha)', { type: 'redis', client: { evalSha: () => undefined, duplicate: () => undefined, quit: () => undefined } }],
+    [
+      'client from node-redis (evalSha, not evalsha)',
+      { type: 'redis', client: { evalSha: () => undefined, duplicate: () => undefined, quit: () => undefined } },
+    ],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
     await expect(createLockBackend(options as never)).rejects.toBeInstanceOf(InvalidLockArgumentError);
@@ -37,10 +42,10 @@ describe('redis backend options and client ownership', () => {
   it('finds the Redis class in the ioredis namespace as ESM and as our CJS build see it', async () => {
     const namespace = (await import('ioredis')) as unknown as IoredisModule;
     expect(redisConstructorOf(namespace)).toBe(Redis);
-    expect(redisConstructorOf({ Redis } as unknown as IoredisModule)).toBe(Redis); // named export
-    expect(redisConstructorOf({ default: { Redis } } as unknown as IoredisModule)).toBe(Redis); // __importStar of module.exports
-    expect(redisConstructorOf({ default: Redis } as unknown as IoredisModule)).toBe(Redis); // default = module.exports = the class
-    expect(redisConstructorOf({} as IoredisModule)).toBeUndefined();
+    expect(redisConstructorOf({ Redis })).toBe(Redis); // named export
+    expect(redisConstructorOf({ default: { Redis } })).toBe(Redis); // __importStar of module.exports
+    expect(redisConstructorOf({ default: Redis })).toBe(Redis); // default = module.exports = the class
+    expect(redisConstructorOf({})).toBeUndefined();
   });
 
   it("declares mode 'read' and fair claims; readers, writers and plain locks of a key are one lock", async () => {

@@ -4,9 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -20,14 +20,14 @@ describe('redis read/write locks', () => {
   const key = (name: string) => `${name}:${randomUUID().slice(0, 8)}`;
   const queueOf = (k: string) => admin.zrange(redisLockKeys(keyPrefix + k).queue, 0, -1);
   /** How many claims of backend `i` sleep, refused, until `k` is released. */
-  const asleep = (i: number, k: string) => (backends[i] as RedisBackend).asleep(keyPrefix + k);
+  const asleep = (i: number, k: string) => asleepOn(backends[i], keyPrefix + k);
 
   beforeAll(async () => {
     server = await RedisServer.start();
     admin = new Redis(server.url);
     for (let i = 0; i < 2; i++) backends.push(await createLockBackend({ type: 'redis', url: server.url }));
-    a = new LockEngine(backends[0]!, { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
-    b = new LockEngine(backends[1]!, { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
+    a = new LockEngine(backends[0], { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
+    b = new LockEngine(backends[1], { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
   }, 30_000);
 
   afterAll(async () => {
@@ -55,13 +55,17 @@ describe('redis read/write locks', () => {
       await delay((i * holdMs) / loops); // staggered, so some reader always holds the key
       for (let round = 0; !stop; round++) {
         const askedAt = performance.now();
-        await (i % 2 ? a : b).withLock(k, async () => {
-          if (writerIn) overlaps++;
-          if (askedAt > writerQueuedAt) lateGrants.push(performance.now());
-          readersIn++;
-          await delay(holdMs);
-          readersIn--;
-        }, { mode: 'read' });
+        await (i % 2 ? a : b).withLock(
+          k,
+          async () => {
+            if (writerIn) overlaps++;
+            if (askedAt > writerQueuedAt) lateGrants.push(performance.now());
+            readersIn++;
+            await delay(holdMs);
+            readersIn--;
+          },
+          { mode: 'read' },
+        );
         if (round === 0 && ++warmedUp === loops) warm();
       }
     };
@@ -71,7 +75,12 @@ describe('redis read/write locks', () => {
 
     const askedAt = performance.now();
     const writer = a.acquire(k, { mode: 'write' });
-    await waitUntil('the writer queued', async () => (await queueOf(k)).some((entry) => entry.startsWith('w')), 5_000, 2);
+    await waitUntil(
+      'the writer queued',
+      async () => (await queueOf(k)).some((entry) => entry.startsWith('w')),
+      5_000,
+      2,
+    );
     writerQueuedAt = performance.now();
     const lock = await writer;
     const waitedMs = performance.now() - askedAt;
@@ -86,7 +95,9 @@ describe('redis read/write locks', () => {
     stop = true;
     await Promise.all(readers);
 
-    console.log(`redis read/write: writer waited ${Math.round(waitedMs)} ms behind ${loops} readers re-acquiring every ${holdMs} ms`);
+    console.log(
+      `redis read/write: writer waited ${Math.round(waitedMs)} ms behind ${loops} readers re-acquiring every ${holdMs} ms`,
+    );
     expect(waitedMs).toBeLessThan(2 * holdMs);
     expect(overlaps).toBe(0);
     // Readers that asked after the writer queued were let in only after it left.
@@ -106,19 +117,23 @@ describe('redis read/write locks', () => {
     expect(await admin.exists(redisLockKeys(keyPrefix + k).readers)).toBe(0);
   });
 
-  it.each(['exclusive', 'write'] as const)('a holder in mode %s excludes readers, writers and plain locks, and readers exclude it', async (mode) => {
-    const k = key(mode);
-    const held = await a.acquire(k, { mode });
-    for (const other of ['read', 'write', 'exclusive'] as const) expect(await b.tryAcquire(k, { mode: other })).toBeNull();
-    await held.release();
-    const read = await b.acquire(k, { mode: 'read', waitMs: 0 });
-    expect(await a.tryAcquire(k, { mode })).toBeNull();
-    expect(await b.tryAcquire(k, { mode })).toBeNull();
-    await read.release();
-    const again = await b.acquire(k, { mode, waitMs: 0 });
-    expect(again.fence!).toBeGreaterThan(read.fence!);
-    await again.release();
-  });
+  it.each(['exclusive', 'write'] as const)(
+    'a holder in mode %s excludes readers, writers and plain locks, and readers exclude it',
+    async (mode) => {
+      const k = key(mode);
+      const held = await a.acquire(k, { mode });
+      for (const other of ['read', 'write', 'exclusive'] as const)
+        expect(await b.tryAcquire(k, { mode: other })).toBeNull();
+      await held.release();
+      const read = await b.acquire(k, { mode: 'read', waitMs: 0 });
+      expect(await a.tryAcquire(k, { mode })).toBeNull();
+      expect(await b.tryAcquire(k, { mode })).toBeNull();
+      await read.release();
+      const again = await b.acquire(k, { mode, waitMs: 0 });
+      expect(again.fence!).toBeGreaterThan(read.fence!);
+      await again.release();
+    },
+  );
 
   it('keeps readers and writers exclusive under load, while readers overlap', async () => {
     const k = key('load');
@@ -128,17 +143,21 @@ describe('redis read/write locks', () => {
     let violations = 0;
     const fences: number[] = [];
     const task = (i: number) =>
-      (i % 2 ? a : b).withLock(k, async (lock) => {
-        const write = i % 5 === 0;
-        fences.push(lock.fence!);
-        if (write) writers++;
-        else readers++;
-        maxReaders = Math.max(maxReaders, readers);
-        if (writers > 1 || (writers === 1 && readers > 0)) violations++;
-        await delay(write ? 2 : 15);
-        if (write) writers--;
-        else readers--;
-      }, { mode: i % 5 === 0 ? 'write' : i % 3 === 0 ? 'exclusive' : 'read', waitMs: 20_000 });
+      (i % 2 ? a : b).withLock(
+        k,
+        async (lock) => {
+          const write = i % 5 === 0;
+          fences.push(lock.fence!);
+          if (write) writers++;
+          else readers++;
+          maxReaders = Math.max(maxReaders, readers);
+          if (writers > 1 || (writers === 1 && readers > 0)) violations++;
+          await delay(write ? 2 : 15);
+          if (write) writers--;
+          else readers--;
+        },
+        { mode: i % 5 === 0 ? 'write' : i % 3 === 0 ? 'exclusive' : 'read', waitMs: 20_000 },
+      );
     await Promise.all(Array.from({ length: 40 }, (_, i) => task(i)));
     expect(violations).toBe(0);
     expect(maxReaders).toBeGreaterThan(1);
@@ -149,7 +168,15 @@ describe('redis read/write locks', () => {
     const k = key('lapse');
     const leaseMs = 400;
     // A claim straight from the backend has no engine to renew it: like a reader whose process died.
-    const claim = backends[0]!.claim({ key: keyPrefix + k, owner: `dead-reader-${randomUUID()}`, leaseMs, mode: 'read', fair: false, permits: undefined, onLost: () => undefined });
+    const claim = backends[0].claim({
+      key: keyPrefix + k,
+      owner: `dead-reader-${randomUUID()}`,
+      leaseMs,
+      mode: 'read',
+      fair: false,
+      permits: undefined,
+      onLost: () => undefined,
+    });
     const taken = await claim.tryAcquire();
     expect(taken.acquired).toBe(true);
     const startedAt = performance.now();
@@ -213,14 +240,17 @@ describe('redis read/write locks', () => {
 
   it('reads and writes awkward keys (braces, lone surrogates, protocol bytes) like any other', async () => {
     for (const k of ['orders:{42}:}', '{', 'a}b{c', '\ud800', 'x\r\n*3\r\n$3\r\nDEL', `long:${'z'.repeat(10_000)}`]) {
-      const readers: Lock[] = [await a.acquire(k, { mode: 'read', waitMs: 0 }), await b.acquire(k, { mode: 'read', waitMs: 0 })];
+      const readers: Lock[] = [
+        await a.acquire(k, { mode: 'read', waitMs: 0 }),
+        await b.acquire(k, { mode: 'read', waitMs: 0 }),
+      ];
       expect(await a.tryAcquire(k, { mode: 'write' })).toBeNull();
       const writer = b.acquire(k, { mode: 'write', waitMs: 5_000 });
       await waitUntil('the writer queued', () => asleep(1, k) === 1, 5_000, 2);
       expect(await a.tryAcquire(k, { mode: 'read' })).toBeNull(); // behind the queued writer
       await Promise.all(readers.map((lock) => lock.release()));
       const lock = await writer;
-      expect(lock.fence!).toBeGreaterThan(readers[1]!.fence!);
+      expect(lock.fence!).toBeGreaterThan(readers[1].fence!);
       await lock.release();
     }
   }, 30_000);

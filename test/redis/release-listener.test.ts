@@ -2,7 +2,6 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { once } from 'node:events';
 import { Redis } from 'ioredis';
 import { ReleaseWaiter } from '../../lib/backends/redis/channel-waiters.js';
-import type { RedisClient } from '../../lib/backends/redis/redis-client.js';
 import { ReleaseListener } from '../../lib/backends/redis/release-listener.js';
 import { RedisServer } from '../harness/redis-server.js';
 
@@ -26,11 +25,11 @@ describe('redis release listener', () => {
     await server?.stop();
   });
 
-  it('subscribes a channel whose SUBSCRIBE goes out between the connection\'s connect and ready events', async () => {
+  it("subscribes a channel whose SUBSCRIBE goes out between the connection's connect and ready events", async () => {
     const rounds = 20;
     let subscribed = 0;
     for (let round = 0; round < rounds; round++) {
-      const listener = new ReleaseListener(client as unknown as RedisClient);
+      const listener = new ReleaseListener(client);
       const first = listener.join(`first:${round}`, new ReleaseWaiter());
       const firstSubscribed = listener.subscribed(first, 2_000, new AbortController().signal);
       // The connection is made on the first wait, a moment after it starts.
@@ -48,7 +47,7 @@ describe('redis release listener', () => {
 
   it('subscribes its channels again after a reconnection, and a server that accepts the connection but never answers leaves no unhandled rejection', async () => {
     const timeoutClient = new Redis(server.url, { commandTimeout: 300 });
-    const listener = new ReleaseListener(timeoutClient as unknown as RedisClient);
+    const listener = new ReleaseListener(timeoutClient);
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);

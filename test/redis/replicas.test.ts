@@ -17,8 +17,14 @@ describe('redis backend with `replicas` (master + 1 replica)', () => {
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
-  const newEngine = async (replicas: { min: number; timeoutMs: number; aof?: boolean } = { min: 1, timeoutMs: TIMEOUT_MS }) => {
-    const engine = new LockEngine(await createLockBackend({ type: 'redis', url: master.url, replicas }), { keyPrefix: 'rep:', leaseMs: 5_000, waitMs: 0 });
+  const newEngine = async (
+    replicas: { min: number; timeoutMs: number; aof?: boolean } = { min: 1, timeoutMs: TIMEOUT_MS },
+  ) => {
+    const engine = new LockEngine(await createLockBackend({ type: 'redis', url: master.url, replicas }), {
+      keyPrefix: 'rep:',
+      leaseMs: 5_000,
+      waitMs: 0,
+    });
     engines.push(engine);
     return engine;
   };
@@ -89,7 +95,9 @@ describe('redis backend with `replicas` (master + 1 replica)', () => {
     const error = await engine.acquire('unacked').catch((e: unknown) => e);
     const elapsedMs = performance.now() - startedAt;
     expect(error).toBeInstanceOf(LockBackendError);
-    expect((error as Error).message).toMatch(/only 0 of the 1 replicas required by `replicas.min` acknowledged the write within 300 ms/);
+    expect((error as Error).message).toMatch(
+      /only 0 of the 1 replicas required by `replicas.min` acknowledged the write within 300 ms/,
+    );
     expect(elapsedMs).toBeGreaterThanOrEqual(TIMEOUT_MS - 5);
     expect(await admin.exists(redisLockKeys('rep:unacked').lock)).toBe(0);
     const permitError = await engine.semaphore('unacked-sem', 3).catch((e: unknown) => e);
@@ -151,7 +159,11 @@ describe('redis backend with `replicas` (master + 1 replica)', () => {
 
   it('`aof: true` uses WAITAOF, which needs Redis 7.2 (older servers: a clear LockBackendError)', async () => {
     const engine = await newEngine({ min: 1, timeoutMs: 200, aof: true });
-    const [major, minor] = master.cli('INFO', 'server').match(/redis_version:(\d+)\.(\d+)/)!.slice(1).map(Number) as [number, number];
+    const [major, minor] = master
+      .cli('INFO', 'server')
+      .match(/redis_version:(\d+)\.(\d+)/)!
+      .slice(1)
+      .map(Number) as [number, number];
     const error = await engine.acquire('aof').catch((e: unknown) => e);
     if (major > 7 || (major === 7 && minor >= 2)) {
       // The replica runs without appendonly: it never acknowledges an fsync.

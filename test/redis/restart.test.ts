@@ -1,9 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
+import type { RedisBackend } from '../../lib/backends/redis/redis-backend.js';
 import { createLockBackend, LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
 import { OWNED_CLIENT_OPTIONS } from '../../lib/backends/redis/redis-connection.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 describe('redis backend across a Redis restart (no persistence: the data is gone)', () => {
   let server: RedisServer;
@@ -12,7 +13,10 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
   const newEngine = async (leaseMs: number) => {
-    const engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { leaseMs, waitMs: 20_000 });
+    const engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), {
+      leaseMs,
+      waitMs: 20_000,
+    });
     engines.push(engine);
     return engine;
   };
@@ -36,12 +40,14 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
     await server?.stop();
   });
 
-  it('aborts the holder\'s signal with LockLostError (its renewal finds the key gone), without a crash', async () => {
+  it("aborts the holder's signal with LockLostError (its renewal finds the key gone), without a crash", async () => {
     const engine = await newEngine(1_500);
     const events: LockEvent[] = [];
     engine.events.subscribe((event) => events.push(event));
     const lock = await engine.acquire('restart-held');
-    const lost = new Promise<number>((resolve) => lock.signal.addEventListener('abort', () => resolve(performance.now())));
+    const lost = new Promise<number>((resolve) =>
+      lock.signal.addEventListener('abort', () => resolve(performance.now())),
+    );
     const restartedAt = performance.now();
     await server.restart();
     const lostAfterMs = (await lost) - restartedAt;
@@ -53,16 +59,18 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
     // The backend works again after the restart.
     const again = await engine.acquire('restart-held', { waitMs: 0 });
     await again.release();
-    process.stdout.write(`redis restart: holder's signal aborted ${Math.round(lostAfterMs)} ms after the restart began (lease 1500 ms)\n`);
+    process.stdout.write(
+      `redis restart: holder's signal aborted ${Math.round(lostAfterMs)} ms after the restart began (lease 1500 ms)\n`,
+    );
   }, 30_000);
 
-  it('wakes a sleeping waiter when its subscriber reconnects, long before the old holder\'s lease would end', async () => {
+  it("wakes a sleeping waiter when its subscriber reconnects, long before the old holder's lease would end", async () => {
     const holder = await newEngine(30_000);
     const waiterEngine = await newEngine(30_000);
     const held = await holder.acquire('restart-wait');
     const backend = waiterEngine.backend as RedisBackend;
     const waiter = waiterEngine.acquire('restart-wait');
-    await waitUntil('the waiter asleep', () => backend.asleep('lock:restart-wait') === 1, 10_000, 5);
+    await waitUntil('the waiter asleep', () => asleepOn(backend, 'lock:restart-wait') === 1, 10_000, 5);
     const restartedAt = performance.now();
     await server.restart();
     const next = await waiter;
@@ -71,14 +79,18 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
     expect(acquiredAfterMs).toBeLessThan(5_000);
     await next.release();
     expect(held.signal.aborted).toBe(false); // the old holder learns it at its next renewal (every 10 s)
-    process.stdout.write(`redis restart: a sleeping waiter got the lock ${Math.round(acquiredAfterMs)} ms after the restart began\n`);
+    process.stdout.write(
+      `redis restart: a sleeping waiter got the lock ${Math.round(acquiredAfterMs)} ms after the restart began\n`,
+    );
   }, 30_000);
 
   it('a SIGSTOPped Redis: the holder loses at its lease end, a caller gets LockBackendError (no hang), and all recovers on SIGCONT', async () => {
     const holderEngine = await newEngine(1_000);
     const other = await newEngine(1_000);
     const lock = await holderEngine.acquire('paused');
-    const lost = new Promise<number>((resolve) => lock.signal.addEventListener('abort', () => resolve(performance.now())));
+    const lost = new Promise<number>((resolve) =>
+      lock.signal.addEventListener('abort', () => resolve(performance.now())),
+    );
     const pausedAt = performance.now();
     server.pause();
     try {
@@ -91,7 +103,9 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
       const failedAfterMs = performance.now() - triedAt;
       expect(error).toBeInstanceOf(LockBackendError);
       expect(failedAfterMs).toBeLessThan(OWNED_CLIENT_OPTIONS.commandTimeout + 3_000);
-      process.stdout.write(`redis paused: holder lost after ${Math.round(lostAfterMs)} ms (lease 1000 ms); a new acquire failed with LockBackendError after ${Math.round(failedAfterMs)} ms\n`);
+      process.stdout.write(
+        `redis paused: holder lost after ${Math.round(lostAfterMs)} ms (lease 1000 ms); a new acquire failed with LockBackendError after ${Math.round(failedAfterMs)} ms\n`,
+      );
     } finally {
       server.resume();
     }

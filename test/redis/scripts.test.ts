@@ -9,7 +9,7 @@ function commandCalls(server: RedisServer): Record<string, number> {
   const calls: Record<string, number> = {};
   for (const line of server.cli('INFO', 'commandstats').split('\n')) {
     const match = /^cmdstat_(\w+):calls=(\d+)/.exec(line.trim());
-    if (match) calls[match[1]!] = Number(match[2]);
+    if (match) calls[match[1]] = Number(match[2]);
   }
   return calls;
 }
@@ -79,7 +79,7 @@ describe('redis backend scripts', () => {
     expect(commandCalls(server)).toEqual({ evalsha: 1, get: 1, del: 1 });
   });
 
-  it('announces a release when a refused claim flagged the key as waited for, until the holder\'s lease ends and a margin more', async () => {
+  it("announces a release when a refused claim flagged the key as waited for, until the holder's lease ends and a margin more", async () => {
     const lock = await engine.acquire('waited', { leaseMs: 10_000 });
     expect(await engine.tryAcquire('waited')).toBeNull();
     const flagTtl = Number(server.cli('PTTL', '{lock:waited}:waiting'));
@@ -105,7 +105,13 @@ describe('redis backend scripts', () => {
 
     const late = await engine.acquire('release-late', { leaseMs: 300 });
     // Renewed every lease/3; after four renewals more than the 300 ms lease the counter's TTL was set for has passed.
-    const renewals = firstValueFrom(engine.events.pipe(filter((event) => event.type === 'extended' && event.key === 'release-late'), take(4), toArray()));
+    const renewals = firstValueFrom(
+      engine.events.pipe(
+        filter((event) => event.type === 'extended' && event.key === 'release-late'),
+        take(4),
+        toArray(),
+      ),
+    );
     await renewals;
     server.cli('CONFIG', 'RESETSTAT');
     await late.release();
@@ -126,7 +132,7 @@ describe('redis backend scripts', () => {
     await lock.release();
   });
 
-  it('reports the holder\'s remaining lease to a busy caller (LockTimeoutError.retryAfterMs)', async () => {
+  it("reports the holder's remaining lease to a busy caller (LockTimeoutError.retryAfterMs)", async () => {
     const lock = await engine.acquire('busy', { leaseMs: 10_000 });
     const error = (await engine.acquire('busy', { waitMs: 0 }).catch((e: unknown) => e)) as LockTimeoutError;
     expect(error).toBeInstanceOf(LockTimeoutError);

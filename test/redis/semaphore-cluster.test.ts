@@ -21,7 +21,10 @@ describe('redis semaphores on a 3-master Redis Cluster (ioredis Cluster client)'
       client.once('ready', resolve);
       client.once('error', reject);
     });
-    const engine = new LockEngine(await createLockBackend({ type: 'redis', client }), { leaseMs: 5_000, waitMs: 10_000 });
+    const engine = new LockEngine(await createLockBackend({ type: 'redis', client }), {
+      leaseMs: 5_000,
+      waitMs: 10_000,
+    });
     engines.push(engine);
     return engine;
   }
@@ -39,7 +42,9 @@ describe('redis semaphores on a 3-master Redis Cluster (ioredis Cluster client)'
   it("puts a semaphore's set, fence counter and channel in the slot of the key's lock, even for keys with braces", async () => {
     for (const storeKey of ['lock:plain', 'lock:{user}:1', 'lock:}{', 'lock:{}', 'lock:\ud800']) {
       const names = [...Object.values(redisSemaphoreKeys(storeKey)), redisLockKeys(storeKey).lock];
-      const slots = new Set(await Promise.all(names.map((name) => cluster.cli(cluster.ports[0]!, 'CLUSTER', 'KEYSLOT', name))));
+      const slots = new Set(
+        await Promise.all(names.map((name) => cluster.cli(cluster.ports[0], 'CLUSTER', 'KEYSLOT', name))),
+      );
       expect(slots.size).toBe(1);
     }
   });
@@ -50,11 +55,15 @@ describe('redis semaphores on a 3-master Redis Cluster (ioredis Cluster client)'
       let inside = 0;
       let maxInside = 0;
       const work = (engine: LockEngine) =>
-        engine.withLock(k, async () => {
-          maxInside = Math.max(maxInside, ++inside);
-          await delay(10);
-          inside--;
-        }, { permits: 2 });
+        engine.withLock(
+          k,
+          async () => {
+            maxInside = Math.max(maxInside, ++inside);
+            await delay(10);
+            inside--;
+          },
+          { permits: 2 },
+        );
       const startedAt = performance.now();
       await Promise.all(Array.from({ length: 12 }, (_, i) => work(i % 2 ? a : b)));
       expect(maxInside).toBe(2);

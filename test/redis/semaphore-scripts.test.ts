@@ -21,8 +21,11 @@ describe('redis semaphore scripts', () => {
   beforeAll(async () => {
     server = await RedisServer.start();
     redis = new Redis(server.url);
-    client = redis as unknown as RedisClient;
-    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), { keyPrefix: '', leaseMs: 5_000 });
+    client = redis;
+    engine = new LockEngine(await createLockBackend({ type: 'redis', url: server.url }), {
+      keyPrefix: '',
+      leaseMs: 5_000,
+    });
   }, 30_000);
 
   afterAll(async () => {
@@ -59,13 +62,17 @@ describe('redis semaphore scripts', () => {
   it('neither renews nor counts a lapsed permit as released, even before another attempt purged it', async () => {
     const keys = redisSemaphoreKeys(storeKey());
     await acquirePermit(client, keys, 'lapsing', 1, 100, IDLE_MS);
-    await waitUntil('the permit to lapse', async () => Number(await redis.zscore(keys.permits, 'lapsing')) <= Date.now() - 50, 2_000);
+    await waitUntil(
+      'the permit to lapse',
+      async () => Number(await redis.zscore(keys.permits, 'lapsing')) <= Date.now() - 50,
+      2_000,
+    );
     expect(await renewPermit(client, keys, 'lapsing', 5_000, IDLE_MS)).toBe(false);
     expect(await releasePermit(client, keys, 'lapsing', 1_000)).toBe(false);
     expect(await releasePermit(client, keys, 'never-held', 1_000)).toBe(false);
   });
 
-  it("gives a waiter the permit of a holder that stopped renewing when its lease lapses, though no release is published", async () => {
+  it('gives a waiter the permit of a holder that stopped renewing when its lease lapses, though no release is published', async () => {
     const key = storeKey();
     const keys = redisSemaphoreKeys(key);
     await acquirePermit(client, keys, 'crashed', 1, 800, IDLE_MS);

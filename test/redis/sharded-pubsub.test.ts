@@ -53,7 +53,9 @@ describe('sharded pub/sub detection', () => {
   });
 
   it('stays plain when the server refuses the question (an ACL without COMMAND)', async () => {
-    const { client, asked } = clusterLike(() => Promise.reject(replyError("NOPERM this user has no permissions to run the 'command' command")));
+    const { client, asked } = clusterLike(() =>
+      Promise.reject(replyError("NOPERM this user has no permissions to run the 'command' command")),
+    );
     expect(await pubSubKindOf(client)).toBe('plain');
     expect(pubSubKindOf(client)).toBe('plain');
     expect(asked).toHaveLength(1);

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
-import type { RedisBackend } from '../../lib/backends/redis/redis.backend.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
+import { asleepOn } from '../support/internal-seams.js';
 
 /** Wraps a backend to count attempts, and tells how many of its claims sleep until a release. */
 function countingBackend(backend: LockBackend) {
-  const stats = { tries: 0, asleep: (storeKey: string) => (backend as RedisBackend).asleep(storeKey) };
+  const stats = { tries: 0, asleep: (storeKey: string) => asleepOn(backend, storeKey) };
   const counted: LockBackend = {
     name: backend.name,
     capabilities: backend.capabilities,
@@ -68,7 +68,11 @@ describe('redis backend waiting', () => {
     expect(triesAtFirstGrant - triesBefore).toBe(1);
     expect(stats.tries - triesBefore).toBe(20);
     expect(order).toHaveLength(20);
-    await waitUntil('the channel unsubscribed after the last waiter left', () => subscribers('{lock:herd}:released') === 0, 5_000);
+    await waitUntil(
+      'the channel unsubscribed after the last waiter left',
+      () => subscribers('{lock:herd}:released') === 0,
+      5_000,
+    );
   }, 30_000);
 
   it('wakes the oldest waiter of a process first', async () => {
@@ -128,7 +132,7 @@ describe('redis backend waiting', () => {
     engines.push(holderEngine, waiterEngine);
     const held = await holderEngine.acquire('own', { leaseMs: 60_000 });
     const waiting = waiterEngine.acquire('own', { waitMs: 60_000 });
-    await waitUntil('the waiter asleep', () => (backend as RedisBackend).asleep('lock:own') === 1, 5_000, 5);
+    await waitUntil('the waiter asleep', () => asleepOn(backend, 'lock:own') === 1, 5_000, 5);
     // As if the flag had lapsed: only the release's own knowledge of its process's waiters is left.
     expect(server.cli('DEL', '{lock:own}:waiting')).toBe('1');
     const releasedAt = performance.now();

@@ -11,7 +11,10 @@ function fakeClient(status = 'ready') {
     cork: () => void depth++,
     uncork: () => {
       depth--;
-      if (depth === 0 && pending.length > 0) (wire.push(pending), (pending = []));
+      if (depth === 0 && pending.length > 0) {
+        wire.push(pending);
+        pending = [];
+      }
     },
   };
   const write = (command: string) => (depth > 0 ? pending.push(command) : wire.push([command]));

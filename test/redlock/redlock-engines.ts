@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockBackendError, LockEngine, type Lock, type LockEvent, type LockEngineOptions, type RedlockBackendOptions } from '../../lib/index.js';
+import {
+  createLockBackend,
+  LockBackendError,
+  LockEngine,
+  type Lock,
+  type LockEvent,
+  type LockEngineOptions,
+  type RedlockBackendOptions,
+} from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import type { RedisMasters } from '../harness/redis-masters.js';
 
@@ -10,7 +18,10 @@ export class RedlockEngines {
 
   constructor(private readonly masters: RedisMasters) {}
 
-  async create(options: LockEngineOptions = {}, tuning: Omit<RedlockBackendOptions, 'type' | 'urls' | 'clients'> = {}): Promise<LockEngine> {
+  async create(
+    options: LockEngineOptions = {},
+    tuning: Omit<RedlockBackendOptions, 'type' | 'urls' | 'clients'> = {},
+  ): Promise<LockEngine> {
     const backend = await createLockBackend({ type: 'redlock', urls: this.masters.urls, ...tuning });
     const engine = new LockEngine(backend, { keyPrefix: this.keyPrefix, leaseMs: 5_000, waitMs: 5_000, ...options });
     this.engines.push(engine);

@@ -34,13 +34,17 @@ describe('redlock over 5 masters: failures', () => {
     let inside = 0;
     let maxInside = 0;
     const increment = (engine: LockEngine) =>
-      engine.withLock(k, async () => {
-        maxInside = Math.max(maxInside, ++inside);
-        const read = counter;
-        await tick();
-        counter = read + 1;
-        inside--;
-      }, { waitMs: 20_000 });
+      engine.withLock(
+        k,
+        async () => {
+          maxInside = Math.max(maxInside, ++inside);
+          const read = counter;
+          await tick();
+          counter = read + 1;
+          inside--;
+        },
+        { waitMs: 20_000 },
+      );
     await Promise.all(Array.from({ length: 12 }, (_, i) => increment(i % 2 ? a : b)));
     expect(counter).toBe(12);
     expect(maxInside).toBe(1);
@@ -86,8 +90,15 @@ describe('redlock over 5 masters: failures', () => {
     const restartedAt = performance.now();
     // The clients reconnect on their own (ioredis backs off up to 2 s between attempts).
     let lock: Awaited<ReturnType<LockEngine['tryAcquire']>> = null;
-    await waitUntil('an acquisition after the masters returned', async () => (lock = await a.tryAcquire(k)) !== null, 10_000, 50);
-    console.info(`redlock: masters back → first acquisition ${Math.round(performance.now() - restartedAt)} ms after the restart`);
+    await waitUntil(
+      'an acquisition after the masters returned',
+      async () => (lock = await a.tryAcquire(k)) !== null,
+      10_000,
+      50,
+    );
+    console.info(
+      `redlock: masters back → first acquisition ${Math.round(performance.now() - restartedAt)} ms after the restart`,
+    );
     expect(await masters.countHolding(engines.storeKey(k))).toBeGreaterThanOrEqual(3);
     await lock!.release();
   }, 30_000);
@@ -107,7 +118,9 @@ describe('redlock over 5 masters: failures', () => {
     expect(lock.signal.reason).toBeInstanceOf(LockLostError);
     // Lost when its validity (1 500 ms - drift from the last good renewal, before the kill) ran out, not later.
     expect(at - killedAt).toBeLessThan(1_500 + 1_000);
-    console.info(`redlock: quorum lost under a holder → signal aborted ${Math.round(at - killedAt)} ms after the kill (lease 1500 ms)`);
+    console.info(
+      `redlock: quorum lost under a holder → signal aborted ${Math.round(at - killedAt)} ms after the kill (lease 1500 ms)`,
+    );
   }, 30_000);
 
   it('a SIGSTOPped master does not stall acquisition beyond the per-node timeout, and gets the give-back once it resumes', async () => {
@@ -127,7 +140,9 @@ describe('redlock over 5 masters: failures', () => {
     }
     // A hung master would otherwise hold each call for ioredis' 5 s command timeout.
     expect(Math.max(...timings)).toBeLessThan(nodeTimeoutMs + 1_000);
-    console.info(`redlock: 1 master SIGSTOPped → acquire / busy answer in max ${Math.round(Math.max(...timings))} ms (node timeout ${nodeTimeoutMs} ms)`);
+    console.info(
+      `redlock: 1 master SIGSTOPped → acquire / busy answer in max ${Math.round(Math.max(...timings))} ms (node timeout ${nodeTimeoutMs} ms)`,
+    );
 
     // With 3 masters hung, no quorum answers: LockBackendError after 3 rounds (per-node timeouts of 50, 100 and 200 ms,
     // each followed by a give-back that waits 50 ms for them, with 50 ms pauses between rounds), not after 5 s.
@@ -141,8 +156,17 @@ describe('redlock over 5 masters: failures', () => {
 
     // On SIGCONT the hung masters run the queued acquisitions, then the give-backs queued after them: nothing is left behind.
     for (const i of [0, 1, 2]) masters.resume(i);
-    await waitUntil('the resumed masters to drain their queues', async () => (await masters.command(0, 'PING')) === 'PONG', 10_000);
-    await waitUntil('no key left on any master', async () => (await masters.countHolding(engines.storeKey(k))) === 0, 5_000, 50);
+    await waitUntil(
+      'the resumed masters to drain their queues',
+      async () => (await masters.command(0, 'PING')) === 'PONG',
+      10_000,
+    );
+    await waitUntil(
+      'no key left on any master',
+      async () => (await masters.countHolding(engines.storeKey(k))) === 0,
+      5_000,
+      50,
+    );
     const again = await a.acquire(k, { waitMs: 5_000 });
     expect(await masters.countHolding(engines.storeKey(k))).toBe(5);
     await again.release();
@@ -187,7 +211,10 @@ describe('redlock over 5 masters: failures', () => {
     const lateKey = engines.storeKey(`${prefix}:held`);
     // The acquisition returned at its quorum: wait for all five writes, so that the DEL below is the last word on master 0.
     await waitUntil(`${lateKey} on all 5 masters`, async () => (await masters.countHolding(lateKey)) === 5, 5_000, 5);
-    const [owner, ttl] = [String(await masters.command(1, 'GET', lateKey)), String(await masters.command(1, 'PTTL', lateKey))];
+    const [owner, ttl] = [
+      String(await masters.command(1, 'GET', lateKey)),
+      String(await masters.command(1, 'PTTL', lateKey)),
+    ];
     await masters.command(0, 'DEL', lateKey);
     // On master 0 only (no quorum: not listed), so that the first page (limit 1) fills up with master 0.
     await masters.command(0, 'SET', engines.storeKey(`${prefix}:stray`), 'someone', 'PX', '60000');

@@ -16,7 +16,10 @@ describe('redlock options', () => {
     ['a URL that is not redis://', { type: 'redlock', urls: [urls[0], 'http://127.0.0.1:2', urls[2]] }],
     ['a URL that does not parse', { type: 'redlock', urls: [urls[0], 'not a url', urls[2]] }],
     ['a client that is not an ioredis client', { type: 'redlock', clients: [{}, {}, {}] }],
-    ['a quorum of half the masters (two disjoint quorums)', { type: 'redlock', urls: [...urls, 'redis://127.0.0.1:4'], quorum: 2 }],
+    [
+      'a quorum of half the masters (two disjoint quorums)',
+      { type: 'redlock', urls: [...urls, 'redis://127.0.0.1:4'], quorum: 2 },
+    ],
     ['a quorum above the number of masters', { type: 'redlock', urls, quorum: 4 }],
     ['a fractional quorum', { type: 'redlock', urls, quorum: 2.5 }],
     ['a negative driftFactor', { type: 'redlock', urls, driftFactor: -0.1 }],

@@ -48,6 +48,8 @@ describe('redlock: several OS processes', () => {
     expect(reports.map((report) => report.overlaps)).toEqual(Array(PROCESSES).fill(0));
     expect(reports.map((report) => report.holds.filter((hold) => hold.lost).length)).toEqual(Array(PROCESSES).fill(0));
     expect(holds).toHaveLength(PROCESSES * ITERATIONS);
-    console.info(`redlock: ${PROCESSES} processes x ${ITERATIONS} increments with 1 of 5 masters down: ${PROCESSES * ITERATIONS} of ${PROCESSES * ITERATIONS}, 0 overlaps, ${reports.reduce((sum, report) => sum + report.backendErrors, 0)} LockBackendError retried, ${Math.round(ms)} ms`);
+    console.info(
+      `redlock: ${PROCESSES} processes x ${ITERATIONS} increments with 1 of 5 masters down: ${PROCESSES * ITERATIONS} of ${PROCESSES * ITERATIONS}, 0 overlaps, ${reports.reduce((sum, report) => sum + report.backendErrors, 0)} LockBackendError retried, ${Math.round(ms)} ms`,
+    );
   }, 90_000);
 });

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from '@jest/globals';
 import { LockLostError } from '../../lib/index.js';
-import type { RedlockBackend } from '../../lib/backends/redlock/redlock.backend.js';
+import type { RedlockBackend } from '../../lib/backends/redlock/redlock-backend.js';
 import { RedisMasters } from '../harness/redis-masters.js';
 import { waitUntil } from '../harness/server-process.js';
 import { extendDecisively, key, nextEvent, RedlockEngines } from './redlock-engines.js';
@@ -58,7 +58,12 @@ describe('redlock: a master restarted while a lock is held', () => {
     expect(first.signal.aborted).toBe(false);
     expect(first.expiresAt).toBeGreaterThan(Date.now() + 20_000);
     // A's next renewal, once it reaches master 2 again, finds its key on 2 masters only, fewer than the quorum: lost.
-    await waitUntil('A to reach master 2 again', () => (a.backend as RedlockBackend).connectionStates[2] === 'ready', 10_000, 20);
+    await waitUntil(
+      'A to reach master 2 again',
+      () => (a.backend as RedlockBackend).connectionStates[2] === 'ready',
+      10_000,
+      20,
+    );
     await expect(extendDecisively(first)).rejects.toBeInstanceOf(LockLostError);
     expect(first.signal.reason).toBeInstanceOf(LockLostError);
     expect(second!.signal.aborted).toBe(false);
@@ -90,7 +95,9 @@ describe('redlock: a master restarted while a lock is held', () => {
     expect(lostAt).toBeLessThanOrEqual(secondAt);
     expect(lostAt - crashedAt).toBeLessThan(leaseMs + 500);
     expect(lostAt).toBeLessThan(restartedAt);
-    console.info(`redlock delayed restart: A lost ${Math.round(lostAt - crashedAt)} ms after the crash, B acquired ${Math.round(secondAt - crashedAt)} ms after it (restart at ${Math.round(restartedAt - crashedAt)} ms)`);
+    console.info(
+      `redlock delayed restart: A lost ${Math.round(lostAt - crashedAt)} ms after the crash, B acquired ${Math.round(secondAt - crashedAt)} ms after it (restart at ${Math.round(restartedAt - crashedAt)} ms)`,
+    );
     await lock.release();
   }, 30_000);
 

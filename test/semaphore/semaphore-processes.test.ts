@@ -60,62 +60,78 @@ const stores: Store[] = [
 /** What the runs measured, per store, for docs/semaphores.md. */
 const results: Record<string, unknown> = {};
 
-describe.each(stores.map((store) => [store.name, store] as const))('%s: a semaphore shared by OS processes', (name, store) => {
-  let dist: Awaited<ReturnType<typeof snapshotDist>>;
-  const keyPrefix = `sem-proc:${randomUUID().slice(0, 8)}:`;
-  const setup = (key: string): WorkerSetup => ({ dist: dist.url, backend: store.config(), key, keyPrefix, leaseMs: store.leaseMs, permits: PERMITS });
+describe.each(stores.map((store) => [store.name, store] as const))(
+  '%s: a semaphore shared by OS processes',
+  (name, store) => {
+    let dist: Awaited<ReturnType<typeof snapshotDist>>;
+    const keyPrefix = `sem-proc:${randomUUID().slice(0, 8)}:`;
+    const setup = (key: string): WorkerSetup => ({
+      dist: dist.url,
+      backend: store.config(),
+      key,
+      keyPrefix,
+      leaseMs: store.leaseMs,
+      permits: PERMITS,
+    });
 
-  beforeAll(async () => {
-    dist = await snapshotDist();
-    await store.start();
-  }, 120_000);
+    beforeAll(async () => {
+      dist = await snapshotDist();
+      await store.start();
+    }, 120_000);
 
-  afterAll(async () => {
-    process.stdout.write(`\nsemaphore processes (${name}): ${JSON.stringify(results[name])}\n`);
-    mkdirSync('/tmp/ndl-semaphore-results', { recursive: true });
-    writeFileSync(`/tmp/ndl-semaphore-results/${name}.json`, JSON.stringify(results[name], null, 2));
-    await store.stop();
-    dist?.remove();
-  }, 60_000);
+    afterAll(async () => {
+      process.stdout.write(`\nsemaphore processes (${name}): ${JSON.stringify(results[name])}\n`);
+      mkdirSync('/tmp/ndl-semaphore-results', { recursive: true });
+      writeFileSync(`/tmp/ndl-semaphore-results/${name}.json`, JSON.stringify(results[name], null, 2));
+      await store.stop();
+      dist?.remove();
+    }, 60_000);
 
-  it(`${PROCESSES} processes x ${WORKERS} workers, permits = ${PERMITS}: never more than ${PERMITS} holders, and every worker gets in`, async () => {
-    const run = await runWorkers(setup(`work:${randomUUID().slice(0, 8)}`), PROCESSES, WORKERS, RUN_MS);
-    const perWorker = run.holds.flat();
-    const total = perWorker.reduce((sum, n) => sum + n, 0);
-    results[name] = { ...(results[name] as object), maxInside: run.maxInside, holds: total, holdsPerSecond: Math.round(total / run.seconds), fewestHoldsOfAWorker: Math.min(...perWorker) };
-    expect(run.violations).toBe(0);
-    // The parent saw the semaphore full: the count can reach the limit, so it would see a fourth holder.
-    expect(run.maxInside).toBe(PERMITS);
-    expect(perWorker).toHaveLength(PROCESSES * WORKERS);
-    expect(Math.min(...perWorker)).toBeGreaterThanOrEqual(1);
-    expect(run.errors).toEqual(Array.from({ length: PROCESSES }, () => ({})));
-  }, 90_000);
+    it(`${PROCESSES} processes x ${WORKERS} workers, permits = ${PERMITS}: never more than ${PERMITS} holders, and every worker gets in`, async () => {
+      const run = await runWorkers(setup(`work:${randomUUID().slice(0, 8)}`), PROCESSES, WORKERS, RUN_MS);
+      const perWorker = run.holds.flat();
+      const total = perWorker.reduce((sum, n) => sum + n, 0);
+      results[name] = {
+        ...(results[name] as object),
+        maxInside: run.maxInside,
+        holds: total,
+        holdsPerSecond: Math.round(total / run.seconds),
+        fewestHoldsOfAWorker: Math.min(...perWorker),
+      };
+      expect(run.violations).toBe(0);
+      // The parent saw the semaphore full: the count can reach the limit, so it would see a fourth holder.
+      expect(run.maxInside).toBe(PERMITS);
+      expect(perWorker).toHaveLength(PROCESSES * WORKERS);
+      expect(Math.min(...perWorker)).toBeGreaterThanOrEqual(1);
+      expect(run.errors).toEqual(Array.from({ length: PROCESSES }, () => ({})));
+    }, 90_000);
 
-  it('frees the permit of a SIGKILLed holder process after its lease, not before', async () => {
-    const engine = new LockEngine(await createLockBackend(store.parentConfig()), { keyPrefix, leaseMs: 5_000 });
-    const freedAfterMs: number[] = [];
-    try {
-      for (let round = 0; round < CRASH_ROUNDS; round++) {
-        const key = `crash:${randomUUID().slice(0, 8)}`;
-        const mine = [await engine.semaphore(key, PERMITS), await engine.semaphore(key, PERMITS)];
-        const holder = await holdInChild(setup(key));
-        expect(await engine.tryAcquire(key, { permits: PERMITS })).toBeNull();
-        // Killed at a different point of its renewal cycle each round: at once, then after a renewal or two.
-        await new Promise((resolve) => setTimeout(resolve, round * 450));
-        await holder.kill();
-        const killedAt = performance.now();
-        const next = await engine.semaphore(key, PERMITS, { waitMs: store.crashMaxMs + 5_000 });
-        freedAfterMs.push(Math.round(performance.now() - killedAt));
-        if (holder.fence !== undefined) expect(next.fence!).toBeGreaterThan(holder.fence);
-        await Promise.all([...mine, next].map((lock) => lock.release()));
+    it('frees the permit of a SIGKILLed holder process after its lease, not before', async () => {
+      const engine = new LockEngine(await createLockBackend(store.parentConfig()), { keyPrefix, leaseMs: 5_000 });
+      const freedAfterMs: number[] = [];
+      try {
+        for (let round = 0; round < CRASH_ROUNDS; round++) {
+          const key = `crash:${randomUUID().slice(0, 8)}`;
+          const mine = [await engine.semaphore(key, PERMITS), await engine.semaphore(key, PERMITS)];
+          const holder = await holdInChild(setup(key));
+          expect(await engine.tryAcquire(key, { permits: PERMITS })).toBeNull();
+          // Killed at a different point of its renewal cycle each round: at once, then after a renewal or two.
+          await new Promise((resolve) => setTimeout(resolve, round * 450));
+          await holder.kill();
+          const killedAt = performance.now();
+          const next = await engine.semaphore(key, PERMITS, { waitMs: store.crashMaxMs + 5_000 });
+          freedAfterMs.push(Math.round(performance.now() - killedAt));
+          if (holder.fence !== undefined) expect(next.fence!).toBeGreaterThan(holder.fence);
+          await Promise.all([...mine, next].map((lock) => lock.release()));
+        }
+      } finally {
+        await engine.close();
       }
-    } finally {
-      await engine.close();
-    }
-    results[name] = { ...(results[name] as object), crashFreedAfterMs: freedAfterMs };
-    for (const ms of freedAfterMs) {
-      expect(ms).toBeGreaterThanOrEqual(store.crashMinMs);
-      expect(ms).toBeLessThan(store.crashMaxMs);
-    }
-  }, 90_000);
-});
+      results[name] = { ...(results[name] as object), crashFreedAfterMs: freedAfterMs };
+      for (const ms of freedAfterMs) {
+        expect(ms).toBeGreaterThanOrEqual(store.crashMinMs);
+        expect(ms).toBeLessThan(store.crashMaxMs);
+      }
+    }, 90_000);
+  },
+);

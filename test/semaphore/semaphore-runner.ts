@@ -26,7 +26,9 @@ export interface WorkResult {
 }
 
 function start(setup: WorkerSetup, mode: 'work' | 'hold', workers = 1): { child: ChildProcess; stderr: () => string } {
-  const child = fork(WORKER, [JSON.stringify({ ...setup, mode, workers })], { stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
+  const child = fork(WORKER, [JSON.stringify({ ...setup, mode, workers })], {
+    stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+  });
   let stderr = '';
   child.stderr!.on('data', (chunk) => (stderr = (stderr + chunk).slice(-4000)));
   return { child, stderr: () => stderr };
@@ -52,7 +54,12 @@ function nextEvent(child: ChildProcess, event: string, stderr: () => string): Pr
  * counts holders: a worker says 'enter' after it got its permit and 'leave' before it releases it,
  * and waits for each answer, so every counted interval lies inside a real hold.
  */
-export async function runWorkers(setup: WorkerSetup, processes: number, workers: number, runMs: number): Promise<WorkResult> {
+export async function runWorkers(
+  setup: WorkerSetup,
+  processes: number,
+  workers: number,
+  runMs: number,
+): Promise<WorkResult> {
   let inside = 0;
   let maxInside = 0;
   let violations = 0;

@@ -52,7 +52,9 @@ if (mode === 'hold') {
       await delay(5 + Math.random() * 20);
       await rpc('leave');
       holds[worker]++;
-      await lock.release().catch((error) => (errors[`release ${error.name}`] = (errors[`release ${error.name}`] ?? 0) + 1));
+      await lock
+        .release()
+        .catch((error) => (errors[`release ${error.name}`] = (errors[`release ${error.name}`] ?? 0) + 1));
     }
   };
   process.send({ event: 'ready' });

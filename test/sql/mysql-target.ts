@@ -16,7 +16,11 @@ export function mysqlTarget(): SqlTarget {
   let admin: TestPool;
   const testPool = (max: number): TestPool & { raw: mysql.Pool } => {
     const raw = mysql.createPool({ uri: server.uri, connectionLimit: max });
-    return { raw, query: async (sql, params) => (await raw.query(sql, params))[0] as Record<string, unknown>[], end: () => raw.end() };
+    return {
+      raw,
+      query: async (sql, params) => (await raw.query(sql, params))[0] as Record<string, unknown>[],
+      end: () => raw.end(),
+    };
   };
 
   return {
@@ -38,7 +42,9 @@ export function mysqlTarget(): SqlTarget {
     createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'mysql', url: server.uri }),
     // One account per tag: MariaDB lists connections by user.
     async taggedOptions(tag) {
-      await server.sql(`CREATE USER '${tag}'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON locks.* TO '${tag}'@'127.0.0.1';`);
+      await server.sql(
+        `CREATE USER '${tag}'@'127.0.0.1' IDENTIFIED BY 'pw'; GRANT ALL ON locks.* TO '${tag}'@'127.0.0.1';`,
+      );
       return { type: 'mysql', url: `mysql://${tag}:pw@127.0.0.1:${server.port}/locks` };
     },
     async countConnections(tag) {
@@ -51,17 +57,23 @@ export function mysqlTarget(): SqlTarget {
     },
     processConfig: () => ({ type: 'mysql', url: server.uri }),
     async expireLock(storeKey) {
-      await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = UTC_TIMESTAMP(3) WHERE key_hash = ?', [keyHash(storeKey)]);
+      await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = UTC_TIMESTAMP(3) WHERE key_hash = ?', [
+        keyHash(storeKey),
+      ]);
     },
     // A port that was free a moment ago: nothing listens there.
-    createUnreachableBackend: async () => createLockBackend({ type: 'mysql', url: `mysql://ndl:x@127.0.0.1:${await freePort()}/locks` }),
+    createUnreachableBackend: async () =>
+      createLockBackend({ type: 'mysql', url: `mysql://ndl:x@127.0.0.1:${await freePort()}/locks` }),
     crashFreeMs: (leaseMs) => leaseMs + 250,
     param: () => '?',
     query: (sql, params) => admin.query(sql, params),
     quote: (table) => `\`${table}\``,
     async countTables(table) {
-      const rows = await admin.query('SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?', [table]);
-      return Number(rows[0]!.n);
+      const rows = await admin.query(
+        'SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?',
+        [table],
+      );
+      return Number(rows[0].n);
     },
     stopDatabase: () => server.shutdown(),
     startDatabase: () => server.launch(),

@@ -39,7 +39,10 @@ export function postgresTarget(): SqlTarget {
     createBackend: (): Promise<LockBackend> => createLockBackend({ type: 'postgres', url: server.connectionString }),
     taggedOptions: async (tag) => ({ type: 'postgres', url: `${server.connectionString}?application_name=${tag}` }),
     async countConnections(tag) {
-      const { rows } = await admin.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1', [tag]);
+      const { rows } = await admin.query(
+        'SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1',
+        [tag],
+      );
       return rows[0].n;
     },
     async createBackendWithOwnPool(max, sessionSql) {
@@ -49,16 +52,22 @@ export function postgresTarget(): SqlTarget {
     },
     processConfig: () => ({ type: 'postgres', url: server.connectionString }),
     async expireLock(storeKey) {
-      await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = now() WHERE key_hash = $1', [keyHash(storeKey)]);
+      await admin.query('UPDATE distributed_locks SET owner = NULL, expires_at = now() WHERE key_hash = $1', [
+        keyHash(storeKey),
+      ]);
     },
     // A port that was free a moment ago: nothing listens there.
-    createUnreachableBackend: async () => createLockBackend({ type: 'postgres', url: `postgres://postgres@127.0.0.1:${await freePort()}/postgres` }),
+    createUnreachableBackend: async () =>
+      createLockBackend({ type: 'postgres', url: `postgres://postgres@127.0.0.1:${await freePort()}/postgres` }),
     crashFreeMs: (leaseMs) => leaseMs + 250,
     param: (n) => `$${n}`,
     query: async (sql, params) => (await admin.query(sql, params)).rows,
     quote: (table) => `"${table}"`,
     async countTables(table) {
-      const { rows } = await admin.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename = $1", [table]);
+      const { rows } = await admin.query(
+        "SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public' AND tablename = $1",
+        [table],
+      );
       return rows[0].n;
     },
     stopDatabase: () => server.shutdown(),

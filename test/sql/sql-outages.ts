@@ -46,7 +46,7 @@ export function describeSqlOutages(target: SqlTarget): void {
       expect(unhandled).toEqual([]);
     }, 30_000);
 
-    it('an outage longer than the lease: the holder\'s signal aborts, newcomers get LockBackendError, then the next holder a larger fence', async () => {
+    it("an outage longer than the lease: the holder's signal aborts, newcomers get LockBackendError, then the next holder a larger fence", async () => {
       const [holder, other] = [await newEngine(1_500), await newEngine(1_500)];
       const lock = await holder.acquire('long');
       const lost = nextEvent(holder, 'lost');

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { InvalidLockArgumentError, LockEngine, createLockBackend } from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { displayKey, keyHash } from '../../lib/backends/sql/sql-keys.js';
-import type { SqlBackend } from '../../lib/backends/sql/sql.backend.js';
+import type { SqlBackend } from '../../lib/backends/sql/sql-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import type { SqlTarget } from './sql-target.js';
 
@@ -13,7 +13,7 @@ const LOOK_ALIKES: [string, string][] = [
   ['key', 'key '],
   ['caf\u00e9', 'cafe\u0301'],
   ['\ud800', '\udc00'],
-  ["it's", 'it\\\'s'],
+  ["it's", "it\\'s"],
 ];
 
 const HOSTILE_KEYS: [string, string][] = [
@@ -33,12 +33,21 @@ export function describeSqlScenarios(target: SqlTarget): void {
     const keyPrefix = `sql:${randomUUID().slice(0, 8)}:`;
     const engines: LockEngine[] = [];
     const newEngine = async (backend?: LockBackend) => {
-      const engine = new LockEngine(backend ?? (await target.createBackend()), { keyPrefix, leaseMs: 10_000, waitMs: 5_000 });
+      const engine = new LockEngine(backend ?? (await target.createBackend()), {
+        keyPrefix,
+        leaseMs: 10_000,
+        waitMs: 5_000,
+      });
       engines.push(engine);
       return engine;
     };
     const row = async (key: string, table = 'distributed_locks') =>
-      (await target.query(`SELECT lock_key, owner, fence FROM ${target.quote(table)} WHERE key_hash = ${target.param(1)}`, [keyHash(keyPrefix + key)]))[0];
+      (
+        await target.query(
+          `SELECT lock_key, owner, fence FROM ${target.quote(table)} WHERE key_hash = ${target.param(1)}`,
+          [keyHash(keyPrefix + key)],
+        )
+      )[0];
 
     afterAll(async () => {
       await Promise.allSettled(engines.map((engine) => engine.close()));
@@ -61,42 +70,55 @@ export function describeSqlScenarios(target: SqlTarget): void {
       expect(Math.abs(first.fence! - before)).toBeLessThan(1_000_000);
       const released = await row('kept-row');
       expect(released).toMatchObject({ lock_key: keyPrefix + 'kept-row', owner: null });
-      expect(Number(released!.fence)).toBe(first.fence);
+      expect(Number(released.fence)).toBe(first.fence);
       const second = await engine.acquire('kept-row');
       expect(second.fence).toBeGreaterThan(first.fence!);
-      expect((await row('kept-row'))!.owner).not.toBeNull();
+      expect((await row('kept-row')).owner).not.toBeNull();
       await second.release();
-      const rows = await target.query(`SELECT count(*) AS n FROM distributed_locks WHERE key_hash = ${target.param(1)}`, [keyHash(keyPrefix + 'kept-row')]);
-      expect(Number(rows[0]!.n)).toBe(1);
+      const rows = await target.query(
+        `SELECT count(*) AS n FROM distributed_locks WHERE key_hash = ${target.param(1)}`,
+        [keyHash(keyPrefix + 'kept-row')],
+      );
+      expect(Number(rows[0].n)).toBe(1);
     });
 
-    it.each(HOSTILE_KEYS)('stores a key with %s safely: it locks, excludes, frees and reads back', async (_name, key) => {
-      const [a, b] = [await newEngine(), await newEngine()];
-      const held = await a.acquire(key);
-      expect(await b.tryAcquire(key)).toBeNull();
-      const stored = await row(key);
-      expect(stored!.lock_key).toBe(displayKey(keyPrefix + key));
-      await held.release();
-      const next = await b.acquire(key, { waitMs: 0 });
-      expect(next.fence).toBeGreaterThan(held.fence!);
-      await next.release();
-      expect(await target.countTables('distributed_locks')).toBe(1);
-    });
+    it.each(HOSTILE_KEYS)(
+      'stores a key with %s safely: it locks, excludes, frees and reads back',
+      async (_name, key) => {
+        const [a, b] = [await newEngine(), await newEngine()];
+        const held = await a.acquire(key);
+        expect(await b.tryAcquire(key)).toBeNull();
+        const stored = await row(key);
+        expect(stored.lock_key).toBe(displayKey(keyPrefix + key));
+        await held.release();
+        const next = await b.acquire(key, { waitMs: 0 });
+        expect(next.fence).toBeGreaterThan(held.fence!);
+        await next.release();
+        expect(await target.countTables('distributed_locks')).toBe(1);
+      },
+    );
 
-    it.each(LOOK_ALIKES)('keeps look-alike keys %j and %j apart (no collation, padding or normalisation)', async (one, other) => {
-      const engine = await newEngine();
-      const first = await engine.acquire(one);
-      const second = await engine.acquire(other, { waitMs: 0 });
-      await Promise.all([first.release(), second.release()]);
-    });
+    it.each(LOOK_ALIKES)(
+      'keeps look-alike keys %j and %j apart (no collation, padding or normalisation)',
+      async (one, other) => {
+        const engine = await newEngine();
+        const first = await engine.acquire(one);
+        const second = await engine.acquire(other, { waitMs: 0 });
+        await Promise.all([first.release(), second.release()]);
+      },
+    );
 
     it('creates the table exactly once when 6 instances use it for the first time at the same moment', async () => {
       const table = `locks_race_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
       expect(await target.countTables(table)).toBe(0);
-      const racers = await Promise.all(Array.from({ length: 6 }, async () => newEngine(await createLockBackend(target.options(table)))));
+      const racers = await Promise.all(
+        Array.from({ length: 6 }, async () => newEngine(await createLockBackend(target.options(table)))),
+      );
       const results = await Promise.allSettled(racers.map((engine) => engine.tryAcquire('first-use')));
       expect(results.filter((result) => result.status === 'rejected')).toEqual([]);
-      const locks = results.map((result) => (result as PromiseFulfilledResult<unknown>).value).filter((lock) => lock !== null);
+      const locks = results
+        .map((result) => (result as PromiseFulfilledResult<unknown>).value)
+        .filter((lock) => lock !== null);
       expect(locks).toHaveLength(1);
       expect(await target.countTables(table)).toBe(1);
       expect(await row('first-use', table)).toMatchObject({ fence: expect.anything() });
@@ -119,7 +141,10 @@ export function describeSqlScenarios(target: SqlTarget): void {
 
     it('closes the connections it created (pool and listener) when the engine closes', async () => {
       const tag = `ndl_close_${randomUUID().replaceAll('-', '').slice(0, 8)}`;
-      const engine = new LockEngine(await createLockBackend(await target.taggedOptions(tag)), { keyPrefix, leaseMs: 5_000 });
+      const engine = new LockEngine(await createLockBackend(await target.taggedOptions(tag)), {
+        keyPrefix,
+        leaseMs: 5_000,
+      });
       const held = await engine.acquire('closing');
       const waiter = engine.acquire('closing', { waitMs: 5_000 }); // on postgres, this opens the listening connection
       await new Promise((resolve) => setTimeout(resolve, 200));
@@ -131,27 +156,35 @@ export function describeSqlScenarios(target: SqlTarget): void {
     });
 
     if (target.name === 'postgres') {
-      it.each(['its own pool', 'a pool of yours'])('wakes waiters with LISTEN/NOTIFY on release (backend with %s)', async (kind) => {
-        const owned = kind === 'a pool of yours' ? await target.createBackendWithOwnPool(2) : undefined;
-        const backend = (owned?.backend ?? (await target.createBackend())) as SqlBackend;
-        const notifier = backend.dialect.notifier!;
-        const k = `notify-${kind.length}`;
-        let woken = 0;
-        const leave = notifier.subscribe(keyHash(keyPrefix + k), () => woken++);
-        await waitUntil('the listening connection', () => notifier.isListening(), 5_000);
-        const engine = await newEngine();
-        await (await engine.acquire(k)).release();
-        await waitUntil('the release notification', () => woken === 1, 5_000);
-        leave(false);
-        await backend.close();
-        await owned?.pool.end();
-      });
+      it.each(['its own pool', 'a pool of yours'])(
+        'wakes waiters with LISTEN/NOTIFY on release (backend with %s)',
+        async (kind) => {
+          const owned = kind === 'a pool of yours' ? await target.createBackendWithOwnPool(2) : undefined;
+          const backend = (owned?.backend ?? (await target.createBackend())) as SqlBackend;
+          const notifier = backend.dialect.notifier!;
+          const k = `notify-${kind.length}`;
+          let woken = 0;
+          const leave = notifier.subscribe(keyHash(keyPrefix + k), () => woken++);
+          await waitUntil('the listening connection', () => notifier.isListening(), 5_000);
+          const engine = await newEngine();
+          await (await engine.acquire(k)).release();
+          await waitUntil('the release notification', () => woken === 1, 5_000);
+          leave(false);
+          await backend.close();
+          await owned?.pool.end();
+        },
+      );
     }
 
     if (target.name === 'mysql') {
       it("takes, excludes and fences the same with MariaDB's SIMULTANEOUS_ASSIGNMENT sql_mode (UPDATE sees only old values)", async () => {
-        const { backend, pool } = await target.createBackendWithOwnPool(2, "SET SESSION sql_mode = CONCAT(@@sql_mode, ',SIMULTANEOUS_ASSIGNMENT')");
-        expect(String((await pool.query('SELECT @@SESSION.sql_mode AS mode'))[0]!.mode)).toContain('SIMULTANEOUS_ASSIGNMENT');
+        const { backend, pool } = await target.createBackendWithOwnPool(
+          2,
+          "SET SESSION sql_mode = CONCAT(@@sql_mode, ',SIMULTANEOUS_ASSIGNMENT')",
+        );
+        expect(String((await pool.query('SELECT @@SESSION.sql_mode AS mode'))[0].mode)).toContain(
+          'SIMULTANEOUS_ASSIGNMENT',
+        );
         const [simultaneous, usual] = [await newEngine(backend), await newEngine()];
         const fences: number[] = [];
         for (let i = 0; i < 4; i++) {
@@ -162,7 +195,7 @@ export function describeSqlScenarios(target: SqlTarget): void {
           fences.push(lock.fence!);
           await lock.release();
         }
-        for (let i = 1; i < fences.length; i++) expect(fences[i]!).toBeGreaterThan(fences[i - 1]!);
+        for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
         await simultaneous.close();
         await pool.end();
       });

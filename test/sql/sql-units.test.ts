@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { createLockBackend, InvalidLockArgumentError, LockBackendError, type BackendOptions } from '../../lib/index.js';
 import { MysqlDialect, mysqlTableDdl } from '../../lib/backends/sql/mysql-dialect.js';
 import { postgresIndexDdl, postgresTableDdl } from '../../lib/backends/sql/postgres-dialect.js';
-import type { PgClient, PgNotification } from '../../lib/backends/sql/postgres-driver.js';
+import type { PgNotification } from '../../lib/backends/sql/postgres-driver.js';
 import { PostgresReleaseListener } from '../../lib/backends/sql/postgres-listener.js';
 import { Backoff } from '../../lib/backends/sql/sql-backoff.js';
 import { displayKey, keyHash, storedOwner } from '../../lib/backends/sql/sql-keys.js';
@@ -14,7 +14,14 @@ import { parseTableName, quoteTableName, releaseChannel } from '../../lib/backen
 // Unit tests: no database (port 1 refuses connections). The behaviour against real servers is in test/contract/{postgres,mysql}.contract.test.ts.
 
 describe('SQL table names', () => {
-  it.each(['distributed_locks', 'Locks2', '_x', 'app.distributed_locks', 'a'.repeat(63), `${'s'.repeat(63)}.${'t'.repeat(63)}`])('accepts %j', (name) => {
+  it.each([
+    'distributed_locks',
+    'Locks2',
+    '_x',
+    'app.distributed_locks',
+    'a'.repeat(63),
+    `${'s'.repeat(63)}.${'t'.repeat(63)}`,
+  ])('accepts %j', (name) => {
     expect(parseTableName(name, 'postgres').text).toBe(name);
   });
 
@@ -36,7 +43,11 @@ describe('SQL table names', () => {
   });
 
   it('defaults to distributed_locks and quotes each part for its dialect', () => {
-    expect(parseTableName(undefined, 'postgres')).toEqual({ schema: undefined, table: 'distributed_locks', text: 'distributed_locks' });
+    expect(parseTableName(undefined, 'postgres')).toEqual({
+      schema: undefined,
+      table: 'distributed_locks',
+      text: 'distributed_locks',
+    });
     expect(quoteTableName(parseTableName('app.Locks', 'postgres'), '"')).toBe('"app"."Locks"');
     expect(quoteTableName(parseTableName('Locks', 'mysql'), '`')).toBe('`Locks`');
   });
@@ -93,12 +104,15 @@ describe('SQL backend options', () => {
   it.each<BackendOptions>([
     { type: 'postgres', url: 'postgres://nobody@127.0.0.1:1/none' },
     { type: 'mysql', url: 'mysql://nobody@127.0.0.1:1/none' },
-  ])('does not connect before the first lock, and ping reports a dead server as LockBackendError ($type)', async (options) => {
-    const backend = await createLockBackend(options);
-    expect(backend.name).toBe(options.type);
-    await expect(backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
-    await backend.close();
-  });
+  ])(
+    'does not connect before the first lock, and ping reports a dead server as LockBackendError ($type)',
+    async (options) => {
+      const backend = await createLockBackend(options);
+      expect(backend.name).toBe(options.type);
+      await expect(backend.ping!()).rejects.toBeInstanceOf(LockBackendError);
+      await backend.close();
+    },
+  );
 });
 
 describe('polling backoff', () => {
@@ -136,7 +150,7 @@ describe('PostgreSQL release listener', () => {
     const listener = new PostgresReleaseListener(() => {
       const client = new FakeClient();
       clients.push(client);
-      return client as unknown as PgClient;
+      return client;
     }, 'ndl_release_test');
     return { clients, listener };
   };
@@ -150,17 +164,17 @@ describe('PostgreSQL release listener', () => {
     await flush();
     expect(listener.isListening()).toBe(true);
     expect(clients).toHaveLength(1);
-    expect(clients[0]!.queries).toEqual(['LISTEN "ndl_release_test"']);
-    clients[0]!.notify({ channel: 'ndl_release_test', payload: 'k1' });
-    clients[0]!.notify({ channel: 'another_channel', payload: 'k1' });
+    expect(clients[0].queries).toEqual(['LISTEN "ndl_release_test"']);
+    clients[0].notify({ channel: 'ndl_release_test', payload: 'k1' });
+    clients[0].notify({ channel: 'another_channel', payload: 'k1' });
     expect(woken).toEqual(['first']);
     // The first waiter leaves without using its wake: the next one gets it.
     leaveFirst(true);
     expect(woken).toEqual(['first', 'second']);
-    clients[0]!.notify({ channel: 'ndl_release_test', payload: 'k1' });
+    clients[0].notify({ channel: 'ndl_release_test', payload: 'k1' });
     expect(woken).toEqual(['first', 'second', 'second']);
     await listener.close();
-    expect(clients[0]!.ended).toBe(true);
+    expect(clients[0].ended).toBe(true);
   });
 
   it('when the connection fails, wakes every waiter (they poll) and reconnects later, not at once', async () => {
@@ -169,7 +183,7 @@ describe('PostgreSQL release listener', () => {
     listener.subscribe('k1', () => woken.push('a'));
     listener.subscribe('k2', () => woken.push('b'));
     await flush();
-    clients[0]!.emit('error', new Error('terminating connection due to administrator command'));
+    clients[0].emit('error', new Error('terminating connection due to administrator command'));
     expect(woken.sort()).toEqual(['a', 'b']);
     expect(listener.isListening()).toBe(false);
     expect(clients).toHaveLength(1); // no reconnect storm
@@ -187,13 +201,14 @@ describe('documented DDL', () => {
 });
 
 describe('MySQL statements chosen as deadlock victims', () => {
-  const deadlock = () => Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { errno: 1213 });
+  const deadlock = () =>
+    Object.assign(new Error('Deadlock found when trying to get lock; try restarting transaction'), { errno: 1213 });
   /** A pool whose change statements fail as deadlock victims `failures` times, then change one row. */
   function poolFailing(failures: number) {
     const calls: string[] = [];
     const pool = {
       async execute(sql: string) {
-        calls.push(sql.split(' ')[0]!);
+        calls.push(sql.split(' ')[0]);
         if (sql.startsWith('UPDATE') && failures-- > 0) throw deadlock();
         return [{ affectedRows: 1 }, undefined] as [unknown, unknown];
       },
@@ -226,7 +241,9 @@ describe('MySQL statements chosen as deadlock victims', () => {
       },
       async end() {},
     };
-    await expect(new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false).release('hash', 'owner')).rejects.toThrow(/Lock wait timeout/);
+    await expect(
+      new MysqlDialect(pool, parseTableName(undefined, 'mysql'), false).release('hash', 'owner'),
+    ).rejects.toThrow(/Lock wait timeout/);
     expect(calls).toHaveLength(1);
   });
 });

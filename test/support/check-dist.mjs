@@ -20,10 +20,17 @@ function newestSource(dir) {
 }
 
 export default function checkDist() {
-  const missing = ['dist/esm/index.js', 'dist/cjs/index.js', 'dist/cjs/package.json'].filter((file) => !existsSync(join(ROOT, file)));
-  if (missing.length) throw new Error(`dist/ is missing ${missing.join(', ')}: run npm run build (npm test builds first; run jest through npm test)`);
+  const missing = ['dist/esm/index.js', 'dist/cjs/index.js', 'dist/cjs/package.json'].filter(
+    (file) => !existsSync(join(ROOT, file)),
+  );
+  if (missing.length)
+    throw new Error(
+      `dist/ is missing ${missing.join(', ')}: run npm run build (npm test builds first; run jest through npm test)`,
+    );
   const source = newestSource(join(ROOT, 'lib'));
   if (source.mtimeMs > statSync(BUILD_STAMP).mtimeMs) {
-    throw new Error(`dist/ is older than ${relative(ROOT, source.path)}: run npm run build (npm test builds first; run jest through npm test)`);
+    throw new Error(
+      `dist/ is older than ${relative(ROOT, source.path)}: run npm run build (npm test builds first; run jest through npm test)`,
+    );
   }
 }

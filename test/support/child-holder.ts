@@ -13,11 +13,16 @@ export interface ChildHolder {
 }
 
 /** Starts a separate OS process (using the built package) that acquires `key` and holds it. */
-export async function startChildHolder(params: { backend: unknown; key: string; keyPrefix: string; leaseMs: number }): Promise<ChildHolder> {
+export async function startChildHolder(params: {
+  backend: unknown;
+  key: string;
+  keyPrefix: string;
+  leaseMs: number;
+}): Promise<ChildHolder> {
   const child = spawn(process.execPath, [script, JSON.stringify(params)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
-  const lines = createInterface({ input: child.stdout! });
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const lines = createInterface({ input: child.stdout });
   const queue: Record<string, unknown>[] = [];
   const waiting: ((event: Record<string, unknown>) => void)[] = [];
   lines.on('line', (line) => {

@@ -6,7 +6,13 @@ const script = fileURLToPath(new URL('./counter-worker.mjs', import.meta.url));
 /** Where the shared counter lives (see counter-store.mjs). */
 export type CounterSpec =
   | { readonly store: 'redis'; readonly url: string; readonly key: string }
-  | { readonly store: 'sql'; readonly type: 'postgres' | 'mysql'; readonly url: string; readonly name: string; readonly poolSize: number }
+  | {
+      readonly store: 'sql';
+      readonly type: 'postgres' | 'mysql';
+      readonly url: string;
+      readonly name: string;
+      readonly poolSize: number;
+    }
   | { readonly store: 'file'; readonly path: string; readonly insideFile: string };
 
 /** The experiment: `processes` OS processes x `workers` loops x `iterations` read-increment-writes of one counter. */
@@ -61,8 +67,15 @@ export interface CounterResult {
 }
 
 /** Runs the multi-process counter experiment and resolves every process's report and the counter's final value. */
-export async function runCounterExperiment({ processes, readFinal, ...params }: CounterExperiment): Promise<CounterResult> {
-  const reports = await runWorkers<ProcessReport>(script, Array.from({ length: processes }, () => ({ ...params })));
+export async function runCounterExperiment({
+  processes,
+  readFinal,
+  ...params
+}: CounterExperiment): Promise<CounterResult> {
+  const reports = await runWorkers<ProcessReport>(
+    script,
+    Array.from({ length: processes }, () => ({ ...params })),
+  );
   return {
     reports,
     holds: reports.flatMap((report) => report.holds),

@@ -42,12 +42,18 @@ async function sqlCounter({ type, url, name, poolSize }) {
     pool = new pg.Pool({ connectionString: url, max: poolSize });
     pool.on('error', () => undefined);
     query = async (text, values) => (await pool.query(text, values)).rows;
-    sql = { read: 'SELECT value FROM sql_counters WHERE name = $1', write: 'UPDATE sql_counters SET value = $1 WHERE name = $2' };
+    sql = {
+      read: 'SELECT value FROM sql_counters WHERE name = $1',
+      write: 'UPDATE sql_counters SET value = $1 WHERE name = $2',
+    };
   } else {
     const { default: mysql } = await import('mysql2/promise');
     pool = mysql.createPool({ uri: url, connectionLimit: poolSize });
     query = async (text, values) => (await pool.execute(text, values))[0];
-    sql = { read: 'SELECT value FROM sql_counters WHERE name = ?', write: 'UPDATE sql_counters SET value = ? WHERE name = ?' };
+    sql = {
+      read: 'SELECT value FROM sql_counters WHERE name = ?',
+      write: 'UPDATE sql_counters SET value = ? WHERE name = ?',
+    };
   }
   return {
     backend: { type, pool },

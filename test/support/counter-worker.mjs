@@ -10,7 +10,18 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { openCounter } from './counter-store.mjs';
 import { config, createEngine, doneOnStdout, readyOnStdin } from './worker-bootstrap.mjs';
 
-const { counter: spec, key, keyPrefix, leaseMs, waitMs, workers, iterations, lock = true, pauseMs: [minPause, maxPause], retryBackendErrors } = config;
+const {
+  counter: spec,
+  key,
+  keyPrefix,
+  leaseMs,
+  waitMs,
+  workers,
+  iterations,
+  lock = true,
+  pauseMs: [minPause, maxPause],
+  retryBackendErrors,
+} = config;
 const counter = await openCounter(spec);
 const engine = await createEngine(counter.backend ?? config.backend, { keyPrefix, leaseMs, waitMs });
 let overlaps = 0;
@@ -46,7 +57,8 @@ const started = performance.now();
 const holds = [];
 await Promise.all(
   Array.from({ length: workers }, async (_, worker) => {
-    for (let i = 0; i < iterations; i++) holds.push(lock ? await lockedIncrement(worker) : await increment(worker, undefined));
+    for (let i = 0; i < iterations; i++)
+      holds.push(lock ? await lockedIncrement(worker) : await increment(worker, undefined));
   }),
 );
 const ms = Math.round(performance.now() - started);

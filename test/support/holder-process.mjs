@@ -5,6 +5,8 @@ import { LockEngine, createLockBackend } from '../../dist/esm/index.js';
 const { backend, key, keyPrefix, leaseMs } = JSON.parse(process.argv[2]);
 const engine = new LockEngine(await createLockBackend(backend), { keyPrefix, leaseMs });
 const lock = await engine.acquire(key, { waitMs: 30_000 });
-lock.signal.addEventListener('abort', () => process.stdout.write(JSON.stringify({ event: 'lost', reason: String(lock.signal.reason) }) + '\n'));
+lock.signal.addEventListener('abort', () =>
+  process.stdout.write(JSON.stringify({ event: 'lost', reason: String(lock.signal.reason) }) + '\n'),
+);
 process.stdout.write(JSON.stringify({ event: 'acquired', fence: lock.fence, pid: process.pid }) + '\n');
 setInterval(() => undefined, 60_000);

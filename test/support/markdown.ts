@@ -23,14 +23,14 @@ export function codeBlocks(markdown: string): CodeBlock[] {
   lines.forEach((text, index) => {
     const fence = FENCE.exec(text);
     if (open) {
-      if (fence && fence[1]!.startsWith(open.fence) && fence[2]!.trim() === '') {
+      if (fence && fence[1].startsWith(open.fence) && fence[2].trim() === '') {
         blocks.push({ info: open.info, code: open.body.join('\n'), line: open.line });
         open = undefined;
       } else {
         open.body.push(text);
       }
     } else if (fence) {
-      open = { fence: fence[1]!, info: fence[2]!.trim(), line: index + 1, body: [] };
+      open = { fence: fence[1], info: fence[2].trim(), line: index + 1, body: [] };
     }
   });
   return blocks;
@@ -43,7 +43,7 @@ function proseLines(markdown: string): { text: string; line: number }[] {
   markdown.split('\n').forEach((text, index) => {
     const fence = FENCE.exec(text);
     if (inFence) {
-      if (fence && fence[1]!.startsWith(inFence) && fence[2]!.trim() === '') inFence = undefined;
+      if (fence && fence[1].startsWith(inFence) && fence[2].trim() === '') inFence = undefined;
     } else if (fence) {
       inFence = fence[1]!;
     } else {
@@ -58,10 +58,11 @@ export function markdownLinks(markdown: string): MarkdownLink[] {
   const links: MarkdownLink[] = [];
   for (const { text, line } of proseLines(markdown)) {
     const prose = text.replace(/(`+)[^`]*?\1/g, '');
-    for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ target: match[1]!, line });
-    for (const match of prose.matchAll(/<img\s[^>]*src="([^"]+)"/g)) links.push({ target: match[1]!, line });
+    for (const match of prose.matchAll(/!?\[(?:[^\]\\]|\\.)*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+      links.push({ target: match[1], line });
+    for (const match of prose.matchAll(/<img\s[^>]*src="([^"]+)"/g)) links.push({ target: match[1], line });
     const reference = /^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/.exec(prose);
-    if (reference) links.push({ target: reference[1]!, line });
+    if (reference) links.push({ target: reference[1], line });
   }
   return links;
 }
@@ -71,7 +72,7 @@ export function markdownHeadings(markdown: string): { level: number; text: strin
   const headings: { level: number; text: string; line: number }[] = [];
   for (const { text, line } of proseLines(markdown)) {
     const heading = /^(#{1,6})\s+(.*)$/.exec(text);
-    if (heading) headings.push({ level: heading[1]!.length, text: heading[2]!, line });
+    if (heading) headings.push({ level: heading[1].length, text: heading[2], line });
   }
   return headings;
 }

@@ -42,11 +42,15 @@ await Promise.all(
       }
       const distinct = pool.slice(0, random() < 0.5 ? 2 : 3);
       try {
-        await engine.withLock(distinct, async (lock) => {
-          const values = (await redis.mget(distinct.map((key) => `counter:${key}`))).map(Number);
-          distinct.forEach((key, k) => reads.push({ key, fence: lock.fences[key], read: values[k] }));
-          await redis.mset(Object.fromEntries(distinct.map((key, k) => [`counter:${key}`, String(values[k] + 1)])));
-        }, { signal: stop });
+        await engine.withLock(
+          distinct,
+          async (lock) => {
+            const values = (await redis.mget(distinct.map((key) => `counter:${key}`))).map(Number);
+            distinct.forEach((key, k) => reads.push({ key, fence: lock.fences[key], read: values[k] }));
+            await redis.mset(Object.fromEntries(distinct.map((key, k) => [`counter:${key}`, String(values[k] + 1)])));
+          },
+          { signal: stop },
+        );
         for (const key of distinct) counted[key]++;
       } catch (error) {
         errors.push(String(error));

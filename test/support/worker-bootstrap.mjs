@@ -16,7 +16,10 @@ export const load = (path) => import(new URL(path, root).href);
 
 /** A LockEngine on `backend` (a createLockBackend config) with the engine `options`. */
 export async function createEngine(backend, options) {
-  const [{ LockEngine }, { createLockBackend }] = await Promise.all([load('engine/lock-engine.js'), load('backends/create-backend.js')]);
+  const [{ LockEngine }, { createLockBackend }] = await Promise.all([
+    load('engine/lock-engine.js'),
+    load('backends/create-backend.js'),
+  ]);
   return new LockEngine(await createLockBackend(backend), options);
 }
 

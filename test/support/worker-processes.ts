@@ -15,15 +15,19 @@ export interface WorkerProcess<Done> {
 export function startWorker<Done>(script: string, params: Record<string, unknown>): WorkerProcess<Done> {
   const child = spawn(process.execPath, [script, JSON.stringify(params)], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   // Lines are queued as they come, so none is lost while the parent awaits another worker.
   const queued: string[] = [];
   const waiting: ((line: string) => void)[] = [];
-  createInterface({ input: child.stdout! }).on('line', (line) => (waiting.shift() ?? ((l: string) => queued.push(l)))(line));
+  createInterface({ input: child.stdout }).on('line', (line) =>
+    (waiting.shift() ?? ((l: string) => queued.push(l)))(line),
+  );
   const exited = once(child, 'exit');
   const nextLine = () =>
     Promise.race([
-      new Promise<string>((resolve) => (queued.length ? resolve(queued.shift()!) : waiting.push(resolve))).then((line) => JSON.parse(line) as { event: string } & Partial<Done>),
+      new Promise<string>((resolve) => (queued.length ? resolve(queued.shift()!) : waiting.push(resolve))).then(
+        (line) => JSON.parse(line) as { event: string } & Partial<Done>,
+      ),
       exited.then(([code]) => Promise.reject(new Error(`worker exited (${code}): ${stderr}`))),
     ]);
   return { child, nextLine, exited };

@@ -49,7 +49,9 @@ export async function runTicks(run: TickRun): Promise<TickResult> {
   const ready: Promise<void>[] = [];
   run.instances.forEach(({ skewMs, behaviour = 'normal' }, instance) => {
     const { instances: _instances, onRan: _onRan, ...shared } = run;
-    const child = spawn(process.execPath, [script, JSON.stringify({ ...shared, skewMs, behaviour })], { stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    const child = spawn(process.execPath, [script, JSON.stringify({ ...shared, skewMs, behaviour })], {
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    });
     children.push(child);
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
@@ -66,7 +68,8 @@ export async function runTicks(run: TickRun): Promise<TickResult> {
     exited.push(
       new Promise((resolve) =>
         child.once('exit', (code, signal) => {
-          if (code !== 0 && signal !== 'SIGKILL') failReady(new Error(`tick instance ${instance} exited (${code ?? signal}): ${stderr}`));
+          if (code !== 0 && signal !== 'SIGKILL')
+            failReady(new Error(`tick instance ${instance} exited (${code ?? signal}): ${stderr}`));
           resolve();
         }),
       ),
@@ -84,8 +87,13 @@ export async function runTicks(run: TickRun): Promise<TickResult> {
     for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await Promise.all(exited);
   }
-  const runsByTick = Array.from({ length: run.ticks }, (_, tick) => events.filter((e) => e.event === 'ran' && e.tick === tick).map((e) => e.instance));
-  const skipsByTick = Array.from({ length: run.ticks }, (_, tick) => events.filter((e) => e.event === 'skipped' && e.tick === tick).length);
+  const runsByTick = Array.from({ length: run.ticks }, (_, tick) =>
+    events.filter((e) => e.event === 'ran' && e.tick === tick).map((e) => e.instance),
+  );
+  const skipsByTick = Array.from(
+    { length: run.ticks },
+    (_, tick) => events.filter((e) => e.event === 'skipped' && e.tick === tick).length,
+  );
   return { events, runsByTick, skipsByTick, tickAt: (tick) => startAt + tick * run.periodMs };
 }
 
@@ -94,5 +102,8 @@ export function describeTicks(result: TickResult): string {
   const counts = new Map<number, number>();
   for (const runs of result.runsByTick) counts.set(runs.length, (counts.get(runs.length) ?? 0) + 1);
   const where = result.runsByTick.map((runs) => runs.join('+') || '-').join(' ');
-  return `${[...counts].sort(([a], [b]) => a - b).map(([runs, ticks]) => `${ticks} ticks ran ${runs}x`).join(', ')}; runner per tick: ${where}`;
+  return `${[...counts]
+    .sort(([a], [b]) => a - b)
+    .map(([runs, ticks]) => `${ticks} ticks ran ${runs}x`)
+    .join(', ')}; runner per tick: ${where}`;
 }

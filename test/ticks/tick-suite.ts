@@ -63,37 +63,58 @@ export function describeTickSuite(target: TickTarget): void {
       });
     }
 
-    withMinHold('with minHoldMs: each of 20 ticks of a 5 ms job runs exactly once', async () => {
-      const result = await runTicks({ ...base('once'), minHoldMs: MIN_HOLD_MS, periodMs: target.periodMs, ticks: 20, instances: SKEWS.map((skewMs) => ({ skewMs })) });
-      console.log(`${target.name} with minHoldMs ${MIN_HOLD_MS}, period ${target.periodMs} ms: ${describeTicks(result)}`);
-      expect(result.events.filter((e) => e.event === 'error')).toEqual([]);
-      expect(result.runsByTick.map((runs) => runs.length)).toEqual(Array(20).fill(1));
-      expect(result.skipsByTick).toEqual(Array(20).fill(2));
-    }, 240_000);
+    withMinHold(
+      'with minHoldMs: each of 20 ticks of a 5 ms job runs exactly once',
+      async () => {
+        const result = await runTicks({
+          ...base('once'),
+          minHoldMs: MIN_HOLD_MS,
+          periodMs: target.periodMs,
+          ticks: 20,
+          instances: SKEWS.map((skewMs) => ({ skewMs })),
+        });
+        console.log(
+          `${target.name} with minHoldMs ${MIN_HOLD_MS}, period ${target.periodMs} ms: ${describeTicks(result)}`,
+        );
+        expect(result.events.filter((e) => e.event === 'error')).toEqual([]);
+        expect(result.runsByTick.map((runs) => runs.length)).toEqual(Array(20).fill(1));
+        expect(result.skipsByTick).toEqual(Array(20).fill(2));
+      },
+      240_000,
+    );
 
     it('without minHoldMs: the same job runs more than once per tick (what minHoldMs prevents)', async () => {
-      const result = await runTicks({ ...base('twice'), periodMs: 1_000, ticks: 5, instances: SKEWS.map((skewMs) => ({ skewMs })) });
+      const result = await runTicks({
+        ...base('twice'),
+        periodMs: 1_000,
+        ticks: 5,
+        instances: SKEWS.map((skewMs) => ({ skewMs })),
+      });
       console.log(`${target.name} without minHoldMs: ${describeTicks(result)}`);
       expect(result.events.filter((e) => e.event === 'error')).toEqual([]);
       const doubled = result.runsByTick.filter((runs) => runs.length > 1).length;
       expect(doubled).toBeGreaterThan(0);
     }, 120_000);
 
-    withMinHold('a process that exits right after its fast job still blocks its tick until minHoldMs', async () => {
-      const result = await runTicks({
-        ...base('exit'),
-        minHoldMs: MIN_HOLD_MS,
-        periodMs: target.periodMs,
-        ticks: 3,
-        instances: SKEWS.map((skewMs) => ({ skewMs, behaviour: 'exit' as const })),
-      });
-      console.log(`${target.name}, every instance exits after its run: ${describeTicks(result)}`);
-      // Each tick ran once, each on another process, each of which was gone before the others fired.
-      expect(result.runsByTick.map((runs) => runs.length)).toEqual([1, 1, 1]);
-      expect(new Set(result.runsByTick.flat()).size).toBe(3);
-      expect(result.events.filter((e) => e.event === 'exit')).toHaveLength(3);
-      expect(result.skipsByTick).toEqual([2, 1, 0]);
-    }, 120_000);
+    withMinHold(
+      'a process that exits right after its fast job still blocks its tick until minHoldMs',
+      async () => {
+        const result = await runTicks({
+          ...base('exit'),
+          minHoldMs: MIN_HOLD_MS,
+          periodMs: target.periodMs,
+          ticks: 3,
+          instances: SKEWS.map((skewMs) => ({ skewMs, behaviour: 'exit' as const })),
+        });
+        console.log(`${target.name}, every instance exits after its run: ${describeTicks(result)}`);
+        // Each tick ran once, each on another process, each of which was gone before the others fired.
+        expect(result.runsByTick.map((runs) => runs.length)).toEqual([1, 1, 1]);
+        expect(new Set(result.runsByTick.flat()).size).toBe(3);
+        expect(result.events.filter((e) => e.event === 'exit')).toHaveLength(3);
+        expect(result.skipsByTick).toEqual([2, 1, 0]);
+      },
+      120_000,
+    );
 
     it('the instance running the job is SIGKILLed mid-job: the next tick runs on another instance, on time', async () => {
       const periodMs = Math.ceil((target.crashFreeMs + 1_500) / 1_000) * 1_000;
@@ -110,10 +131,12 @@ export function describeTickSuite(target: TickTarget): void {
           kill();
         },
       });
-      console.log(`${target.name}, runner of tick 0 SIGKILLed mid-job (period ${periodMs} ms): ${describeTicks(result)}`);
+      console.log(
+        `${target.name}, runner of tick 0 SIGKILLed mid-job (period ${periodMs} ms): ${describeTicks(result)}`,
+      );
       expect(result.runsByTick[0]).toEqual([killed]);
       expect(result.runsByTick[1]).toHaveLength(1);
-      expect(result.runsByTick[1]![0]).not.toBe(killed);
+      expect(result.runsByTick[1][0]).not.toBe(killed);
       // On time: within the skew and a little start-up of the tick it belongs to.
       const ran = result.events.find((e) => e.event === 'ran' && e.tick === 1)!;
       expect(ran.at - result.tickAt(1)).toBeLessThan(300 + 1_000);
@@ -130,16 +153,18 @@ export function describeTickSuite(target: TickTarget): void {
         ticks: 3,
         instances: SKEWS.map((skewMs) => ({ skewMs, behaviour: 'hang' as const })),
       });
-      console.log(`${target.name}, hung job with maxHoldMs ${maxHoldMs} (period ${periodMs} ms): ${describeTicks(result)}`);
+      console.log(
+        `${target.name}, hung job with maxHoldMs ${maxHoldMs} (period ${periodMs} ms): ${describeTicks(result)}`,
+      );
       const aborted = result.events.filter((e) => e.event === 'aborted');
       expect(aborted.length).toBeGreaterThanOrEqual(1);
       expect(aborted[0]).toMatchObject({ name: 'LockLostError', tick: 0 });
-      expect(aborted[0]!.message).toContain('maxHoldMs (1000 ms)');
+      expect(aborted[0].message).toContain('maxHoldMs (1000 ms)');
       const ran0 = result.events.find((e) => e.event === 'ran' && e.tick === 0)!;
-      expect(aborted[0]!.at - ran0.at).toBeGreaterThanOrEqual(maxHoldMs - 5);
+      expect(aborted[0].at - ran0.at).toBeGreaterThanOrEqual(maxHoldMs - 5);
       // The hung job kept its tick to itself, and did not block the next ones (with minHoldMs, each ran exactly once).
       expect(result.runsByTick[0]).toHaveLength(1);
-      expect(result.runsByTick[1]!.length).toBeGreaterThanOrEqual(1);
+      expect(result.runsByTick[1].length).toBeGreaterThanOrEqual(1);
       if (target.minHold) expect(result.runsByTick.map((runs) => runs.length)).toEqual([1, 1, 1]);
     }, 120_000);
   });

@@ -9,7 +9,12 @@ describeTickSuite({
   name: 'zookeeper',
   start: async () => void (server = await ZookeeperServer.start()),
   stop: async () => server?.destroy(),
-  processConfig: () => ({ type: 'zookeeper', url: server!.connectionString, sessionTimeoutMs: SESSION_TIMEOUT_MS, rootPath: `/ndl-ticks-${randomUUID().slice(0, 8)}` }),
+  processConfig: () => ({
+    type: 'zookeeper',
+    url: server!.connectionString,
+    sessionTimeoutMs: SESSION_TIMEOUT_MS,
+    rootPath: `/ndl-ticks-${randomUUID().slice(0, 8)}`,
+  }),
   // Ephemeral nodes live as long as their session: ZooKeeper refuses minHoldMs (see docs/backends/zookeeper.md).
   minHold: false,
   periodMs: 1_000,

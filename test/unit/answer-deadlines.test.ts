@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
-import { AnswerDeadlines, OVERDUE } from '../../lib/engine/answer-deadlines.js';
-import { monotonicNow } from '../../lib/engine/clock.js';
+import { AnswerDeadlines } from '../../lib/engine/answer-deadlines.js';
+import { OVERDUE } from '../../lib/util/time-limit.js';
+import { monotonicNow } from '../../lib/util/clock.js';
 
 /** Whether `answer` settled before a timer due `ms` from now ran: load-independent, the deadlines run on the same event loop. */
 async function settlesWithin(answer: Promise<unknown>, ms: number): Promise<{ inTime: boolean; outcome: unknown }> {
@@ -12,13 +13,16 @@ async function settlesWithin(answer: Promise<unknown>, ms: number): Promise<{ in
 }
 
 describe('AnswerDeadlines', () => {
-  it.each([7, 40, 65])('gives up a call that never answers before its bound, %i ms away, not a tick after it', async (ms) => {
-    const deadlines = new AnswerDeadlines();
-    const bound = monotonicNow() + ms;
-    const result = await settlesWithin(deadlines.within(new Promise(() => undefined), bound), ms);
-    expect(result).toEqual({ inTime: true, outcome: OVERDUE });
-    deadlines.stopIfIdle();
-  });
+  it.each([7, 40, 65])(
+    'gives up a call that never answers before its bound, %i ms away, not a tick after it',
+    async (ms) => {
+      const deadlines = new AnswerDeadlines();
+      const bound = monotonicNow() + ms;
+      const result = await settlesWithin(deadlines.within(new Promise(() => undefined), bound), ms);
+      expect(result).toEqual({ inTime: true, outcome: OVERDUE });
+      deadlines.stopIfIdle();
+    },
+  );
 
   it('a call due sooner than the one already watched is given up by its own bound', async () => {
     const deadlines = new AnswerDeadlines();
@@ -34,7 +38,9 @@ describe('AnswerDeadlines', () => {
   it('an answer in time is passed on as it is', async () => {
     const deadlines = new AnswerDeadlines();
     await expect(deadlines.within(Promise.resolve('answer'), monotonicNow() + 1_000)).resolves.toBe('answer');
-    await expect(deadlines.within(Promise.reject(new Error('store error')), monotonicNow() + 1_000)).rejects.toThrow('store error');
+    await expect(deadlines.within(Promise.reject(new Error('store error')), monotonicNow() + 1_000)).rejects.toThrow(
+      'store error',
+    );
     deadlines.stopIfIdle();
   });
 });

@@ -45,8 +45,18 @@ describe('close() while an acquisition is under way', () => {
   // The give-back's answer: true when the store held the granted lock, false when the failed attempt had taken nothing.
   // The caller hears that the instance is shutting down when the store granted the lock, and the store's failure when it failed.
   it.each<[string, (attempt: Scripted['attempt']) => void, boolean, Function]>([
-    ['gives back a lock granted while closing', (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 }), true, LockShuttingDownError],
-    ['cleans up after an attempt that failed while closing', (attempt) => attempt.reject(new Error('connection reset')), false, LockBackendError],
+    [
+      'gives back a lock granted while closing',
+      (attempt) => attempt.resolve({ acquired: true, fence: 1, validityMs: 30_000 }),
+      true,
+      LockShuttingDownError,
+    ],
+    [
+      'cleans up after an attempt that failed while closing',
+      (attempt) => attempt.reject(new Error('connection reset')),
+      false,
+      LockBackendError,
+    ],
   ])('%s before it closes the clients', async (_name, answer, heldInStore, expected) => {
     const { backend, attempt, released, calls } = backendWithOneClaim();
     const engine = new LockEngine(backend, { leaseMs: 30_000, waitMs: 0 });
@@ -80,14 +90,15 @@ describe('close() and the store calls nobody awaits any more (fake timers)', () 
         tryAcquire: async () => ({ acquired: true, fence: 1, validityMs: 3_000 }),
         waitForChange: () => new Promise<void>(() => undefined),
         renew: async (leaseMs) => leaseMs,
-        release: () => new Promise<boolean>((resolve) => (answers.release = () => (calls.push('release answered'), resolve(true)))),
+        release: () =>
+          new Promise<boolean>((resolve) => (answers.release = () => (calls.push('release answered'), resolve(true)))),
       }),
       close: async () => void calls.push('close'),
     };
     return { backend, calls, answers };
   }
 
-  it('lets a release its holder stopped waiting for reach the store\'s answer before it closes the clients', async () => {
+  it("lets a release its holder stopped waiting for reach the store's answer before it closes the clients", async () => {
     jest.useFakeTimers();
     const { backend, calls, answers } = backendAnsweringReleasesLater();
     const engine = new LockEngine(backend, { leaseMs: 3_000, waitMs: 0 });

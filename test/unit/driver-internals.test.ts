@@ -19,7 +19,7 @@ import { sentCommands } from '../../lib/backends/redis/stuck-connection.js';
 import { sendCoalesced } from '../../lib/backends/redis/write-coalescing.js';
 import { breakMysqlPool, mysqlConnections, type MysqlDriver } from '../../lib/backends/sql/mysql-driver.js';
 import { breakPgPool, pgPoolClients, pgSocket, type PgDriver } from '../../lib/backends/sql/postgres-driver.js';
-import { mysqlAddress, redisAddress } from '../../lib/backends/store-address.js';
+import { mysqlAddress, redisAddress } from '../../lib/backends/driver-address.js';
 import { driverSocket } from '../../lib/backends/zookeeper/connection-watchdog.js';
 import { replyParser } from '../../lib/backends/zookeeper/reply-stream-guard.js';
 import type { ZkDriver } from '../../lib/backends/zookeeper/zk-driver.js';

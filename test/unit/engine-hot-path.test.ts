@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it, jest } from '@jest/globals';
 import { Logger } from '@nestjs/common';
-import { InvalidLockArgumentError, LockEngine, LockService, LockTimeoutError, MemoryBackend, type LockEvent } from '../../lib/index.js';
+import {
+  InvalidLockArgumentError,
+  LockEngine,
+  LockService,
+  LockTimeoutError,
+  MemoryBackend,
+  type LockEvent,
+} from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 import { LockEventHub } from '../../lib/engine/lock-event-hub.js';
 
@@ -9,7 +16,7 @@ describe('events built only for those who get them', () => {
     jest.restoreAllMocks();
   });
 
-  it('builds no event on acquire and release when only LockService\'s warnings are listened to, and still delivers those', async () => {
+  it("builds no event on acquire and release when only LockService's warnings are listened to, and still delivers those", async () => {
     const emitted = jest.spyOn(LockEventHub.prototype, 'emit');
     const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
     const backend = new MemoryBackend();
@@ -65,7 +72,7 @@ describe('options checked once (checkOptions)', () => {
     expect(() => engine.checkOptions({ mode: 'shared' as never })).toThrow(InvalidLockArgumentError);
   });
 
-  it('acquires with the options as they were checked, against the engine\'s defaults, without looking at them again', async () => {
+  it("acquires with the options as they were checked, against the engine's defaults, without looking at them again", async () => {
     const engine = new LockEngine(new MemoryBackend(), { waitMs: 0, maxWaitMs: 50 });
     const options = { leaseMs: 60_000, waitMs: 5_000 };
     const checked = engine.checkOptions(options);
@@ -85,14 +92,20 @@ describe('options checked once (checkOptions)', () => {
   });
 
   it('leaves a kind of lock the store does not implement to each acquisition to refuse, naming its key', async () => {
-    const plain: LockBackend = { name: 'plain', claim: (request) => new MemoryBackend().claim(request), close: async () => undefined };
+    const plain: LockBackend = {
+      name: 'plain',
+      claim: (request) => new MemoryBackend().claim(request),
+      close: async () => undefined,
+    };
     const engine = new LockEngine(plain);
     const checked = engine.checkOptions({ mode: 'read' });
-    expect(() => engine.acquireScoped('report', checked)).toThrow('Lock "report": mode \'read\' is not supported by the plain backend');
+    expect(() => engine.acquireScoped('report', checked)).toThrow(
+      'Lock "report": mode \'read\' is not supported by the plain backend',
+    );
     await engine.close();
   });
 
-  it('refuses options checked by another engine (their defaults are that engine\'s)', async () => {
+  it("refuses options checked by another engine (their defaults are that engine's)", async () => {
     const [a, b] = [new LockEngine(new MemoryBackend()), new LockEngine(new MemoryBackend())];
     expect(() => b.acquireScoped('k', a.checkOptions())).toThrow(InvalidLockArgumentError);
     await Promise.all([a.close(), b.close()]);

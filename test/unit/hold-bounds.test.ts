@@ -5,18 +5,27 @@ import type { LockBackend } from '../../lib/backend.js';
 /** The memory store without the minHold capability, as a third-party backend written before it would be. */
 function storeWithoutMinHold(): LockBackend {
   const memory = new MemoryBackend();
-  return { name: 'custom', capabilities: { read: true }, claim: (request) => memory.claim(request), close: () => memory.close() };
+  return {
+    name: 'custom',
+    capabilities: { read: true },
+    claim: (request) => memory.claim(request),
+    close: () => memory.close(),
+  };
 }
 
 describe('minHoldMs / maxHoldMs in the engine', () => {
   it('a re-entrant call shares the outer lock: its release starts no hold; the outermost release does', async () => {
     const engine = new LockEngine(new MemoryBackend());
     let heldAfterInner: boolean | undefined;
-    await engine.withLock('job', async () => {
-      await engine.withLock('job', () => undefined, { minHoldMs: 60_000 });
-      // Still the outer holder's, not kept by a hold: the outer lock is live.
-      heldAfterInner = !engine.current()!.signal.aborted;
-    }, { minHoldMs: 200 });
+    await engine.withLock(
+      'job',
+      async () => {
+        await engine.withLock('job', () => undefined, { minHoldMs: 60_000 });
+        // Still the outer holder's, not kept by a hold: the outer lock is live.
+        heldAfterInner = !engine.current()!.signal.aborted;
+      },
+      { minHoldMs: 200 },
+    );
     expect(heldAfterInner).toBe(true);
     // The outer options count: kept for 200 ms, not 60 s.
     expect(await engine.tryAcquire('job')).toBeNull();
@@ -36,13 +45,16 @@ describe('minHoldMs / maxHoldMs in the engine', () => {
     await engine.close();
   });
 
-  it('maxHoldMs emits a lost event, and the holder\'s late release reports the loss without freeing anyone else', async () => {
+  it("maxHoldMs emits a lost event, and the holder's late release reports the loss without freeing anyone else", async () => {
     const engine = new LockEngine(new MemoryBackend(), { leaseMs: 300 });
     const events: LockEvent[] = [];
     engine.events.subscribe((event) => events.push(event));
     const hung = await engine.acquire('job', { maxHoldMs: 100 });
     await new Promise((resolve) => hung.signal.addEventListener('abort', resolve, { once: true }));
-    expect(events.find((event) => event.type === 'lost')).toMatchObject({ key: 'job', error: expect.any(LockLostError) });
+    expect(events.find((event) => event.type === 'lost')).toMatchObject({
+      key: 'job',
+      error: expect.any(LockLostError),
+    });
     // Renewal stopped: the key frees within the lease, without the holder releasing.
     const next = await engine.acquire('job', { waitMs: 2_000 });
     await expect(hung.release()).rejects.toBeInstanceOf(LockLostError);

@@ -1,11 +1,22 @@
 import { describe, expect, it } from '@jest/globals';
-import { escapeHolderPart, holderOwnerId, MAX_OWNER_ID_LENGTH, ownerIdPrefix, parseHolderIdentity, unescapeHolderPart } from '../../lib/engine/holder-identity.js';
+import {
+  escapeHolderPart,
+  holderOwnerId,
+  MAX_OWNER_ID_LENGTH,
+  ownerIdPrefix,
+  parseHolderIdentity,
+  unescapeHolderPart,
+} from '../../lib/engine/holder-identity.js';
 
 describe('holder identity in owner ids', () => {
   it('round-trips the instance, the label and the time of the claim, and makes every id unique', () => {
     const prefix = ownerIdPrefix('api-1:4242');
     const first = holderOwnerId(prefix, 'order 42 | 100% done', 1_764_200_000_123);
-    expect(parseHolderIdentity(first)).toEqual({ instance: 'api-1:4242', label: 'order 42 | 100% done', claimedAt: 1_764_200_000_123 });
+    expect(parseHolderIdentity(first)).toEqual({
+      instance: 'api-1:4242',
+      label: 'order 42 | 100% done',
+      claimedAt: 1_764_200_000_123,
+    });
     expect(holderOwnerId(prefix, 'order 42 | 100% done', 1_764_200_000_123)).not.toBe(first);
     expect(parseHolderIdentity(holderOwnerId(prefix, undefined, 5))).toEqual({ instance: 'api-1:4242', claimedAt: 5 });
   });
@@ -35,9 +46,14 @@ describe('holder identity in owner ids', () => {
     expect(unescapeHolderPart('%zz%')).toBe('%zz%');
   });
 
-  it('reads the instance and label of an older version\'s three-part id, without a time', () => {
-    expect(parseHolderIdentity('api-1|job%207|0b6e0d9e-8c1f-4a43-9d2e-6a3c6a1f4c1e')).toEqual({ instance: 'api-1', label: 'job 7' });
-    expect(parseHolderIdentity('api-1||0b6e0d9e-8c1f-4a43-9d2e-6a3c6a1f4c1e|not-a-time')).toEqual({ instance: 'api-1' });
+  it("reads the instance and label of an older version's three-part id, without a time", () => {
+    expect(parseHolderIdentity('api-1|job%207|0b6e0d9e-8c1f-4a43-9d2e-6a3c6a1f4c1e')).toEqual({
+      instance: 'api-1',
+      label: 'job 7',
+    });
+    expect(parseHolderIdentity('api-1||0b6e0d9e-8c1f-4a43-9d2e-6a3c6a1f4c1e|not-a-time')).toEqual({
+      instance: 'api-1',
+    });
   });
 
   it('reads nothing from owner ids of other forms (older versions, hashed SQL owners)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { InFlight } from '../../lib/engine/in-flight.js';
+import { InFlight } from '../../lib/util/in-flight.js';
 import { hasSettled } from '../support/settled.js';
 
 describe('InFlight: what closing waits for', () => {
@@ -11,7 +11,7 @@ describe('InFlight: what closing waits for', () => {
     const inFlight = new InFlight();
     let fulfil!: () => void;
     let reject!: (error: Error) => void;
-    inFlight.track(new Promise<void>((resolve) => (fulfil = resolve)));
+    void inFlight.track(new Promise<void>((resolve) => (fulfil = resolve)));
     inFlight.track(new Promise<void>((_, fail) => (reject = fail))).catch(() => undefined);
     const first = inFlight.settled();
     const second = inFlight.settled();

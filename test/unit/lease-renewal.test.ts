@@ -46,7 +46,7 @@ describe('lease renewal and the local lease clock (fake timers)', () => {
     expect(events.map((event) => event.type)).toContain('lost');
   });
 
-  it('aborts with LockLostError when the store says the lock is no longer this owner\'s', async () => {
+  it("aborts with LockLostError when the store says the lock is no longer this owner's", async () => {
     const lock = await engine.acquire('k');
     backend.renewBehaviour = 'lost';
     await jest.advanceTimersByTimeAsync(1000);

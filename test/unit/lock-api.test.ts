@@ -4,7 +4,7 @@ import { InvalidLockArgumentError, LockEngine, LockLostError, MemoryBackend, typ
 import { ScriptedBackend } from '../support/scripted-backend.js';
 
 describe('Lock handles, withLock and the engine lifecycle', () => {
-  it('withLock returns the function\'s result, rethrows its error, and releases either way', async () => {
+  it("withLock returns the function's result, rethrows its error, and releases either way", async () => {
     const engine = new LockEngine(new MemoryBackend());
     await expect(engine.withLock('k', () => 42)).resolves.toBe(42);
     await expect(engine.withLock('k', () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
@@ -26,9 +26,13 @@ describe('Lock handles, withLock and the engine lifecycle', () => {
 
   it('refuses to upgrade a read lock held by the same call chain (it would deadlock)', async () => {
     const engine = new LockEngine(new MemoryBackend());
-    await engine.withLock('k', async () => {
-      await expect(engine.acquire('k', { mode: 'write' })).rejects.toBeInstanceOf(InvalidLockArgumentError);
-    }, { mode: 'read' });
+    await engine.withLock(
+      'k',
+      async () => {
+        await expect(engine.acquire('k', { mode: 'write' })).rejects.toBeInstanceOf(InvalidLockArgumentError);
+      },
+      { mode: 'read' },
+    );
   });
 
   it('`await using` releases at the end of the block', async () => {
@@ -57,7 +61,7 @@ describe('Lock handles, withLock and the engine lifecycle', () => {
     expect(await other.tryAcquire('k')).not.toBeNull();
   });
 
-  it('emits acquired with the time waited and released with the time held, with the caller\'s key', async () => {
+  it("emits acquired with the time waited and released with the time held, with the caller's key", async () => {
     const engine = new LockEngine(new MemoryBackend(), { keyPrefix: 'app:' });
     const events: LockEvent[] = [];
     engine.events.subscribe((event) => events.push(event));
@@ -73,7 +77,7 @@ describe('Lock handles, withLock and the engine lifecycle', () => {
     const backend = new ScriptedBackend();
     const engine = new LockEngine(backend, { keyPrefix: 'svc:' });
     const lock = await engine.acquire('a');
-    expect(backend.requests[0]!.key).toBe('svc:a');
+    expect(backend.requests[0].key).toBe('svc:a');
     expect(lock.key).toBe('a');
     await lock.release();
   });
@@ -116,7 +120,9 @@ describe('the lock of a call chain: current(), run() and waiting for oneself', (
   it('run(lock, fn) makes a lock from acquire() current and re-entrant inside fn, without releasing it', async () => {
     const engine = new LockEngine(new MemoryBackend(), { waitMs: 100 });
     await using lock = await engine.acquire('report');
-    const nested = await engine.run(lock, () => engine.withLock('report', (inner) => [engine.current() === inner, inner.fence]));
+    const nested = await engine.run(lock, () =>
+      engine.withLock('report', (inner) => [engine.current() === inner, inner.fence]),
+    );
     expect(nested).toEqual([true, lock.fence]);
     expect(lock.signal.aborted).toBe(false);
     expect(await engine.tryAcquire('report')).toBeNull();

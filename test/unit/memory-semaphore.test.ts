@@ -1,8 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from '@jest/globals';
-import { InvalidLockArgumentError, LockEngine, LockLostError, LockTimeoutError, MemoryBackend, type Lock } from '../../lib/index.js';
+import {
+  InvalidLockArgumentError,
+  LockEngine,
+  LockLostError,
+  LockTimeoutError,
+  MemoryBackend,
+  type Lock,
+} from '../../lib/index.js';
 import type { LockBackend } from '../../lib/backend.js';
 
-const request = (owner: string, leaseMs: number, permits = 2) => ({ key: 'lock:k', owner, leaseMs, mode: 'exclusive' as const, fair: false, permits, onLost: () => undefined });
+const request = (owner: string, leaseMs: number, permits = 2) => ({
+  key: 'lock:k',
+  owner,
+  leaseMs,
+  mode: 'exclusive' as const,
+  fair: false,
+  permits,
+  onLost: () => undefined,
+});
 
 describe('memory semaphore (fake timers)', () => {
   let backend: MemoryBackend;
@@ -26,13 +41,13 @@ describe('memory semaphore (fake timers)', () => {
     const waiters = [1, 2, 3].map((n) => engine.semaphore('k', 2).then((lock) => (order.push(n), lock)));
     await jest.advanceTimersByTimeAsync(10);
     expect(order).toEqual([]);
-    await held[1]!.release();
+    await held[1].release();
     await jest.advanceTimersByTimeAsync(0);
     expect(order).toEqual([1]);
-    await held[0]!.release();
+    await held[0].release();
     await jest.advanceTimersByTimeAsync(0);
     expect(order).toEqual([1, 2]);
-    await (await waiters[0]!).release();
+    await (await waiters[0]).release();
     await jest.advanceTimersByTimeAsync(0);
     expect(order).toEqual([1, 2, 3]);
     await Promise.all((await Promise.all(waiters.slice(1))).map((lock) => lock.release()));

@@ -198,11 +198,15 @@ describe('multi-key locks (memory backend)', () => {
       await inner.release();
       expect(await freeKeys(other, ['a', 'b'])).toEqual([]);
       // Part re-entered (b), part new (c).
-      await engine.withLock(['c', 'b'], async (nested) => {
-        expect(engine.current()).toBe(nested);
-        expect(asMulti(nested).fences.b).toBe(fences.b);
-        expect(asMulti(nested).fences.c).toEqual(expect.any(Number));
-      }, { waitMs: 0 });
+      await engine.withLock(
+        ['c', 'b'],
+        async (nested) => {
+          expect(engine.current()).toBe(nested);
+          expect(asMulti(nested).fences.b).toBe(fences.b);
+          expect(asMulti(nested).fences.c).toEqual(expect.any(Number));
+        },
+        { waitMs: 0 },
+      );
       expect(await freeKeys(other, ['a', 'b', 'c'])).toEqual(['c']);
       await engine.withLock('a', async (single) => expect(engine.current()).toBe(single), { waitMs: 0 });
       expect(engine.current()).toBe(multi);
@@ -210,7 +214,7 @@ describe('multi-key locks (memory backend)', () => {
     expect(await freeKeys(other, ['a', 'b'])).toEqual(['a', 'b']);
   });
 
-  it('signal aborts with the part\'s LockLostError when one part is lost; release frees the others, then rejects that error', async () => {
+  it("signal aborts with the part's LockLostError when one part is lost; release frees the others, then rejects that error", async () => {
     // 600 ms, not 90: on a loaded machine a stalled event loop lapsed part a locally before b's loss was seen (a renewal every 200 ms finds it).
     const { backend, engine, other } = setup(600);
     const lock = asMulti(await engine.acquire(['a', 'b']));
@@ -248,7 +252,7 @@ describe('multi-key locks (memory backend)', () => {
     await expect(lock.extend()).rejects.toBeInstanceOf(LockLostError);
   });
 
-  it('extend renews every part; expiresAt is the earliest part\'s', async () => {
+  it("extend renews every part; expiresAt is the earliest part's", async () => {
     const { engine } = setup(1_000);
     const lock = await engine.acquire(['a', 'b'], { leaseMs: 1_000 });
     expect(lock.expiresAt).toBeLessThanOrEqual(Date.now() + 1_000);
@@ -291,7 +295,11 @@ describe('multi-key locks (memory backend)', () => {
     ['a null element', [null, 'a'], /element 0: Lock key must be a string, got null/],
   ])('rejects %s with InvalidLockArgumentError before taking anything', async (_name, keys, message) => {
     const { engine, events } = setup();
-    for (const call of [() => engine.acquire(keys as string[]), () => engine.tryAcquire(keys as string[]), () => engine.withLock(keys as string[], () => 1)]) {
+    for (const call of [
+      () => engine.acquire(keys as string[]),
+      () => engine.tryAcquire(keys as string[]),
+      () => engine.withLock(keys as string[], () => 1),
+    ]) {
       const error = await call().catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidLockArgumentError);
       expect((error as Error).message).toMatch(message);

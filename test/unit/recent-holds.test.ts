@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import { RECENT_HOLDS_PER_KEY, RecentHolds } from '../../lib/engine/recent-holds.js';
 
 describe('RecentHolds', () => {
-  it('estimates from the median of the key\'s last holds, less how long the current hold has lasted', () => {
+  it("estimates from the median of the key's last holds, less how long the current hold has lasted", () => {
     const holds = new RecentHolds();
     expect(holds.likelyFreeInMs('a')).toBeUndefined();
     for (const ms of [300, 20_000, 500]) holds.record('a', ms);

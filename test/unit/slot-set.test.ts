@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { SlotSet } from '../../lib/engine/slot-set.js';
+import { SlotSet } from '../../lib/util/slot-set.js';
 
 const item = (name: string) => ({ name, slot: -1 });
 

@@ -14,7 +14,7 @@ describe('waiting (memory backend, fake timers)', () => {
     jest.useRealTimers();
   });
 
-  it('rejects with LockTimeoutError exactly after waitMs, with the holder\'s remaining lease as retryAfterMs', async () => {
+  it("rejects with LockTimeoutError exactly after waitMs, with the holder's remaining lease as retryAfterMs", async () => {
     const held = await engine.acquire('k');
     let settled: unknown;
     engine.acquire('k').catch((error: unknown) => (settled = error));
@@ -39,14 +39,14 @@ describe('waiting (memory backend, fake timers)', () => {
     expect(order).toEqual([1, 2, 3, 4]);
   });
 
-  it('wakes a waiter when the holder\'s lease lapses in the store (crashed holder), without any release', async () => {
+  it("wakes a waiter when the holder's lease lapses in the store (crashed holder), without any release", async () => {
     const backend = new ScriptedBackend();
     const waitingEngine = new LockEngine(backend.store, { leaseMs: 1_000, waitMs: 5_000 });
     const crashed = new LockEngine(backend, { leaseMs: 1_000 });
     await crashed.acquire('k');
     backend.renewBehaviour = 'hang'; // the holder is gone: it renews nothing
     let acquired: Lock | undefined;
-    waitingEngine.acquire('k').then((lock) => (acquired = lock));
+    void waitingEngine.acquire('k').then((lock) => (acquired = lock));
     await jest.advanceTimersByTimeAsync(999);
     expect(acquired).toBeUndefined();
     await jest.advanceTimersByTimeAsync(5);
@@ -101,14 +101,17 @@ describe('LockTimeoutError.likelyFreeInMs: never shorter than the key is known t
   }
 
   async function timeoutOf(call: Promise<unknown>, advanceMs: number): Promise<LockTimeoutError> {
-    const settled = call.then(() => undefined, (error: unknown) => error);
+    const settled = call.then(
+      () => undefined,
+      (error: unknown) => error,
+    );
     await jest.advanceTimersByTimeAsync(advanceMs);
     const error = await settled;
     expect(error).toBeInstanceOf(LockTimeoutError);
     return error as LockTimeoutError;
   }
 
-  it('after a 10 s wait on a key another instance holds, says at least 10 s, not the median of this instance\'s 1 s holds', async () => {
+  it("after a 10 s wait on a key another instance holds, says at least 10 s, not the median of this instance's 1 s holds", async () => {
     await holdHere('k', 1_000, 3);
     const holder = await elsewhere.acquire('k');
     const error = await timeoutOf(here.acquire('k', { waitMs: 10_000 }), 10_001);
@@ -116,7 +119,7 @@ describe('LockTimeoutError.likelyFreeInMs: never shorter than the key is known t
     await holder.release();
   });
 
-  it('a one-shot attempt on a key held elsewhere: the median of this instance\'s holds (nothing else is known)', async () => {
+  it("a one-shot attempt on a key held elsewhere: the median of this instance's holds (nothing else is known)", async () => {
     await holdHere('k', 1_000, 3);
     const holder = await elsewhere.acquire('k');
     await jest.advanceTimersByTimeAsync(14_000);
@@ -124,7 +127,7 @@ describe('LockTimeoutError.likelyFreeInMs: never shorter than the key is known t
     await holder.release();
   });
 
-  it('when this instance holds the key: the median less its hold\'s age while that is shorter, its age once it has run past the median', async () => {
+  it("when this instance holds the key: the median less its hold's age while that is shorter, its age once it has run past the median", async () => {
     await holdHere('k', 10_000, 3);
     const holder = await here.acquire('k');
     await jest.advanceTimersByTimeAsync(2_000);

@@ -1,9 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createHash, randomUUID } from 'node:crypto';
-import { createLockBackend, LockBackendError, LockEngine, type LockEvent, type ZookeeperBackendOptions } from '../../lib/index.js';
+import {
+  createLockBackend,
+  LockBackendError,
+  LockEngine,
+  type LockEvent,
+  type ZookeeperBackendOptions,
+} from '../../lib/index.js';
 import { zkErrorCode, ZK_ERROR } from '../../lib/backends/zookeeper/zk-driver.js';
 import { lockParentPath } from '../../lib/backends/zookeeper/zk-paths.js';
-import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -18,7 +24,11 @@ const digestId = `app:${createHash('sha1').update(credentials).digest('base64')}
 const auth = [{ scheme: 'digest', credentials }];
 
 /** Errors of a raw client's operation, as ZooKeeper codes (0 = it succeeded). */
-const codeOf = (operation: Promise<unknown>) => operation.then(() => 0, (error: unknown) => zkErrorCode(error));
+const codeOf = (operation: Promise<unknown>) =>
+  operation.then(
+    () => 0,
+    (error: unknown) => zkErrorCode(error),
+  );
 
 describe('zookeeper auth and ACLs', () => {
   const run = randomUUID().slice(0, 8);
@@ -33,13 +43,22 @@ describe('zookeeper auth and ACLs', () => {
   let stranger: ZkAdmin;
 
   async function newEngine(overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options: ZookeeperBackendOptions = { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 4_000, rootPath, auth, acl: 'creator', ...overrides };
+    const options: ZookeeperBackendOptions = {
+      type: 'zookeeper',
+      url: server.connectionString,
+      sessionTimeoutMs: 4_000,
+      rootPath,
+      auth,
+      acl: 'creator',
+      ...overrides,
+    };
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs: 4_000, waitMs: 10_000 });
     engines.push(engine);
     return engine;
   }
   const parentOf = (k: string, root = rootPath) => lockParentPath(root, keyPrefix + k);
-  const nodePaths = async (k: string, root = rootPath) => (await admin.lockNodes(root, keyPrefix + k)).map((name) => `${parentOf(k, root)}/${name}`);
+  const nodePaths = async (k: string, root = rootPath) =>
+    (await admin.lockNodes(root, keyPrefix + k)).map((name) => `${parentOf(k, root)}/${name}`);
 
   beforeAll(async () => {
     server = await ZookeeperServer.start();
@@ -65,7 +84,10 @@ describe('zookeeper auth and ACLs', () => {
     await waitUntil('the waiter to queue', async () => (await nodePaths(k)).length === 2);
     // The root levels came from mkdirp, the parent and first node from the multi, the waiter's node from a plain create.
     for (const path of [`/ndl-acl-${run}`, rootPath, parentOf(k), ...(await nodePaths(k))]) {
-      expect({ path, acl: await admin.acl(path) }).toEqual({ path, acl: [{ scheme: 'digest', id: digestId, permission: ALL }] });
+      expect({ path, acl: await admin.acl(path) }).toEqual({
+        path,
+        acl: [{ scheme: 'digest', id: digestId, permission: ALL }],
+      });
     }
     await first.release();
     const second = await waiting;
@@ -78,10 +100,10 @@ describe('zookeeper auth and ACLs', () => {
     const k = key('stranger');
     const lock = await a.acquire(k);
     const [node] = await nodePaths(k);
-    expect(await codeOf(stranger.remove(node!))).toBe(ZK_ERROR.NO_AUTH);
+    expect(await codeOf(stranger.remove(node))).toBe(ZK_ERROR.NO_AUTH);
     expect(await codeOf(stranger.remove(parentOf(k)))).toBe(ZK_ERROR.NO_AUTH);
     expect(await codeOf(stranger.children(parentOf(k)))).toBe(ZK_ERROR.NO_AUTH);
-    expect(await admin.stat(node!)).toBeDefined();
+    expect(await admin.stat(node)).toBeDefined();
     expect(lock.signal.aborted).toBe(false);
     expect(await b.tryAcquire(k)).toBeNull();
     await lock.release();
@@ -96,8 +118,12 @@ describe('zookeeper auth and ACLs', () => {
     const engine = await newEngine({ rootPath: root, acl });
     const k = key('custom');
     const lock = await engine.acquire(k);
-    const expected = [{ scheme: 'digest', id: digestId, permission: ALL }, { scheme: 'world', id: 'anyone', permission: READ }];
-    for (const path of [root, parentOf(k, root), ...(await nodePaths(k, root))]) expect(await admin.acl(path)).toEqual(expected);
+    const expected = [
+      { scheme: 'digest', id: digestId, permission: ALL },
+      { scheme: 'world', id: 'anyone', permission: READ },
+    ];
+    for (const path of [root, parentOf(k, root), ...(await nodePaths(k, root))])
+      expect(await admin.acl(path)).toEqual(expected);
     // Anyone may look at the queue, nobody else may change it.
     expect(await stranger.children(parentOf(k, root))).toHaveLength(1);
     expect(await codeOf(stranger.remove(parentOf(k, root)))).toBe(ZK_ERROR.NO_AUTH);
@@ -127,7 +153,9 @@ describe('zookeeper auth and ACLs', () => {
     const engine = await newEngine({ url: proxy.connectionString });
     const backend = engine.backend as ZookeeperBackend;
     const before = await engine.acquire(key('before-expiry'));
-    const lost = new Promise<LockEvent>((resolve) => engine.events.subscribe((event) => event.type === 'lost' && resolve(event)));
+    const lost = new Promise<LockEvent>((resolve) =>
+      engine.events.subscribe((event) => event.type === 'lost' && resolve(event)),
+    );
     const old = backend.sessionCredentials()!;
     proxy.cut();
     await ZkAdmin.expireSession(server.connectionString, old);
@@ -143,7 +171,11 @@ describe('zookeeper auth and ACLs', () => {
   }, 30_000);
 
   it('fails at once with LockBackendError (AUTH_FAILED) when the server knows no such auth scheme, without opening session after session', async () => {
-    const engine = await newEngine({ auth: [{ scheme: 'no-such-scheme', credentials: 'x' }], acl: 'open', connectTimeoutMs: 5_000 });
+    const engine = await newEngine({
+      auth: [{ scheme: 'no-such-scheme', credentials: 'x' }],
+      acl: 'open',
+      connectTimeoutMs: 5_000,
+    });
     const startedAt = performance.now();
     const error = await engine.acquire(key('auth-failed')).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(LockBackendError);

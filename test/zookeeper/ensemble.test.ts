@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createLockBackend, LockEngine, type ZookeeperBackendOptions } from '../../lib/index.js';
-import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperEnsemble, type ZookeeperServer } from '../harness/zookeeper-server.js';
 import { ZkAdmin } from './zk-admin.js';
@@ -33,15 +33,31 @@ describe('zookeeper ensemble', () => {
     const [holder, other] = [await newEngine(), await newEngine()];
     const lock = await holder.acquire(k);
     expect(await other.tryAcquire(k)).toBeNull();
-    const sessionId = (holder.backend as ZookeeperBackend).sessionCredentials()!.sessionId.toString('hex').replace(/^0+/, '');
-    const connectedTo = await findAsync(ensemble.members, async (member) => (await member.fourLetter('cons')).includes(`sid=0x${sessionId}`));
+    const sessionId = (holder.backend as ZookeeperBackend)
+      .sessionCredentials()!
+      .sessionId.toString('hex')
+      .replace(/^0+/, '');
+    const connectedTo = await findAsync(ensemble.members, async (member) =>
+      (await member.fourLetter('cons')).includes(`sid=0x${sessionId}`),
+    );
     expect(connectedTo).toBeDefined();
     connectedTo!.pause();
     const pausedAt = performance.now();
     try {
       // The driver alone would wait forever on the silent member; the renewal's timeout makes it reconnect elsewhere.
-      await waitUntil('a renewal through another member', () => lock.extend().then(() => true, () => false), 20_000, 100);
-      console.log(`zookeeper ensemble: member SIGSTOPped, renewed through another member after ${Math.round(performance.now() - pausedAt)} ms; the lock was kept`);
+      await waitUntil(
+        'a renewal through another member',
+        () =>
+          lock.extend().then(
+            () => true,
+            () => false,
+          ),
+        20_000,
+        100,
+      );
+      console.log(
+        `zookeeper ensemble: member SIGSTOPped, renewed through another member after ${Math.round(performance.now() - pausedAt)} ms; the lock was kept`,
+      );
       expect(lock.signal.aborted).toBe(false);
       expect(await other.tryAcquire(k)).toBeNull();
       await lock.release();
@@ -78,8 +94,13 @@ describe('zookeeper ensemble', () => {
     let member: ZookeeperServer | undefined;
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const sessionId = (clients[0]!.backend as ZookeeperBackend).sessionCredentials()!.sessionId.toString('hex').replace(/^0+/, '');
-      member = await findAsync(ensemble.members, async (m) => (await m.fourLetter('cons')).includes(`sid=0x${sessionId}`));
+      const sessionId = (clients[0].backend as ZookeeperBackend)
+        .sessionCredentials()!
+        .sessionId.toString('hex')
+        .replace(/^0+/, '');
+      member = await findAsync(ensemble.members, async (m) =>
+        (await m.fourLetter('cons')).includes(`sid=0x${sessionId}`),
+      );
       member!.pause();
       const stoppedAt = performance.now();
       await new Promise((resolve) => setTimeout(resolve, 8_000));
@@ -90,9 +111,12 @@ describe('zookeeper ensemble', () => {
       await done;
       let previous = Math.max(...acquiredAt.filter((t) => t <= stoppedAt));
       let longest = 0;
-      for (const t of acquiredAt.filter((t) => t > stoppedAt && t <= resumedAt)) [longest, previous] = [Math.max(longest, t - previous), t];
+      for (const t of acquiredAt.filter((t) => t > stoppedAt && t <= resumedAt))
+        [longest, previous] = [Math.max(longest, t - previous), t];
       longest = Math.max(longest, resumedAt - previous);
-      console.log(`zookeeper ensemble: member SIGSTOPped 8 s, longest without an acquisition ${Math.round(longest)} ms, ${acquiredAt.filter((t) => t > stoppedAt && t <= resumedAt).length} acquisitions meanwhile, ${failures.length} failed acquires`);
+      console.log(
+        `zookeeper ensemble: member SIGSTOPped 8 s, longest without an acquisition ${Math.round(longest)} ms, ${acquiredAt.filter((t) => t > stoppedAt && t <= resumedAt).length} acquisitions meanwhile, ${failures.length} failed acquires`,
+      );
       expect(doubleHeld).toBe(0);
       // A release sent to the stopped member may fail at the engine's release bound (3 s); the node is deleted after the reconnect.
       expect(failures.filter((message) => !message.includes('did not answer the release'))).toEqual([]);
@@ -117,8 +141,13 @@ describe('zookeeper ensemble', () => {
     do {
       waiter = await newEngine();
       await waiter.tryAcquire(`connect:${k}`).then((lock) => lock?.release());
-      const sessionId = (waiter.backend as ZookeeperBackend).sessionCredentials()!.sessionId.toString('hex').replace(/^0+/, '');
-      waiterMember = await findAsync(ensemble.members, async (m) => (await m.fourLetter('cons')).includes(`sid=0x${sessionId}`));
+      const sessionId = (waiter.backend as ZookeeperBackend)
+        .sessionCredentials()!
+        .sessionId.toString('hex')
+        .replace(/^0+/, '');
+      waiterMember = await findAsync(ensemble.members, async (m) =>
+        (await m.fourLetter('cons')).includes(`sid=0x${sessionId}`),
+      );
     } while (waiterMember === undefined || waiterMember === leader);
     const serving = ensemble.members.find((member) => member !== waiterMember)!;
     const holder = await newEngine(serving.connectionString);
@@ -127,20 +156,22 @@ describe('zookeeper ensemble', () => {
       const lock = await holder.acquire(k);
       const waiting = waiter.acquire(k, { waitMs: 25_000 });
       await waitUntil('the waiter to queue', async () => (await admin.lockNodes(rootPath, `lock:${k}`)).length === 2);
-      waiterMember!.pause();
+      waiterMember.pause();
       try {
         await lock.release();
         const releasedAt = performance.now();
         const next = await waiting;
         const waitedMs = performance.now() - releasedAt;
-        console.log(`zookeeper ensemble: the waiter's member SIGSTOPped; it got the lock ${Math.round(waitedMs)} ms after the release`);
+        console.log(
+          `zookeeper ensemble: the waiter's member SIGSTOPped; it got the lock ${Math.round(waitedMs)} ms after the release`,
+        );
         expect(next.fence!).toBeGreaterThan(lock.fence!);
         await next.release();
         // Noticed when nothing came from the member for two thirds of the 8 s session timeout (the driver pings every third);
         // unnoticed, the waiter would sleep on its watch until its wait ends.
         expect(waitedMs).toBeLessThan(8_000);
       } finally {
-        waiterMember!.resume();
+        waiterMember.resume();
       }
     } finally {
       admin.close();
@@ -157,11 +188,25 @@ describe('zookeeper ensemble', () => {
     await leader.kill();
     const killedAt = performance.now();
     let newLeader: ZookeeperServer | undefined;
-    await waitUntil('a new leader', async () => (newLeader = await ensemble.leader().catch(() => undefined)) !== undefined, 20_000, 100);
+    await waitUntil(
+      'a new leader',
+      async () => (newLeader = await ensemble.leader().catch(() => undefined)) !== undefined,
+      20_000,
+      100,
+    );
     const electionMs = Math.round(performance.now() - killedAt);
     expect(newLeader).not.toBe(leader);
     // Renewal goes through the new leader: the session and its lock node are still there.
-    await waitUntil('a renewal through the new leader', () => lock.extend().then(() => true, () => false), 10_000, 100);
+    await waitUntil(
+      'a renewal through the new leader',
+      () =>
+        lock.extend().then(
+          () => true,
+          () => false,
+        ),
+      10_000,
+      100,
+    );
     const renewedMs = Math.round(performance.now() - killedAt);
     expect(lock.signal.aborted).toBe(false);
     expect(await other.tryAcquire(k)).toBeNull();
@@ -169,7 +214,9 @@ describe('zookeeper ensemble', () => {
     const next = await other.acquire(k, { waitMs: 5_000 });
     expect(next.fence!).toBeGreaterThan(lock.fence!);
     await next.release();
-    console.log(`zookeeper ensemble: new leader elected ${electionMs} ms after the old one was killed, renewed ${renewedMs} ms after the kill; the lock was kept`);
+    console.log(
+      `zookeeper ensemble: new leader elected ${electionMs} ms after the old one was killed, renewed ${renewedMs} ms after the kill; the lock was kept`,
+    );
   }, 60_000);
 });
 

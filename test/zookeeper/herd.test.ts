@@ -59,7 +59,11 @@ describe('zookeeper waiting without a herd effect', () => {
     // No children watch: each waiter watches the node just ahead of it, and its own node (a holder
     // learns at once if its node is deleted behind its back). In one session those are the same
     // server-side watches: 51 nodes watched (holder + 50 waiters), plus the holder's own watch from its session.
-    await waitUntil('the waiters\' watches', async () => /watching (\d+) paths/.exec(await server.fourLetter('wchs'))?.[1] === String(WAITERS + 1), 10_000);
+    await waitUntil(
+      "the waiters' watches",
+      async () => /watching (\d+) paths/.exec(await server.fourLetter('wchs'))?.[1] === String(WAITERS + 1),
+      10_000,
+    );
     expect(await server.fourLetter('wchs')).toMatch(new RegExp(`Total watches:${WAITERS + 2}\\b`));
 
     const releasedAt = performance.now();
@@ -72,6 +76,8 @@ describe('zookeeper waiting without a herd effect', () => {
     // One read on arrival, one when the predecessor left: nothing spurious over 50 hand-offs.
     expect(counts.attempts).toBe(2 * WAITERS);
     expect(counts.busy).toBe(WAITERS);
-    console.log(`zookeeper herd: ${WAITERS} waiters, ${counts.attempts} queue reads in all; ${WAITERS} hand-offs in ${Math.round(handoffsMs)} ms (${(handoffsMs / WAITERS).toFixed(1)} ms each)`);
+    console.log(
+      `zookeeper herd: ${WAITERS} waiters, ${counts.attempts} queue reads in all; ${WAITERS} hand-offs in ${Math.round(handoffsMs)} ms (${(handoffsMs / WAITERS).toFixed(1)} ms each)`,
+    );
   }, 60_000);
 });

@@ -7,6 +7,7 @@ import { startChildHolder } from '../support/child-holder.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { TcpProxy } from './tcp-proxy.js';
 import { ZkAdmin } from './zk-admin.js';
+import { withParentCleanupDelay } from '../support/internal-seams.js';
 
 /** Lock nodes in the store: parents are cleaned up, a lost create answer leaves no orphan, any key is safe. */
 describe('zookeeper lock nodes', () => {
@@ -19,7 +20,13 @@ describe('zookeeper lock nodes', () => {
   let admin: ZkAdmin;
 
   async function newEngine(overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options = { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 6_000, rootPath, ...overrides } as ZookeeperBackendOptions;
+    const options = {
+      type: 'zookeeper',
+      url: server.connectionString,
+      sessionTimeoutMs: 6_000,
+      rootPath,
+      ...overrides,
+    } as ZookeeperBackendOptions;
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs: 5_000, waitMs: 10_000 });
     engines.push(engine);
     return engine;
@@ -47,7 +54,11 @@ describe('zookeeper lock nodes', () => {
       const first = await engine.acquire(k);
       expect(await admin.stat(parentOf(k))).toBeDefined();
       await first.release();
-      await waitUntil('the empty parent to be deleted', async () => (await admin.stat(parentOf(k))) === undefined, 5_000);
+      await waitUntil(
+        'the empty parent to be deleted',
+        async () => (await admin.stat(parentOf(k))) === undefined,
+        5_000,
+      );
       const second = await engine.acquire(k);
       // A sequence number would restart at 0 under the new parent; the creation zxid does not.
       expect(second.fence!).toBeGreaterThan(first.fence!);
@@ -56,7 +67,7 @@ describe('zookeeper lock nodes', () => {
 
     it('never fail an acquirer that races the clean-up, and nothing is left behind', async () => {
       // Parents deleted right at release (not a second later), so that acquirers keep racing the clean-up.
-      const immediate = { parentCleanupDelayMs: 0 } as Partial<ZookeeperBackendOptions>;
+      const immediate = withParentCleanupDelay<Partial<ZookeeperBackendOptions>>({}, 0);
       const racers = [await newEngine(immediate), await newEngine(immediate), await newEngine(immediate)];
       const keys = [key('race-a'), key('race-b')];
       let inside = 0;
@@ -65,18 +76,27 @@ describe('zookeeper lock nodes', () => {
         racers.flatMap((engine, r) =>
           Array.from({ length: 2 }, async (_, lane) => {
             for (let i = 0; i < 25; i++) {
-              const k = keys[(r + lane + i) % keys.length]!;
-              await engine.withLock(k, async () => {
-                if (k === keys[0] && ++inside > 1) overlaps++;
-                await new Promise(setImmediate);
-                if (k === keys[0]) inside--;
-              }, { waitMs: 20_000 });
+              const k = keys[(r + lane + i) % keys.length];
+              await engine.withLock(
+                k,
+                async () => {
+                  if (k === keys[0] && ++inside > 1) overlaps++;
+                  await new Promise(setImmediate);
+                  if (k === keys[0]) inside--;
+                },
+                { waitMs: 20_000 },
+              );
             }
           }),
         ),
       );
       expect(overlaps).toBe(0);
-      await waitUntil('every parent to be cleaned up', async () => ((await admin.children(rootPath)) ?? []).every((name) => !keys.some((k) => parentOf(k).endsWith(name))), 10_000);
+      await waitUntil(
+        'every parent to be cleaned up',
+        async () =>
+          ((await admin.children(rootPath)) ?? []).every((name) => !keys.some((k) => parentOf(k).endsWith(name))),
+        10_000,
+      );
     }, 60_000);
 
     it('left by a process killed while holding the lock, are deleted by the next backend to start, not a held one', async () => {
@@ -90,12 +110,20 @@ describe('zookeeper lock nodes', () => {
       const other = await newEngine();
       const lock = await other.acquire(held);
       await holder.kill('SIGKILL');
-      await waitUntil("the dead holder's session to expire", async () => (await nodesOf(orphaned)).length === 0, 10_000);
+      await waitUntil(
+        "the dead holder's session to expire",
+        async () => (await nodesOf(orphaned)).length === 0,
+        10_000,
+      );
       // Nobody will delete it: its janitor died with its process.
       expect(await admin.stat(parentOf(orphaned))).toBeDefined();
       const next = await newEngine();
       await (await next.acquire(key('any'))).release();
-      await waitUntil('the orphaned parent to be deleted', async () => (await admin.stat(parentOf(orphaned))) === undefined, 5_000);
+      await waitUntil(
+        'the orphaned parent to be deleted',
+        async () => (await admin.stat(parentOf(orphaned))) === undefined,
+        5_000,
+      );
       expect(await nodesOf(held)).toHaveLength(1);
       await lock.release();
     }, 30_000);
@@ -104,7 +132,20 @@ describe('zookeeper lock nodes', () => {
   describe('keys', () => {
     it('locks keys of any characters and length, each as its own lock', async () => {
       const [a, b] = [await newEngine(), await newEngine()];
-      const keys = ['a/b', 'a%2fb', 'a%252fb', '.', '..', '/../', 'zoo keeper', 'päckchen 🔒', '\ud800 lone surrogate', '\u0000\u0007', 'x'.repeat(65_536), `${'x'.repeat(65_535)}y`];
+      const keys = [
+        'a/b',
+        'a%2fb',
+        'a%252fb',
+        '.',
+        '..',
+        '/../',
+        'zoo keeper',
+        'päckchen 🔒',
+        '\ud800 lone surrogate',
+        '\u0000\u0007',
+        'x'.repeat(65_536),
+        `${'x'.repeat(65_535)}y`,
+      ];
       const held = await Promise.all(keys.map((k) => a.acquire(k, { waitMs: 0 })));
       for (const k of keys) expect(await b.tryAcquire(k)).toBeNull();
       await Promise.all(held.map((lock) => lock.release()));
@@ -157,11 +198,23 @@ describe('zookeeper lock nodes', () => {
       for (let round = 0; round < 3; round++) {
         const torn = proxy.tearNextReply();
         // The next request's reply (the lookup of a free key) arrives cut short, then the connection closes.
-        const attempt = engine.tryAcquire(key('during')).then((during) => during?.release(), (error: unknown) => error);
+        const attempt = engine.tryAcquire(key('during')).then(
+          (during) => during?.release(),
+          (error: unknown) => error,
+        );
         await torn;
         await attempt;
         // Reconnected: the driver parsed the new handshake (a stale tail would make it garbage, or throw and kill the process).
-        await waitUntil('a renewal after the reconnect', () => lock.extend().then(() => true, () => false), 10_000, 100);
+        await waitUntil(
+          'a renewal after the reconnect',
+          () =>
+            lock.extend().then(
+              () => true,
+              () => false,
+            ),
+          10_000,
+          100,
+        );
       }
       expect(lock.signal.aborted).toBe(false);
       expect(await other.tryAcquire(k)).toBeNull();

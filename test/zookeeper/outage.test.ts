@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockBackendError, LockEngine, LockLostError, type ZookeeperBackendOptions } from '../../lib/index.js';
+import {
+  createLockBackend,
+  LockBackendError,
+  LockEngine,
+  LockLostError,
+  type ZookeeperBackendOptions,
+} from '../../lib/index.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { nextEvent } from '../support/next-event.js';
@@ -14,12 +20,23 @@ describe('zookeeper server outage', () => {
   let server: ZookeeperServer;
 
   async function newEngine(leaseMs: number, overrides: Partial<ZookeeperBackendOptions> = {}): Promise<LockEngine> {
-    const options: ZookeeperBackendOptions = { type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 10_000, connectTimeoutMs: 500, rootPath, ...overrides };
+    const options: ZookeeperBackendOptions = {
+      type: 'zookeeper',
+      url: server.connectionString,
+      sessionTimeoutMs: 10_000,
+      connectTimeoutMs: 500,
+      rootPath,
+      ...overrides,
+    };
     const engine = new LockEngine(await createLockBackend(options), { keyPrefix, leaseMs, waitMs: 10_000 });
     engines.push(engine);
     return engine;
   }
-  const extends_ = (engine: { extend(): Promise<void> }) => () => engine.extend().then(() => true, () => false);
+  const extends_ = (engine: { extend(): Promise<void> }) => () =>
+    engine.extend().then(
+      () => true,
+      () => false,
+    );
 
   beforeAll(async () => {
     server = await ZookeeperServer.start();
@@ -42,7 +59,9 @@ describe('zookeeper server outage', () => {
     await server.restart();
     const restartedAt = performance.now();
     await waitUntil('a renewal through the restarted server', extends_(lock), 8_000, 100);
-    console.log(`zookeeper short outage: server down ${Math.round(restartedAt - killedAt)} ms (lease 10 s); renewed ${Math.round(performance.now() - restartedAt)} ms after the restart, lock kept`);
+    console.log(
+      `zookeeper short outage: server down ${Math.round(restartedAt - killedAt)} ms (lease 10 s); renewed ${Math.round(performance.now() - restartedAt)} ms after the restart, lock kept`,
+    );
     expect(lock.signal.aborted).toBe(false);
     expect(await other.tryAcquire(k)).toBeNull();
     await lock.release();
@@ -66,7 +85,9 @@ describe('zookeeper server outage', () => {
     const next = await other.acquire(k, { waitMs: 15_000 });
     const freedMs = Math.round(performance.now() - restartedAt);
     expect(freedMs).toBeLessThan(6_000);
-    console.log(`zookeeper long outage: lease 1.5 s, signal aborted ${lostMs} ms after the server died; after the restart the key was free in ${freedMs} ms (session 10 s)`);
+    console.log(
+      `zookeeper long outage: lease 1.5 s, signal aborted ${lostMs} ms after the server died; after the restart the key was free in ${freedMs} ms (session 10 s)`,
+    );
     await next.release();
   }, 40_000);
 });

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
-import { createLockBackend, LockEngine, LockLostError, type LockEvent, type ZookeeperBackendOptions } from '../../lib/index.js';
-import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper.backend.js';
+import {
+  createLockBackend,
+  LockEngine,
+  LockLostError,
+  type LockEvent,
+  type ZookeeperBackendOptions,
+} from '../../lib/index.js';
+import type { ZookeeperBackend } from '../../lib/backends/zookeeper/zookeeper-backend.js';
 import { waitUntil } from '../harness/server-process.js';
 import { ZookeeperServer } from '../harness/zookeeper-server.js';
 import { startChildHolder } from '../support/child-holder.js';
@@ -24,10 +30,21 @@ describe('zookeeper sessions', () => {
   let admin: ZkAdmin;
 
   const options = (overrides: Partial<ZookeeperBackendOptions> = {}): ZookeeperBackendOptions => ({
-    type: 'zookeeper', url: server.connectionString, sessionTimeoutMs: 4_000, rootPath, ...overrides,
+    type: 'zookeeper',
+    url: server.connectionString,
+    sessionTimeoutMs: 4_000,
+    rootPath,
+    ...overrides,
   });
-  async function newEngine(backendOptions: Partial<ZookeeperBackendOptions> = {}, leaseMs = 4_000): Promise<LockEngine> {
-    const engine = new LockEngine(await createLockBackend(options(backendOptions)), { keyPrefix, leaseMs, waitMs: 10_000 });
+  async function newEngine(
+    backendOptions: Partial<ZookeeperBackendOptions> = {},
+    leaseMs = 4_000,
+  ): Promise<LockEngine> {
+    const engine = new LockEngine(await createLockBackend(options(backendOptions)), {
+      keyPrefix,
+      leaseMs,
+      waitMs: 10_000,
+    });
     engines.push(engine);
     return engine;
   }
@@ -82,7 +99,12 @@ describe('zookeeper sessions', () => {
   it('aborts the signal of a holder process paused past its session timeout once it resumes; the next holder has a larger fence', async () => {
     const k = key('paused');
     const engine = await newEngine();
-    const holder = await startChildHolder({ backend: options({ sessionTimeoutMs: 1_500 }), key: k, keyPrefix, leaseMs: 1_500 });
+    const holder = await startChildHolder({
+      backend: options({ sessionTimeoutMs: 1_500 }),
+      key: k,
+      keyPrefix,
+      leaseMs: 1_500,
+    });
     try {
       holder.process.kill('SIGSTOP');
       const pausedAt = performance.now();
@@ -95,7 +117,9 @@ describe('zookeeper sessions', () => {
       holder.process.kill('SIGCONT');
       const resumedAt = performance.now();
       expect(await lostEvent).toMatchObject({ event: 'lost' });
-      console.log(`zookeeper SIGSTOP: holder (session 1.5 s) paused, next holder in ${freedMs} ms; after SIGCONT its signal aborted in ${Math.round(performance.now() - resumedAt)} ms`);
+      console.log(
+        `zookeeper SIGSTOP: holder (session 1.5 s) paused, next holder in ${freedMs} ms; after SIGCONT its signal aborted in ${Math.round(performance.now() - resumedAt)} ms`,
+      );
       expect(next.signal.aborted).toBe(false);
       await next.release();
     } finally {
@@ -107,7 +131,12 @@ describe('zookeeper sessions', () => {
   it('frees the lock of a SIGKILLed holder process when its session expires, not before', async () => {
     const k = key('killed');
     const engine = await newEngine();
-    const holder = await startChildHolder({ backend: options({ sessionTimeoutMs: 2_000 }), key: k, keyPrefix, leaseMs: 30_000 });
+    const holder = await startChildHolder({
+      backend: options({ sessionTimeoutMs: 2_000 }),
+      key: k,
+      keyPrefix,
+      leaseMs: 30_000,
+    });
     try {
       await holder.kill('SIGKILL');
       const killedAt = performance.now();

@@ -75,7 +75,11 @@ export class TcpProxy {
       client.destroy();
       return;
     }
-    const link: Link = { client, server: createConnection({ host: '127.0.0.1', port: targetPort }), dropReplies: false };
+    const link: Link = {
+      client,
+      server: createConnection({ host: '127.0.0.1', port: targetPort }),
+      dropReplies: false,
+    };
     this.links.add(link);
     let pending = Buffer.alloc(0);
     let sawConnectRequest = false;

@@ -1,4 +1,11 @@
-import { loadZookeeperDriver, zkErrorCode, ZK_ERROR, type ZkAcl, type ZkClient, type ZkStat } from '../../lib/backends/zookeeper/zk-driver.js';
+import {
+  loadZookeeperDriver,
+  zkErrorCode,
+  ZK_ERROR,
+  type ZkAcl,
+  type ZkClient,
+  type ZkStat,
+} from '../../lib/backends/zookeeper/zk-driver.js';
 import { lockParentPath } from '../../lib/backends/zookeeper/zk-paths.js';
 
 /** A separate ZooKeeper session for tests: looks at lock nodes and deletes them behind their holders' backs. */
@@ -6,7 +13,10 @@ export class ZkAdmin {
   private constructor(private readonly client: ZkClient) {}
 
   /** Connects, authenticated with `auth` (e.g. `[{ scheme: 'digest', credentials: 'user:password' }]`) if given. */
-  static async connect(connectionString: string, auth: readonly { scheme: string; credentials: string }[] = []): Promise<ZkAdmin> {
+  static async connect(
+    connectionString: string,
+    auth: readonly { scheme: string; credentials: string }[] = [],
+  ): Promise<ZkAdmin> {
     const driver = await loadZookeeperDriver();
     const client = driver.createClient(connectionString, { sessionTimeout: 5_000 });
     for (const { scheme, credentials } of auth) client.addAuthInfo(scheme, Buffer.from(credentials));
@@ -26,21 +36,31 @@ export class ZkAdmin {
   /** Children of `path`, or `undefined` when it does not exist. */
   children(path: string): Promise<string[] | undefined> {
     return new Promise((resolve, reject) =>
-      this.client.getChildren(path, (error, children) => (zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(children))),
+      this.client.getChildren(path, (error, children) =>
+        zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(children),
+      ),
     );
   }
 
   stat(path: string): Promise<ZkStat | undefined> {
     return new Promise((resolve, reject) =>
-      this.client.getData(path, undefined, (error, _data, stat) => (zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(stat))),
+      this.client.getData(path, undefined, (error, _data, stat) =>
+        zkErrorCode(error) === ZK_ERROR.NO_NODE ? resolve(undefined) : error ? reject(error) : resolve(stat),
+      ),
     );
   }
 
   /** The node's ACL as `{ scheme, id, permission }` entries (the permission a bit mask: read 1, write 2, create 4, delete 8, admin 16). */
   acl(path: string): Promise<{ scheme: string; id: string; permission: number }[]> {
-    const client = this.client as ZkClient & { getACL(path: string, callback: (error: Error | null, acls: ZkAcl[]) => void): void };
+    const client = this.client as ZkClient & {
+      getACL(path: string, callback: (error: Error | null, acls: ZkAcl[]) => void): void;
+    };
     return new Promise((resolve, reject) =>
-      client.getACL(path, (error, acls) => (error ? reject(error) : resolve(acls.map(({ id, permission }) => ({ scheme: id.scheme, id: id.id, permission }))))),
+      client.getACL(path, (error, acls) =>
+        error
+          ? reject(error)
+          : resolve(acls.map(({ id, permission }) => ({ scheme: id.scheme, id: id.id, permission }))),
+      ),
     );
   }
 
@@ -49,7 +69,11 @@ export class ZkAdmin {
   }
 
   remove(path: string): Promise<void> {
-    return new Promise((resolve, reject) => this.client.remove(path, -1, (error) => (error && zkErrorCode(error) !== ZK_ERROR.NO_NODE ? reject(error) : resolve())));
+    return new Promise((resolve, reject) =>
+      this.client.remove(path, -1, (error) =>
+        error && zkErrorCode(error) !== ZK_ERROR.NO_NODE ? reject(error) : resolve(),
+      ),
+    );
   }
 
   /** The lock nodes queued for `storeKey`, in sequence order. */
@@ -69,7 +93,10 @@ export class ZkAdmin {
    * session over (the server drops the first one's connection) and closes it. The first client
    * learns on reconnecting that its session expired.
    */
-  static async expireSession(connectionString: string, credentials: { sessionId: Buffer; sessionPassword: Buffer }): Promise<void> {
+  static async expireSession(
+    connectionString: string,
+    credentials: { sessionId: Buffer; sessionPassword: Buffer },
+  ): Promise<void> {
     const driver = await loadZookeeperDriver();
     const client = driver.createClient(connectionString, { sessionTimeout: 5_000, ...credentials });
     await new Promise<void>((resolve, reject) => {

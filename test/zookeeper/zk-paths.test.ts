@@ -5,14 +5,37 @@ import { keyNodeName, lockNodePrefix, parseLockNode } from '../../lib/backends/z
 
 /** What ZooKeeper's PathUtils.validatePath accepts in one node name. */
 function isValidZnodeName(name: string): boolean {
-  // eslint-disable-next-line no-control-regex
-  return name.length > 0 && !name.includes('/') && name !== '.' && name !== '..' && !/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(name);
+  return (
+    name.length > 0 &&
+    !name.includes('/') &&
+    name !== '.' &&
+    name !== '..' &&
+    // eslint-disable-next-line no-control-regex -- the control characters ZooKeeper refuses
+    !/[\u0000-\u001f\u007f-\u009f\ud800-\uf8ff\ufff0-\uffff]/.test(name)
+  );
 }
 
 const node = (mode: 'read' | 'write', sequence: number) => `${mode}-0123abcd-${String(sequence).padStart(10, '0')}`;
 
 describe('zookeeper key escaping', () => {
-  const awkward = ['a/b', 'a%2fb', 'a%252fb', '.', '..', '/', '//', 'x/../y', 'päckchen', '日本', '🔒', '\ud800', '\u0000\u0001', 'a b', '%u0041', 'A'];
+  const awkward = [
+    'a/b',
+    'a%2fb',
+    'a%252fb',
+    '.',
+    '..',
+    '/',
+    '//',
+    'x/../y',
+    'päckchen',
+    '日本',
+    '🔒',
+    '\ud800',
+    '\u0000\u0001',
+    'a b',
+    '%u0041',
+    'A',
+  ];
 
   it('turns any key into one valid znode name', () => {
     for (const key of [...awkward, 'k'.repeat(65_536), '/'.repeat(65_536)]) {
@@ -36,7 +59,12 @@ describe('zookeeper key escaping', () => {
 
 describe('zookeeper lock node names', () => {
   it('parses what it creates and ignores foreign children', () => {
-    expect(parseLockNode(`${lockNodePrefix('read', 'ab12')}0000000007`)).toEqual({ name: 'read-ab12-0000000007', shared: true, attemptId: 'ab12', sequence: 7 });
+    expect(parseLockNode(`${lockNodePrefix('read', 'ab12')}0000000007`)).toEqual({
+      name: 'read-ab12-0000000007',
+      shared: true,
+      attemptId: 'ab12',
+      sequence: 7,
+    });
     expect(parseLockNode(`${lockNodePrefix('exclusive', 'ab12')}0000000008`)?.shared).toBe(false);
     expect(lockNodePrefix('write', 'ab12')).toBe(lockNodePrefix('exclusive', 'ab12'));
     expect(parseLockNode('something-else')).toBeUndefined();
@@ -51,7 +79,14 @@ describe('zookeeper queue position', () => {
   });
 
   it('lets readers in with readers ahead, and makes them wait for the last writer ahead', () => {
-    const children = [node('read', 1), node('read', 2), node('write', 3), node('read', 4), node('write', 5), node('read', 6)];
+    const children = [
+      node('read', 1),
+      node('read', 2),
+      node('write', 3),
+      node('read', 4),
+      node('write', 5),
+      node('read', 6),
+    ];
     expect(queuePosition(children, node('read', 2), true)).toEqual({ state: 'held' });
     expect(queuePosition(children, node('write', 3), false)).toEqual({ state: 'waiting', watch: node('read', 2) });
     expect(queuePosition(children, node('read', 4), true)).toEqual({ state: 'waiting', watch: node('write', 3) });
@@ -59,7 +94,10 @@ describe('zookeeper queue position', () => {
   });
 
   it('orders by sequence number, not by name, and reports a node that is gone', () => {
-    expect(queuePosition([node('write', 10), node('read', 9)], node('write', 10), false)).toEqual({ state: 'waiting', watch: node('read', 9) });
+    expect(queuePosition([node('write', 10), node('read', 9)], node('write', 10), false)).toEqual({
+      state: 'waiting',
+      watch: node('read', 9),
+    });
     expect(queuePosition([node('write', 1)], node('write', 2), false)).toEqual({ state: 'missing' });
   });
 });
@@ -78,7 +116,9 @@ describe('zookeeper backend options', () => {
     ['fractional connectTimeoutMs', { url: 'h:2181', connectTimeoutMs: 1.5 }],
   ];
   it.each(bad)('%s → InvalidLockArgumentError', async (_name, options) => {
-    await expect(createLockBackend({ type: 'zookeeper', ...options } as never)).rejects.toBeInstanceOf(InvalidLockArgumentError);
+    await expect(createLockBackend({ type: 'zookeeper', ...options } as never)).rejects.toBeInstanceOf(
+      InvalidLockArgumentError,
+    );
   });
 
   it('accepts an ensemble with a chroot', async () => {

@@ -1,9 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IOptions } from 'etcd3';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 
 /** How long a member whose call timed out (or could not be reached) is passed over while another one answers. */
-export const MEMBER_SKIP_MS = 5_000;
+const MEMBER_SKIP_MS = 5_000;
 /** A per-attempt deadline never below this: a healthy etcd answers in milliseconds, a loaded one within a second. */
 const MIN_ATTEMPT_MS = 1_000;
 
@@ -13,7 +13,7 @@ export function attemptTimeoutMs(requestTimeoutMs: number, hostCount: number): n
 }
 
 /** @internal What the fault handling needs to know of the driver. */
-export interface FaultHandlingOptions {
+interface FaultHandlingOptions {
   readonly hostCount: number;
   readonly requestTimeoutMs: number;
   /** Whether an attempt failed for want of an answer (unreachable, or deadline exceeded): worth trying on another member. */
@@ -54,7 +54,9 @@ export function noticeUnansweredAttempts<T>(call: () => Promise<T>, onUnanswered
  * so cockatiel need not be a dependency, and a member is skipped only while another one is not
  * (cockatiel's breaker refuses every call once all are open).
  */
-export function lockFaultHandling(options: FaultHandlingOptions): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> {
+export function lockFaultHandling(
+  options: FaultHandlingOptions,
+): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> {
   const { hostCount, requestTimeoutMs, isUnanswered } = options;
   const attemptMs = attemptTimeoutMs(requestTimeoutMs, hostCount);
   const members: MemberPolicy[] = [];
@@ -153,7 +155,12 @@ class MemberPolicy {
 }
 
 function isStream(value: unknown): value is OpenStream {
-  return typeof value === 'object' && value !== null && typeof (value as Partial<OpenStream>).cancel === 'function' && typeof (value as Partial<OpenStream>).once === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as Partial<OpenStream>).cancel === 'function' &&
+    typeof (value as Partial<OpenStream>).once === 'function'
+  );
 }
 
 /** Thrown without calling a member that is passed over: etcd3 then tries the next one. */

@@ -20,9 +20,9 @@ export function escapeSegment(value: string): string {
   });
 }
 
-export type KeyRole = 'read' | 'write';
+type KeyRole = 'read' | 'write';
 
-export function roleOf(mode: LockMode): KeyRole {
+function roleOf(mode: LockMode): KeyRole {
   return isShared(mode) ? 'read' : 'write';
 }
 
@@ -65,8 +65,8 @@ export class SemaphoreKeys {
 export function prefixEnd(prefix: Buffer): Buffer {
   const end = Buffer.from(prefix);
   for (let i = end.length - 1; i >= 0; i--) {
-    if (end[i]! < 0xff) {
-      end[i]!++;
+    if (end[i] < 0xff) {
+      end[i]++;
       return end.subarray(0, i + 1);
     }
   }

@@ -1,5 +1,5 @@
 import type { Etcd3, Lease } from 'etcd3';
-import { monotonicNow, sleep, unrefTimer } from '../../engine/clock.js';
+import { monotonicNow, sleep, unrefTimer } from '../../util/clock.js';
 
 /** @internal Something bound to an etcd lease (a claim whose key carries it), told when the lease is gone. */
 export interface LeaseBound {
@@ -145,7 +145,8 @@ export class LeaseKeeper {
         () => this.keepAliveLater(granted, periodMs),
         () => {
           if (granted.dead) return;
-          if (monotonicNow() >= granted.aliveUntil) this.drop(granted, 'no keepalive of the etcd lease was answered within its TTL (etcd unreachable?)');
+          if (monotonicNow() >= granted.aliveUntil)
+            this.drop(granted, 'no keepalive of the etcd lease was answered within its TTL (etcd unreachable?)');
           else this.keepAliveLater(granted, KEEPALIVE_RETRY_MS);
         },
       );
@@ -159,7 +160,9 @@ export class LeaseKeeper {
       const sentAt = monotonicNow();
       if (granted.dead) throw new Error('the etcd lease is gone');
       try {
-        await granted.lease.keepaliveOnce({ deadline: Date.now() + Math.max(1, Math.min(this.attemptMs, endsAt - sentAt)) });
+        await granted.lease.keepaliveOnce({
+          deadline: Date.now() + Math.max(1, Math.min(this.attemptMs, endsAt - sentAt)),
+        });
         if (!granted.dead) granted.confirm(sentAt);
         return;
       } catch (error) {

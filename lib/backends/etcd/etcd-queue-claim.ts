@@ -1,5 +1,5 @@
 import type { Etcd3, IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
-import { monotonicNow, unrefTimer } from '../../engine/clock.js';
+import { monotonicNow, unrefTimer } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { noticeUnansweredAttempts } from './etcd-fault-handling.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
@@ -29,7 +29,8 @@ interface Place {
   readonly lease: GrantedLease;
 }
 
-type Look<Wait> = { readonly held: false; readonly wait: Wait } | { readonly held: true; readonly revision: number } | 'requeue';
+type Look<Wait> =
+  { readonly held: false; readonly wait: Wait } | { readonly held: true; readonly revision: number } | 'requeue';
 
 /**
  * @internal
@@ -64,12 +65,13 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
 
   async tryAcquire(): Promise<AttemptResult> {
     const startedAt = monotonicNow();
-    for (let tries = 0; ; ) {
+    for (let tries = 0; ;) {
       const place = this.place && !this.place.lease.dead ? this.place : undefined;
       const look = place ? await this.lookFrom(place) : await this.enqueue();
       if (look === 'requeue') {
         this.place = undefined;
-        if (++tries >= MAX_ENQUEUE_TRIES) throw new Error('could not keep a place in the queue: the etcd lease keeps being lost');
+        if (++tries >= MAX_ENQUEUE_TRIES)
+          throw new Error('could not keep a place in the queue: the etcd lease keeps being lost');
         continue;
       }
       if (!look.held) {
@@ -83,7 +85,8 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
       if (validityMs !== undefined) return { acquired: true, fence: look.revision, validityMs };
       // The lease was lost while we looked (before the engine could be told): queue again.
       this.held = false;
-      if (++tries >= MAX_ENQUEUE_TRIES) throw new Error('could not keep a place in the queue: the etcd lease keeps being lost');
+      if (++tries >= MAX_ENQUEUE_TRIES)
+        throw new Error('could not keep a place in the queue: the etcd lease keeps being lost');
     }
   }
 
@@ -143,7 +146,12 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     const deleted = await noticeUnansweredAttempts(
       async () =>
         place
-          ? (await client.if(this.ownKey, 'Create', '==', place.revision).then({ request_delete_range: { key: this.ownKey } }).commit()).succeeded
+          ? (
+              await client
+                .if(this.ownKey, 'Create', '==', place.revision)
+                .then({ request_delete_range: { key: this.ownKey } })
+                .commit()
+            ).succeeded
           : (await client.delete().key(this.ownKey)).deleted !== '0',
       () => (unanswered = true),
     );
@@ -220,21 +228,26 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     try {
       const txn = this.context.client
         .if(this.ownKey, 'Create', '==', 0)
-        .then(this.aheadQuery(undefined), { request_put: { key: this.ownKey, value: Buffer.from(this.request.owner), lease: lease.id } })
+        .then(this.aheadQuery(undefined), {
+          request_put: { key: this.ownKey, value: Buffer.from(this.request.owner), lease: lease.id },
+        })
         // Only a put of an earlier attempt whose answer was lost can be there. Read, never deleted here:
         // this transaction applied late must not remove the key a later attempt put.
         .else({ request_range: { key: this.ownKey } });
-      response = await noticeUnansweredAttempts(() => txn.commit(), () => this.context.leases.retire(lease));
+      response = await noticeUnansweredAttempts(
+        () => txn.commit(),
+        () => this.context.leases.retire(lease),
+      );
     } catch (error) {
       if (!this.context.isLeaseNotFound(error)) throw error;
       this.context.leases.drop(lease, 'etcd no longer knows the lease');
       return 'requeue';
     }
     if (lease.dead) return 'requeue';
-    if (!response.succeeded) return this.earlierPut(response.responses[0]!.response_range.kvs[0], lease);
+    if (!response.succeeded) return this.earlierPut(response.responses[0].response_range.kvs[0], lease);
     const revision = Number(response.header.revision);
     this.place = { revision, lease };
-    return this.lookResult(response.responses[0]!.response_range, revision, revision + 1);
+    return this.lookResult(response.responses[0].response_range, revision, revision + 1);
   }
 
   /** This claim's key was there already (an earlier attempt's): kept if it is on `lease`, else removed (by its revision) to queue again. */
@@ -245,16 +258,22 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
       this.place = { revision, lease };
       return this.lookFrom(this.place);
     }
-    await this.context.client.if(this.ownKey, 'Create', '==', revision).then({ request_delete_range: { key: this.ownKey } }).commit();
+    await this.context.client
+      .if(this.ownKey, 'Create', '==', revision)
+      .then({ request_delete_range: { key: this.ownKey } })
+      .commit();
     return 'requeue';
   }
 
   /** Reads the keys ahead of this claim's, if this claim's key is still there. */
   private async lookFrom(place: Place): Promise<Look<Wait>> {
-    const response = await this.context.client.if(this.ownKey, 'Create', '==', place.revision).then(this.aheadQuery(place.revision)).commit();
+    const response = await this.context.client
+      .if(this.ownKey, 'Create', '==', place.revision)
+      .then(this.aheadQuery(place.revision))
+      .commit();
     // Our key is gone (deleted behind our back): the place in the queue is lost.
     if (!response.succeeded) return 'requeue';
-    return this.lookResult(response.responses[0]!.response_range, place.revision, Number(response.header.revision) + 1);
+    return this.lookResult(response.responses[0].response_range, place.revision, Number(response.header.revision) + 1);
   }
 
   private lookResult(range: IRangeResponse, revision: number, fromRevision: number): Look<Wait> {

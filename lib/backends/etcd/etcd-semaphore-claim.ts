@@ -51,6 +51,14 @@ export class EtcdSemaphoreClaim extends EtcdQueueClaim<Short> {
   }
 
   protected watch(short: Short, maxMs: number, signal: AbortSignal): Promise<void> {
-    return waitForDeletionsAhead(this.context.client, this.prefix, short.revision, short.deletionsNeeded, short.fromRevision, maxMs, signal);
+    return waitForDeletionsAhead(
+      this.context.client,
+      this.prefix,
+      short.revision,
+      short.deletionsNeeded,
+      short.fromRevision,
+      maxMs,
+      signal,
+    );
   }
 }

@@ -1,5 +1,5 @@
 import type { Etcd3, IKeyValue, Watcher } from 'etcd3';
-import { MAX_TIMER_MS } from '../../engine/clock.js';
+import { MAX_TIMER_MS } from '../../util/clock.js';
 
 /**
  * @internal
@@ -7,11 +7,22 @@ import { MAX_TIMER_MS } from '../../engine/clock.js';
  * `signal` aborts, whichever comes first. Starting at the revision of the read that saw the key
  * means a deletion in between is delivered too, so nothing is missed. Never rejects.
  */
-export function waitForKeyChange(client: Etcd3, key: Buffer, fromRevision: number, maxMs: number, signal: AbortSignal): Promise<void> {
-  return watchUntil(() => client.watch().key(key).startRevision(String(fromRevision)).watcher(), (watcher, finish) => {
-    watcher.on('delete', finish);
-    watcher.on('put', finish);
-  }, maxMs, signal);
+export function waitForKeyChange(
+  client: Etcd3,
+  key: Buffer,
+  fromRevision: number,
+  maxMs: number,
+  signal: AbortSignal,
+): Promise<void> {
+  return watchUntil(
+    () => client.watch().key(key).startRevision(String(fromRevision)).watcher(),
+    (watcher, finish) => {
+      watcher.on('delete', finish);
+      watcher.on('put', finish);
+    },
+    maxMs,
+    signal,
+  );
 }
 
 /**
@@ -21,23 +32,42 @@ export function waitForKeyChange(client: Etcd3, key: Buffer, fromRevision: numbe
  * or when `signal` aborts. Deletions of keys created later are not counted, so only the waiter they
  * let in wakes. Never rejects.
  */
-export function waitForDeletionsAhead(client: Etcd3, prefix: Buffer, revision: number, count: number, fromRevision: number, maxMs: number, signal: AbortSignal): Promise<void> {
+export function waitForDeletionsAhead(
+  client: Etcd3,
+  prefix: Buffer,
+  revision: number,
+  count: number,
+  fromRevision: number,
+  maxMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   let left = count;
-  const build = () => client.watch().prefix(prefix).startRevision(String(fromRevision)).only('delete').withPreviousKV().watcher();
-  return watchUntil(build, (watcher, finish) => {
-    watcher.on('delete', (_kv: IKeyValue, previous?: IKeyValue) => {
-      // Without the previous value (compacted) its place is unknown: count it, at worst a spurious wake-up.
-      const created = previous ? Number(previous.create_revision) : 0;
-      // The waiter's own key went (deleted behind its back): it must queue again, at once.
-      if (created === revision) return finish();
-      if (created > revision) return;
-      if (--left <= 0) finish();
-    });
-  }, maxMs, signal);
+  const build = () =>
+    client.watch().prefix(prefix).startRevision(String(fromRevision)).only('delete').withPreviousKV().watcher();
+  return watchUntil(
+    build,
+    (watcher, finish) => {
+      watcher.on('delete', (_kv: IKeyValue, previous?: IKeyValue) => {
+        // Without the previous value (compacted) its place is unknown: count it, at worst a spurious wake-up.
+        const created = previous ? Number(previous.create_revision) : 0;
+        // The waiter's own key went (deleted behind its back): it must queue again, at once.
+        if (created === revision) return finish();
+        if (created > revision) return;
+        if (--left <= 0) finish();
+      });
+    },
+    maxMs,
+    signal,
+  );
 }
 
 /** Runs a watcher until `attach`'s handlers call `finish`, `maxMs` passes, `signal` aborts or the watch fails. */
-function watchUntil(build: () => Watcher, attach: (watcher: Watcher, finish: () => void) => void, maxMs: number, signal: AbortSignal): Promise<void> {
+function watchUntil(
+  build: () => Watcher,
+  attach: (watcher: Watcher, finish: () => void) => void,
+  maxMs: number,
+  signal: AbortSignal,
+): Promise<void> {
   return new Promise((resolve) => {
     let watcher: Watcher | undefined;
     let done = false;

@@ -1,5 +1,5 @@
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
-import { monotonicNow, unrefTimer, wakeableSleep } from '../../engine/clock.js';
+import { monotonicNow, unrefTimer, wakeableSleep } from '../../util/clock.js';
 
 /** @internal A claim holding a key, until its lease lapses. */
 export interface Holder {

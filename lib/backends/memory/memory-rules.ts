@@ -1,4 +1,4 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import { isShared } from '../../engine/lock-mode.js';
 import type { HoldRule, KeyState, MemoryClaim } from './memory-queue.js';
 
@@ -37,6 +37,7 @@ export const SEMAPHORE_RULE: HoldRule = {
 
 function remainingMs(state: KeyState, pick: (a: number, b: number) => number): number | undefined {
   let expiresAt: number | undefined;
-  for (const holder of state.holders.values()) expiresAt = expiresAt === undefined ? holder.expiresAt : pick(expiresAt, holder.expiresAt);
+  for (const holder of state.holders.values())
+    expiresAt = expiresAt === undefined ? holder.expiresAt : pick(expiresAt, holder.expiresAt);
   return expiresAt === undefined ? undefined : Math.max(0, Math.ceil(expiresAt - monotonicNow()));
 }

@@ -155,7 +155,9 @@ export function acquireLock(client: RedisClient, keys: RedisLockKeys, request: A
   const scriptKeys = acquireKeys(keys);
   const args = acquireArgs(request);
   // One promise over the command (not an async function awaiting it): this is every acquisition's path.
-  return sendScript(client, ACQUIRE, scriptKeys, args).then(acquireReply, (error: unknown) => afterScriptFailed(error, client, ACQUIRE, scriptKeys, args).then(acquireReply));
+  return sendScript(client, ACQUIRE, scriptKeys, args).then(acquireReply, (error: unknown) =>
+    afterScriptFailed(error, client, ACQUIRE, scriptKeys, args).then(acquireReply),
+  );
 }
 
 function acquireKeys(keys: RedisLockKeys): string[] {
@@ -164,7 +166,12 @@ function acquireKeys(keys: RedisLockKeys): string[] {
 
 function acquireArgs(request: AcquireRequest): (string | number)[] {
   const kind = kindOf(request);
-  const args: (string | number)[] = [request.owner, request.leaseMs, kind, counterTtlMs(request.idleKeyTtlMs, request.leaseMs)];
+  const args: (string | number)[] = [
+    request.owner,
+    request.leaseMs,
+    kind,
+    counterTtlMs(request.idleKeyTtlMs, request.leaseMs),
+  ];
   // One fence unless a local turn reserves more: the common case sends none.
   if (kind === 'x' && request.fences !== undefined && request.fences > 1) args.push(request.fences);
   return args;
@@ -174,6 +181,12 @@ function acquireReply(reply: unknown): AcquireReply {
   // The common case, a free key taken by a lone claim: one integer, nothing to unpack.
   if (typeof reply === 'number') return { acquired: true, fence: reply, lastFence: reply, aheadMs: 0 };
   const [taken, value, queued, held] = reply as [number, number, number?, number?];
-  if (taken === 1) return { acquired: true, fence: value, lastFence: (reply as number[]).length > 2 ? (reply as number[])[2]! : value, aheadMs: (reply as number[])[3] };
+  if (taken === 1)
+    return {
+      acquired: true,
+      fence: value,
+      lastFence: (reply as number[]).length > 2 ? (reply as number[])[2] : value,
+      aheadMs: (reply as number[])[3],
+    };
   return { acquired: false, holderTtlMs: value >= 0 ? value : undefined, queued: queued === 1, held: held === 1 };
 }

@@ -1,4 +1,4 @@
-import { monotonicNow, wakeableSleep } from '../../engine/clock.js';
+import { monotonicNow, wakeableSleep } from '../../util/clock.js';
 import { STAND_BACK_MS_PER_PROCESS, type HandOffReceiver } from './local-turn.js';
 
 /**
@@ -34,10 +34,6 @@ export class ChannelWaiters {
     return this.activeSince !== Infinity;
   }
 
-  get asleep(): number {
-    return this.waiters.filter((waiter) => waiter.isAsleep).length;
-  }
-
   add(waiter: ReleaseWaiter): void {
     this.waiters.push(waiter);
   }
@@ -63,7 +59,10 @@ export class ChannelWaiters {
    */
   wakeNext(after?: ReleaseWaiter): void {
     const from = after ? this.waiters.indexOf(after) + 1 : 0;
-    this.waiters.slice(from).find((waiter) => waiter.isAsleep)?.wake();
+    this.waiters
+      .slice(from)
+      .find((waiter) => waiter.isAsleep)
+      ?.wake();
   }
 
   /**

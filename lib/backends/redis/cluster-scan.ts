@@ -1,4 +1,12 @@
-import { badCursor, decodeNodeCursor, encodeNodeCursor, scanNode, START, type NodeCursor, type Scanner } from './scan-page.js';
+import {
+  badCursor,
+  decodeNodeCursor,
+  encodeNodeCursor,
+  scanNode,
+  START,
+  type NodeCursor,
+  type Scanner,
+} from './scan-page.js';
 
 /** @internal An ioredis `Cluster`, seen structurally: its master connections. */
 export interface ClusterMasters {
@@ -18,8 +26,18 @@ export interface KeysPage {
  * failover) is skipped to the next address: its keys are then listed from the master that took
  * them only if that one comes later in address order.
  */
-export async function scanClusterPage(cluster: ClusterMasters, prefix: string, limit: number, count: number, cursor: string | undefined, maxRounds: number): Promise<KeysPage> {
-  const masters = cluster.nodes('master').map((node) => ({ node, address: `${node.options.host ?? ''}:${node.options.port ?? ''}` })).sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0));
+export async function scanClusterPage(
+  cluster: ClusterMasters,
+  prefix: string,
+  limit: number,
+  count: number,
+  cursor: string | undefined,
+  maxRounds: number,
+): Promise<KeysPage> {
+  const masters = cluster
+    .nodes('master')
+    .map((node) => ({ node, address: `${node.options.host ?? ''}:${node.options.port ?? ''}` }))
+    .sort((x, y) => (x.address < y.address ? -1 : x.address > y.address ? 1 : 0));
   let index = 0;
   let from: NodeCursor = START;
   if (cursor !== undefined) {
@@ -29,19 +47,20 @@ export async function scanClusterPage(cluster: ClusterMasters, prefix: string, l
     const within = decodeNodeCursor(cursor.slice(slash + 1), cursor);
     index = masters.findIndex((master) => master.address >= address);
     if (index < 0) return { found: [] };
-    if (masters[index]!.address === address) from = within;
+    if (masters[index].address === address) from = within;
   }
   const found: string[] = [];
   let rounds = 0;
   while (index < masters.length) {
-    const master = masters[index]!;
+    const master = masters[index];
     const part = await scanNode(master.node, prefix, limit - found.length, count, from, maxRounds - rounds);
     found.push(...part.found);
     rounds += part.rounds;
     if (part.next) return { found, cursor: `${master.address}/${encodeNodeCursor(part.next)}` };
     index++;
     from = START;
-    if (index < masters.length && (found.length >= limit || rounds >= maxRounds)) return { found, cursor: `${masters[index]!.address}/${encodeNodeCursor(START)}` };
+    if (index < masters.length && (found.length >= limit || rounds >= maxRounds))
+      return { found, cursor: `${masters[index].address}/${encodeNodeCursor(START)}` };
   }
   return { found };
 }

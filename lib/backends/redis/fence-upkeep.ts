@@ -1,7 +1,7 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 
 /** How much longer than the idle time after its last release a key's fence counter may live: a hundredth. */
-export const IDLE_EXCESS_SHARE = 0.01;
+const IDLE_EXCESS_SHARE = 0.01;
 
 /**
  * @internal When a renewal must also keep the key's fence counter alive. The acquisition gave the

@@ -1,5 +1,6 @@
 import { validityAfterDrift } from '../drift.js';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
+import type { AttemptResult } from '../../engine/lock-backend.js';
 import type { FenceUpkeep } from './fence-upkeep.js';
 
 /**
@@ -76,6 +77,24 @@ export class LocalTurn {
     } finally {
       this.writes--;
     }
+  }
+
+  /**
+   * Passes the lock to the oldest plain claim of this process asleep waiting for the key (among
+   * `waiters`), if there is one and the turn allows; whether it did. The claim that released holds
+   * the lock no more once it did.
+   */
+  passOn(waiters: { handOffReceiver(): HandOffReceiver | undefined } | undefined): boolean {
+    const receiver = waiters?.handOffReceiver();
+    const fence = receiver && this.nextHandOff(receiver.leaseMs);
+    if (!receiver || fence === undefined) return false;
+    receiver.receive(this, fence);
+    return true;
+  }
+
+  /** What the attempt of a claim that was handed the lock with `fence` returns: held, without a round trip. */
+  handedOver(fence: number): AttemptResult {
+    return { acquired: true, fence, validityMs: this.validUntil - monotonicNow() };
   }
 
   /** No more hand-offs: the key is not (surely) the turn's any more. */

@@ -52,7 +52,9 @@ export class QueueHeartbeat {
     if (this.beating) return;
     this.beating = true;
     try {
-      await Promise.allSettled([...this.places].map((place) => this.track(refreshQueuePlace(this.client, place.keys, place.entry))));
+      await Promise.allSettled(
+        [...this.places].map((place) => this.track(refreshQueuePlace(this.client, place.keys, place.entry))),
+      );
     } finally {
       this.beating = false;
     }

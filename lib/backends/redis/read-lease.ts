@@ -22,7 +22,8 @@ return 1
 // only; when it was the last one (the others lapsed or left), announces the release, so a queued
 // writer wakes, and, with a fence counter and no writer holding the key (one may have come in after
 // this reader's lease lapsed), lets the counter expire the idle time from now. 1 if it still held.
-const RELEASE_READ = publishingScript((publish) => `
+const RELEASE_READ = publishingScript(
+  (publish) => `
 ${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry then return 0 end
@@ -36,10 +37,17 @@ else
 end
 if tonumber(expiry) <= now then return 0 end
 return 1
-`);
+`,
+);
 
 /** @internal Whether the reader's lease was extended (false: it lapsed, or the reader left). `fenceIdleMs`: as for renewLock. */
-export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number, fenceIdleMs?: number): Promise<boolean> {
+export async function renewReadLock(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  leaseMs: number,
+  fenceIdleMs?: number,
+): Promise<boolean> {
   const reply =
     fenceIdleMs === undefined
       ? runScriptBatched(client, RENEW_READ, [keys.readers], [owner, leaseMs])
@@ -48,10 +56,21 @@ export async function renewReadLock(client: RedisClient, keys: RedisLockKeys, ow
 }
 
 /** @internal Whether this reader still held its share (and so freed it). `fenceIdleMs`: as for releaseLock. */
-export async function releaseReadLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number): Promise<boolean> {
+export async function releaseReadLock(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  message = RELEASED_MESSAGE,
+  fenceIdleMs?: number,
+): Promise<boolean> {
   const reply =
     fenceIdleMs === undefined
       ? runPublishingScript(client, RELEASE_READ, [keys.readers], [owner, keys.channel, message])
-      : runPublishingScript(client, RELEASE_READ, [keys.readers, keys.fence, keys.lock], [owner, keys.channel, message, fenceIdleMs]);
+      : runPublishingScript(
+          client,
+          RELEASE_READ,
+          [keys.readers, keys.fence, keys.lock],
+          [owner, keys.channel, message, fenceIdleMs],
+        );
   return Number(await reply) === 1;
 }

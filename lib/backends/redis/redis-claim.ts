@@ -1,5 +1,5 @@
 import { validityAfterDrift } from '../drift.js';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { acquireLock, type AcquireReply, type AcquireRequest } from './acquire.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
@@ -70,7 +70,13 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     this.keys = redisLockKeys(request.key);
     this.entry = queueEntryOf(request);
     const policy = queuePolicyOf(request);
-    this.attempt = { owner: request.owner, leaseMs: request.leaseMs, mode: request.mode, policy, idleKeyTtlMs: context.idleKeyTtlMs };
+    this.attempt = {
+      owner: request.owner,
+      leaseMs: request.leaseMs,
+      mode: request.mode,
+      policy,
+      idleKeyTtlMs: context.idleKeyTtlMs,
+    };
     this.reader = request.mode === 'read';
     this.plain = policy === 'found';
     this.waiter = new ReleaseWaiter(this.plain ? this : undefined);
@@ -106,7 +112,10 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const yieldMs = this.plain ? local?.yieldLeft() : undefined;
     if (yieldMs !== undefined) return Promise.resolve({ acquired: false, holderTtlMs: yieldMs });
     // Others of this process wait already: reserve fences for a turn of local hand-offs.
-    const attempt = this.plain && local && local.size > (this.waiting ? 1 : 0) ? { ...this.attempt, fences: TURN_FENCES } : this.attempt;
+    const attempt =
+      this.plain && local && local.size > (this.waiting ? 1 : 0)
+        ? { ...this.attempt, fences: TURN_FENCES }
+        : this.attempt;
     const startedAt = monotonicNow();
     // One promise over the script's, not an async function awaiting it: every acquisition's path.
     return acquireLock(this.context.client, this.keys, attempt).then(
@@ -121,7 +130,12 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   }
 
   /** What the acquire script answered an attempt that started at `startedAt`. */
-  private attempted(reply: AcquireReply, startedAt: number, local: ChannelWaiters | undefined, woken: boolean): AttemptResult | Promise<AttemptResult> {
+  private attempted(
+    reply: AcquireReply,
+    startedAt: number,
+    local: ChannelWaiters | undefined,
+    woken: boolean,
+  ): AttemptResult | Promise<AttemptResult> {
     this.setQueued(!reply.acquired && reply.queued);
     if (!reply.acquired) {
       this.holderDeadline = reply.holderTtlMs === undefined ? undefined : monotonicNow() + reply.holderTtlMs;
@@ -131,23 +145,42 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
       return { acquired: false, holderTtlMs: reply.holderTtlMs };
     }
     const { replicas } = this.context;
-    if (replicas) return acknowledgedOrUndone(replicas, this.heldEntry(this.request.owner), () => this.undo()).then(() => this.granted(reply, startedAt, local));
+    if (replicas)
+      return acknowledgedOrUndone(replicas, this.heldEntry(this.request.owner), () => this.undo()).then(() =>
+        this.granted(reply, startedAt, local),
+      );
     return this.granted(reply, startedAt, local);
   }
 
-  private granted(reply: AcquireReply & { acquired: true }, startedAt: number, local: ChannelWaiters | undefined): AttemptResult {
+  private granted(
+    reply: AcquireReply & { acquired: true },
+    startedAt: number,
+    local: ChannelWaiters | undefined,
+  ): AttemptResult {
     this.fenceUpkeep = new FenceUpkeep(this.context.idleKeyTtlMs, startedAt, this.request.leaseMs, reply.aheadMs);
     if (this.plain) {
       const validUntil = startedAt + validityAfterDrift(this.request.leaseMs, this.context.driftFactor);
       // A turn only when fences were reserved for it: a lone acquisition has nothing to hand on.
-      if (reply.lastFence > reply.fence) this.turn = new LocalTurn(this.request.owner, reply.fence + 1, reply.lastFence, validUntil, this.fenceUpkeep, this.context.driftFactor);
+      if (reply.lastFence > reply.fence)
+        this.turn = new LocalTurn(
+          this.request.owner,
+          reply.fence + 1,
+          reply.lastFence,
+          validUntil,
+          this.fenceUpkeep,
+          this.context.driftFactor,
+        );
       local?.noteHolderUntil(validUntil);
     }
     this.held = true;
     this.stopWaiting();
     // Readers share the key: the next waiter of this process may get in too (a writer finds it held and sleeps again).
     if (this.reader) local?.wakeNext();
-    return { acquired: true, fence: reply.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.context.driftFactor) };
+    return {
+      acquired: true,
+      fence: reply.fence,
+      validityMs: validityAfterDrift(this.request.leaseMs, this.context.driftFactor),
+    };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -169,7 +202,10 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const startedAt = monotonicNow();
     let extended: boolean;
     if (this.reader) {
-      extended = await this.renewed(this.request.owner, track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs)));
+      extended = await this.renewed(
+        this.request.owner,
+        track(renewReadLock(client, this.keys, this.request.owner, leaseMs, fenceIdleMs)),
+      );
     } else {
       const turn = this.turn;
       const owner = turn?.storeOwner ?? this.request.owner;
@@ -182,7 +218,14 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   release(holdMs?: number): Promise<boolean> {
     // Held, with nothing else to clean up or hand on (every uncontended lock): the script's own promise.
-    if (this.held && !this.maybeHeld && !this.queued && this.handedFence === undefined && this.waiting === undefined && this.turn === undefined) {
+    if (
+      this.held &&
+      !this.maybeHeld &&
+      !this.queued &&
+      this.handedFence === undefined &&
+      this.waiting === undefined &&
+      this.turn === undefined
+    ) {
       this.held = false;
       return this.freeHeld(this.request.owner, holdMs);
     }
@@ -234,7 +277,9 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
 
   /** Where the store keeps this claim's hold: the lock key's value, or its owner's entry among the readers. */
   private heldEntry(owner: string): HeldEntry {
-    return this.reader ? { key: this.keys.readers, owner, kind: 'member' } : { key: this.keys.lock, owner, kind: 'value' };
+    return this.reader
+      ? { key: this.keys.readers, owner, kind: 'member' }
+      : { key: this.keys.lock, owner, kind: 'value' };
   }
 
   /** Drops an acquisition the replicas did not acknowledge; if that fails too, release() tries again. */
@@ -242,7 +287,11 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
     const { client } = this.context;
     const owner = this.request.owner;
     const idleMs = this.context.idleKeyTtlMs;
-    await (this.reader ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs) : releaseLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs)).catch(() => (this.maybeHeld = true));
+    await (
+      this.reader
+        ? releaseReadLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs)
+        : releaseLock(client, this.keys, owner, RELEASED_MESSAGE, idleMs)
+    ).catch(() => (this.maybeHeld = true));
   }
 
   /**
@@ -250,7 +299,14 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
    * process flagged it as waited for (waiting-flag.ts). The common path: no promise over the script's.
    */
   private releaseWriterFreely(owner: string): Promise<boolean> {
-    return releaseLockIfWaited(this.context.client, this.keys, owner, this.context.listener.releaseMessage, this.fenceIdleMs(), this.fenceUpkeep?.aheadMs);
+    return releaseLockIfWaited(
+      this.context.client,
+      this.keys,
+      owner,
+      this.context.listener.releaseMessage,
+      this.fenceIdleMs(),
+      this.fenceUpkeep?.aheadMs,
+    );
   }
 
   /**
@@ -260,7 +316,14 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   private async releaseWriter(owner: string, local: ChannelWaiters): Promise<boolean> {
     // Its own announcement may arrive before the reply: stand back already for those that waited last time.
     if (this.plain) local.standBack(local.othersWaiting);
-    const heard = await releaseLockHeard(this.context.client, this.keys, owner, this.context.listener.releaseMessage, this.fenceIdleMs(), this.fenceUpkeep?.aheadMs);
+    const heard = await releaseLockHeard(
+      this.context.client,
+      this.keys,
+      owner,
+      this.context.listener.releaseMessage,
+      this.fenceIdleMs(),
+      this.fenceUpkeep?.aheadMs,
+    );
     // This backend's own subscriber is one of those that heard it when claims of this process wait.
     if (this.plain && local.size > 0 && heard >= 0) local.standBack(heard - (local.isSubscribed ? 1 : 0));
     return heard >= 0;
@@ -275,19 +338,15 @@ export class RedisClaim implements LockClaim, QueuePlace, HandOffReceiver {
   private takeHandOff(fence: number): AttemptResult {
     this.handedFence = undefined;
     this.stopWaiting();
-    return { acquired: true, fence, validityMs: this.turn!.validUntil - monotonicNow() };
+    return this.turn!.handedOver(fence);
   }
 
-  /** Passes the held lock to the oldest plain claim of this process asleep waiting for it, if the turn allows. */
+  /** Passes the held lock on within its turn (LocalTurn.passOn), if the turn allows. */
   private handOff(): boolean {
     const turn = this.turn;
-    if (!turn || this.queued) return false;
-    const receiver = this.context.listener.waitersOf(this.keys.channel)?.handOffReceiver();
-    const fence = receiver && turn.nextHandOff(receiver.leaseMs);
-    if (!receiver || fence === undefined) return false;
+    if (!turn || this.queued || !turn.passOn(this.context.listener.waitersOf(this.keys.channel))) return false;
     this.turn = undefined;
     this.held = false;
-    receiver.receive(turn, fence);
     return true;
   }
 

@@ -1,9 +1,6 @@
 // The few ioredis methods this backend uses, typed here so that no declaration refers to the
 // optional `ioredis` package. A `Redis`, a Sentinel-configured `Redis` and a `Cluster` all fit.
 
-/** @internal */
-export type RedisReply = string | number | null | RedisReply[];
-
 /** @internal An ioredis `Redis` or `Cluster`, seen structurally. */
 export interface RedisClient {
   readonly status: string;
@@ -44,7 +41,7 @@ export interface CorkableStream {
 }
 
 /** @internal An ioredis pipeline: `exec()` resolves one `[error, reply]` per queued command. */
-export interface RedisPipeline {
+interface RedisPipeline {
   evalsha(sha: string, numKeys: number, ...keysAndArgs: (string | number)[]): RedisPipeline;
   /** Any command by name (WAIT, WAITAOF); on a Cluster client it goes with the pipeline's keyed commands. */
   call(command: string, ...args: (string | number)[]): RedisPipeline;
@@ -58,9 +55,20 @@ export interface IoredisModule {
 }
 
 /** @internal */
-export type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisClient;
+type RedisConstructor = new (url: string, options: Record<string, unknown>) => RedisClient;
 
-const REQUIRED_METHODS = ['evalsha', 'eval', 'ping', 'subscribe', 'unsubscribe', 'duplicate', 'quit', 'disconnect', 'on', 'off'] as const;
+const REQUIRED_METHODS = [
+  'evalsha',
+  'eval',
+  'ping',
+  'subscribe',
+  'unsubscribe',
+  'duplicate',
+  'quit',
+  'disconnect',
+  'on',
+  'off',
+] as const;
 
 /** @internal Whether `value` has the ioredis methods this backend calls (node-redis, for one, has `evalSha` instead). */
 export function looksLikeIoredisClient(value: unknown): value is RedisClient {
@@ -75,6 +83,10 @@ export function looksLikeIoredisClient(value: unknown): value is RedisClient {
  * gives the same shape. Look in both places, so either build and either major version works.
  */
 export function redisConstructorOf(driver: IoredisModule): RedisConstructor | undefined {
-  const candidates = [driver.Redis, (driver.default as { Redis?: RedisConstructor } | undefined)?.Redis, driver.default];
+  const candidates = [
+    driver.Redis,
+    (driver.default as { Redis?: RedisConstructor } | undefined)?.Redis,
+    driver.default,
+  ];
   return candidates.find((candidate): candidate is RedisConstructor => typeof candidate === 'function');
 }

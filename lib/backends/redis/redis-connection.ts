@@ -1,7 +1,7 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedisBackendOptions } from '../backend-options.js';
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from './redis-client.js';
 
 /** @internal Settings of a client the backend creates from a URL: an unreachable store fails a call in well under a second or two, not never. */
@@ -17,7 +17,7 @@ export const OWNED_CLIENT_OPTIONS = {
 } as const;
 
 /** @internal The client to use, and whether the backend created it (and so must close it). */
-export interface RedisConnection {
+interface RedisConnection {
   readonly client: RedisClient;
   readonly owned: boolean;
 }
@@ -34,22 +34,31 @@ export async function openRedisConnection(options: RedisBackendOptions, waitMs =
   }
   if (client !== undefined) {
     if (!looksLikeIoredisClient(client)) {
-      throw new InvalidLockArgumentError(`redis backend: \`client\` must be an ioredis Redis or Cluster client, got ${describe(client)}`);
+      throw new InvalidLockArgumentError(
+        `redis backend: \`client\` must be an ioredis Redis or Cluster client, got ${describe(client)}`,
+      );
     }
     return { client, owned: false };
   }
   checkUrl(url);
   const driver = await loadOptional<IoredisModule>('ioredis', "The 'redis' backend");
   const Redis = redisConstructorOf(driver);
-  if (!Redis) throw new InvalidLockArgumentError("The 'redis' backend could not find the Redis class in the installed \"ioredis\" package");
-  const created = new Redis(url, { ...OWNED_CLIENT_OPTIONS, commandTimeout: OWNED_CLIENT_OPTIONS.commandTimeout + waitMs });
+  if (!Redis)
+    throw new InvalidLockArgumentError(
+      'The \'redis\' backend could not find the Redis class in the installed "ioredis" package',
+    );
+  const created = new Redis(url, {
+    ...OWNED_CLIENT_OPTIONS,
+    commandTimeout: OWNED_CLIENT_OPTIONS.commandTimeout + waitMs,
+  });
   // Failures surface on the commands (as LockBackendError); without a listener ioredis logs every reconnect attempt.
   created.on('error', () => undefined);
   return { client: created, owned: true };
 }
 
 function checkUrl(url: unknown): asserts url is string {
-  if (typeof url !== 'string') throw new InvalidLockArgumentError(`redis backend: \`url\` must be a string, got ${describe(url)}`);
+  if (typeof url !== 'string')
+    throw new InvalidLockArgumentError(`redis backend: \`url\` must be a string, got ${describe(url)}`);
   let protocol: string;
   try {
     protocol = new URL(url).protocol;
@@ -57,6 +66,8 @@ function checkUrl(url: unknown): asserts url is string {
     throw new InvalidLockArgumentError(`redis backend: \`url\` is not a valid URL: ${describe(url)}`);
   }
   if (protocol !== 'redis:' && protocol !== 'rediss:') {
-    throw new InvalidLockArgumentError(`redis backend: \`url\` must start with redis:// or rediss://, got ${describe(url)}`);
+    throw new InvalidLockArgumentError(
+      `redis backend: \`url\` must start with redis:// or rediss://, got ${describe(url)}`,
+    );
   }
 }

@@ -1,4 +1,11 @@
-import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState } from '../../engine/lock-inspection.js';
+import {
+  MAX_REPORTED_WAITERS,
+  type ListPage,
+  type ListRequest,
+  type LockInspection,
+  type StoredHolder,
+  type StoredLockState,
+} from '../../engine/lock-inspection.js';
 import { LUA_NOW } from './lua-clock.js';
 import type { RedisClient } from './redis-client.js';
 import { redisLockKeys } from './redis-keys.js';
@@ -42,7 +49,8 @@ return reply
 // KEYS: lock, readers, semaphore permits. ARGV: lock channel, semaphore channel, message.
 // Deletes every holder (the fence counters and the queue stay), announces both releases.
 // → {writer or '', reader..., '|', permit...}
-const FORCE_RELEASE = publishingScript((publish) => `${LUA_NOW}
+const FORCE_RELEASE = publishingScript(
+  (publish) => `${LUA_NOW}
 local reply = {redis.call('GET', KEYS[1]) or ''}
 for _, reader in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do table.insert(reply, reader) end
 table.insert(reply, '|')
@@ -51,7 +59,8 @@ for _, permit in ipairs(permits) do table.insert(reply, permit) end
 if redis.call('DEL', KEYS[1], KEYS[2]) > 0 then redis.call('${publish}', ARGV[1], ARGV[3]) end
 if redis.call('DEL', KEYS[3]) > 0 then redis.call('${publish}', ARGV[2], ARGV[3]) end
 return reply
-`);
+`,
+);
 
 /** SCAN rounds one `list()` page may take before it returns what it found, with a cursor. */
 const MAX_SCAN_ROUNDS = 16;
@@ -69,10 +78,27 @@ export class RedisInspection implements LockInspection {
 
   async inspect(storeKey: string): Promise<StoredLockState> {
     const keys = redisLockKeys(storeKey);
-    const reply = (await runScript(this.client, INSPECT, [keys.lock, keys.fence, keys.readers, keys.queueExpiry, redisSemaphoreKeys(storeKey).permits, keys.queue], [MAX_REPORTED_WAITERS])) as (string | number)[];
-    const [owner, pttl, fence, waiting, readerCount, waiterCount] = reply as [string, number, string, number, number, number];
+    const reply = (await runScript(
+      this.client,
+      INSPECT,
+      [keys.lock, keys.fence, keys.readers, keys.queueExpiry, redisSemaphoreKeys(storeKey).permits, keys.queue],
+      [MAX_REPORTED_WAITERS],
+    )) as (string | number)[];
+    const [owner, pttl, fence, waiting, readerCount, waiterCount] = reply as [
+      string,
+      number,
+      string,
+      number,
+      number,
+      number,
+    ];
     const holders: StoredHolder[] = [];
-    if (owner !== '') holders.push({ owner, ...(fence === '' ? {} : { fence: Number(fence) }), ...(pttl >= 0 ? { expiresInMs: Number(pttl) } : {}) });
+    if (owner !== '')
+      holders.push({
+        owner,
+        ...(fence === '' ? {} : { fence: Number(fence) }),
+        ...(pttl >= 0 ? { expiresInMs: Number(pttl) } : {}),
+      });
     // A queue entry is the claim's mode letter and its owner id (wait-queue.ts).
     const waiters = reply.slice(6, 6 + waiterCount).map((entry) => ({ owner: String(entry).slice(1) }));
     const rest = reply.slice(6 + waiterCount);
@@ -103,15 +129,36 @@ export class RedisInspection implements LockInspection {
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {
     const lock = redisLockKeys(storeKey);
     const semaphore = redisSemaphoreKeys(storeKey);
-    const reply = (await runPublishingScript(this.client, FORCE_RELEASE, [lock.lock, lock.readers, semaphore.permits], [lock.channel, semaphore.channel, RELEASED_MESSAGE])) as string[];
+    const reply = (await runPublishingScript(
+      this.client,
+      FORCE_RELEASE,
+      [lock.lock, lock.readers, semaphore.permits],
+      [lock.channel, semaphore.channel, RELEASED_MESSAGE],
+    )) as string[];
     const split = reply.indexOf('|');
     const lockOwners = reply.slice(0, split).filter((owner) => owner !== '');
-    return [...lockOwners.map((owner) => ({ owner })), ...reply.slice(split + 1).map((owner) => ({ owner, permit: true }))];
+    return [
+      ...lockOwners.map((owner) => ({ owner })),
+      ...reply.slice(split + 1).map((owner) => ({ owner, permit: true })),
+    ];
   }
 }
 
 /** One page from a single server: the cursor is the node cursor (scan-page.ts). */
-async function scanServerPage(server: Scanner, prefix: string, limit: number, count: number, cursor: string | undefined): Promise<KeysPage> {
-  const part = await scanNode(server, prefix, limit, count, cursor === undefined ? START : decodeNodeCursor(cursor, cursor), MAX_SCAN_ROUNDS);
+async function scanServerPage(
+  server: Scanner,
+  prefix: string,
+  limit: number,
+  count: number,
+  cursor: string | undefined,
+): Promise<KeysPage> {
+  const part = await scanNode(
+    server,
+    prefix,
+    limit,
+    count,
+    cursor === undefined ? START : decodeNodeCursor(cursor, cursor),
+    MAX_SCAN_ROUNDS,
+  );
   return part.next ? { found: part.found, cursor: encodeNodeCursor(part.next) } : { found: part.found };
 }

@@ -28,7 +28,9 @@ export interface RedisLockKeys {
  * by `#`, which a plain form never has after its tag, so the two forms cannot collide.
  */
 export function redisLockKeys(storeKey: string): RedisLockKeys {
-  const tag = isPlainTag(storeKey) ? `{${storeKey}}` : `{${createHash('sha256').update(Buffer.from(storeKey, 'utf16le')).digest('base64url')}}#`;
+  const tag = isPlainTag(storeKey)
+    ? `{${storeKey}}`
+    : `{${createHash('sha256').update(Buffer.from(storeKey, 'utf16le')).digest('base64url')}}#`;
   return {
     lock: tag,
     fence: `${tag}:fence`,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
+import { withinMs } from '../../util/time-limit.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
 import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';
@@ -61,12 +62,7 @@ export class ReleaseListener {
     if (this.closed) return false;
     if (entry.isSubscribed) return true;
     entry.subscription ??= this.subscribe(entry);
-    const done = new AbortController();
-    try {
-      return await Promise.race([entry.subscription, sleep(maxMs, AbortSignal.any([signal, done.signal])).then(() => false)]);
-    } finally {
-      done.abort();
-    }
+    return withinMs(entry.subscription, maxMs, { signal }).catch(() => false);
   }
 
   /**
@@ -84,11 +80,6 @@ export class ReleaseListener {
     } catch {
       // Nothing to report: the next attempt tells the engine what the store says.
     }
-  }
-
-  /** How many claims sleep until a release of `channel`. */
-  asleep(channel: string): number {
-    return this.channels.get(channel)?.asleep ?? 0;
   }
 
   /** Replaces the subscriber's connection (its client's connection was stuck: this one likely is too). It resubscribes on its own. */
@@ -148,7 +139,9 @@ export class ReleaseListener {
     // pubSubKindOf is 'plain' for anything but a Cluster.
     this.sharded = kind === 'sharded';
     const subscriber = this.duplicate();
-    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => this.channels.get(channel)?.heardRelease(message !== this.releaseMessage));
+    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) =>
+      this.channels.get(channel)?.heardRelease(message !== this.releaseMessage),
+    );
     // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
     const wakeAll = () => {
       for (const entry of this.channels.values()) entry.wakeOne();
@@ -178,6 +171,9 @@ export class ReleaseListener {
     // it refreshes its slot map (then subscribes again on the new one), which ioredis does not do
     // periodically unless asked.
     const { slotsRefreshInterval } = (this.client.options ?? {}) as { slotsRefreshInterval?: number };
-    return this.client.duplicate([], { shardedSubscribers: true, slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS });
+    return this.client.duplicate([], {
+      shardedSubscribers: true,
+      slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS,
+    });
   }
 }

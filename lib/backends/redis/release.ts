@@ -18,7 +18,8 @@ export const RELEASED_MESSAGE = 'released';
 // holder knows how far its fences ran ahead (idleFenceTtlMs), else after reading the clock and the
 // counter (luaIdleFence; effects replication first, before any write).
 // → 0 if not this owner's, else 1 + the subscribers that heard it (on this node; 0 when not announced).
-const RELEASE = publishingScript((publish) => `
+const RELEASE = publishingScript(
+  (publish) => `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   if ARGV[6] then redis.call('PEXPIRE', KEYS[3], ARGV[6])
   elseif KEYS[3] then
@@ -29,7 +30,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
   return 1 + redis.call('${publish}', ARGV[2], ARGV[3])
 end
 return 0
-`);
+`,
+);
 
 /**
  * @internal Whether this owner held the lock (and so freed it), announcing the release whether or not
@@ -38,7 +40,14 @@ return 0
  * Redis's clock when reserved, if known; else the script reads it); redlock, which has no counter,
  * never sends it.
  */
-export function releaseLock(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number, fenceAheadMs?: number): Promise<boolean> {
+export function releaseLock(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  message = RELEASED_MESSAGE,
+  fenceIdleMs?: number,
+  fenceAheadMs?: number,
+): Promise<boolean> {
   return runRelease(client, keys, owner, message, fenceIdleMs, fenceAheadMs, true, wasHeld);
 }
 
@@ -46,7 +55,14 @@ export function releaseLock(client: RedisClient, keys: RedisLockKeys, owner: str
  * @internal Like releaseLock: -1 when this owner did not hold the lock, else how many subscribers
  * heard the release (announced whether or not anyone waited).
  */
-export function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner: string, message = RELEASED_MESSAGE, fenceIdleMs?: number, fenceAheadMs?: number): Promise<number> {
+export function releaseLockHeard(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  message = RELEASED_MESSAGE,
+  fenceIdleMs?: number,
+  fenceAheadMs?: number,
+): Promise<number> {
   return runRelease(client, keys, owner, message, fenceIdleMs, fenceAheadMs, true, heardBy);
 }
 
@@ -54,11 +70,27 @@ export function releaseLockHeard(client: RedisClient, keys: RedisLockKeys, owner
  * @internal Like releaseLock, but announced only if a refused claim flagged the key as waited for
  * (waiting-flag.ts): for a holder whose own process has no claim waiting for the key.
  */
-export function releaseLockIfWaited(client: RedisClient, keys: RedisLockKeys, owner: string, message: string, fenceIdleMs?: number, fenceAheadMs?: number): Promise<boolean> {
+export function releaseLockIfWaited(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  message: string,
+  fenceIdleMs?: number,
+  fenceAheadMs?: number,
+): Promise<boolean> {
   return runRelease(client, keys, owner, message, fenceIdleMs, fenceAheadMs, false, wasHeld);
 }
 
-function runRelease<T>(client: RedisClient, keys: RedisLockKeys, owner: string, message: string, fenceIdleMs: number | undefined, fenceAheadMs: number | undefined, announce: boolean, answer: (reply: unknown) => T): Promise<T> {
+function runRelease<T>(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  message: string,
+  fenceIdleMs: number | undefined,
+  fenceAheadMs: number | undefined,
+  announce: boolean,
+  answer: (reply: unknown) => T,
+): Promise<T> {
   const scriptKeys = fenceIdleMs === undefined ? [keys.lock, keys.waiting] : [keys.lock, keys.waiting, keys.fence];
   const flag = announce ? 1 : 0;
   const args: (string | number)[] =
@@ -68,7 +100,9 @@ function runRelease<T>(client: RedisClient, keys: RedisLockKeys, owner: string, 
         ? [owner, keys.channel, message, flag, fenceIdleMs]
         : [owner, keys.channel, message, flag, fenceIdleMs, idleFenceTtlMs(fenceIdleMs, fenceAheadMs)];
   // One promise over the command (not an async function awaiting it): this is every release's path.
-  return sendPublishingScript(client, RELEASE, scriptKeys, args).then(answer, (error: unknown) => afterPublishingScriptFailed(error, client, RELEASE, scriptKeys, args).then(answer));
+  return sendPublishingScript(client, RELEASE, scriptKeys, args).then(answer, (error: unknown) =>
+    afterPublishingScriptFailed(error, client, RELEASE, scriptKeys, args).then(answer),
+  );
 }
 
 /** The release script's answer: 0 if not this owner's, else 1 + the subscribers that heard it. */
@@ -86,6 +120,12 @@ function wasHeld(reply: unknown): boolean {
  * becomes `holdMs` from Redis's now (PEXPIRE, owner-checked, as a renewal does), and nothing is
  * published: the key lapses by itself, and waiters sleep for its PTTL. Whether this owner held it.
  */
-export function releaseHolding(client: RedisClient, keys: RedisLockKeys, owner: string, holdMs: number, fenceIdleMs?: number): Promise<boolean> {
+export function releaseHolding(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  holdMs: number,
+  fenceIdleMs?: number,
+): Promise<boolean> {
   return renewLock(client, keys, owner, holdMs, fenceIdleMs);
 }

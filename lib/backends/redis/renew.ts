@@ -18,7 +18,13 @@ return 0
  * `fenceIdleMs`, the key's fence counter is kept that long after the new lease too (see FenceUpkeep);
  * redlock, which has no counter, never sends it.
  */
-export async function renewLock(client: RedisClient, keys: RedisLockKeys, owner: string, leaseMs: number, fenceIdleMs?: number): Promise<boolean> {
+export async function renewLock(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  owner: string,
+  leaseMs: number,
+  fenceIdleMs?: number,
+): Promise<boolean> {
   const reply =
     fenceIdleMs === undefined
       ? runScriptBatched(client, RENEW, [keys.lock], [owner, leaseMs])

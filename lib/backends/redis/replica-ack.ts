@@ -1,4 +1,4 @@
-import { checkKnownFields } from '../../engine/known-fields.js';
+import { checkKnownFields } from '../../util/known-fields.js';
 import { describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
 import type { RedisReplicasOptions } from '../backend-options.js';
@@ -13,18 +13,23 @@ export interface ReplicaAck {
 }
 
 /** Longest accepted `replicas.timeoutMs`: meanwhile the connection serves nobody else, so anything near a minute is a mistake. */
-export const MAX_REPLICA_TIMEOUT_MS = 60_000;
+const MAX_REPLICA_TIMEOUT_MS = 60_000;
 
 const FIELDS = ['min', 'timeoutMs', 'aof'];
 
 /** @internal Validates the `replicas` option of the redis backend (InvalidLockArgumentError). */
 export function resolveReplicaAck(value: RedisReplicasOptions | undefined): ReplicaAck | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'object' || value === null) throw invalid(`\`replicas\` must be an object { min, timeoutMs, aof? }, got ${describe(value)}`);
+  if (typeof value !== 'object' || value === null)
+    throw invalid(`\`replicas\` must be an object { min, timeoutMs, aof? }, got ${describe(value)}`);
   checkKnownFields(value, FIELDS, 'redis backend: `replicas`');
   const { min, timeoutMs, aof = false } = value;
-  if (!isWholeIn(min, 1, 1_000)) throw invalid(`\`replicas.min\` must be a whole number of replicas from 1, got ${describe(min)}`);
-  if (!isWholeIn(timeoutMs, 1, MAX_REPLICA_TIMEOUT_MS)) throw invalid(`\`replicas.timeoutMs\` must be a whole number of ms from 1 to ${MAX_REPLICA_TIMEOUT_MS}, got ${describe(timeoutMs)}`);
+  if (!isWholeIn(min, 1, 1_000))
+    throw invalid(`\`replicas.min\` must be a whole number of replicas from 1, got ${describe(min)}`);
+  if (!isWholeIn(timeoutMs, 1, MAX_REPLICA_TIMEOUT_MS))
+    throw invalid(
+      `\`replicas.timeoutMs\` must be a whole number of ms from 1 to ${MAX_REPLICA_TIMEOUT_MS}, got ${describe(timeoutMs)}`,
+    );
   if (typeof aof !== 'boolean') throw invalid(`\`replicas.aof\` must be a boolean, got ${describe(aof)}`);
   return { min, timeoutMs, aof };
 }
@@ -91,7 +96,11 @@ export class ReplicaAcknowledger {
  * LockBackendError when fewer replicas acknowledged within `ack.timeoutMs`; resolves, per entry,
  * a LockBackendError when it is no longer on the master.
  */
-export async function awaitReplicas(client: RedisClient, entries: readonly HeldEntry[], ack: ReplicaAck): Promise<(LockBackendError | undefined)[]> {
+async function awaitReplicas(
+  client: RedisClient,
+  entries: readonly HeldEntry[],
+  ack: ReplicaAck,
+): Promise<(LockBackendError | undefined)[]> {
   if (!client.pipeline) throw new LockBackendError('redis', '`replicas` needs an ioredis client with pipeline()');
   const pipeline = client.pipeline();
   if (ack.aof) pipeline.call('waitaof', 0, ack.min, ack.timeoutMs);
@@ -110,12 +119,20 @@ export async function awaitReplicas(client: RedisClient, entries: readonly HeldE
   if (error) throw new LockBackendError('redis', waitFailed(error, ack), { cause: error });
   const acknowledged = ack.aof ? Number((reply as unknown[])[1]) : Number(reply);
   if (!(acknowledged >= ack.min)) {
-    throw new LockBackendError('redis', `only ${acknowledged} of the ${ack.min} replicas required by \`replicas.min\` acknowledged the write within ${ack.timeoutMs} ms`);
+    throw new LockBackendError(
+      'redis',
+      `only ${acknowledged} of the ${ack.min} replicas required by \`replicas.min\` acknowledged the write within ${ack.timeoutMs} ms`,
+    );
   }
   return entries.map(({ owner, kind }, i) => {
     const [readError, value] = results[i + 1] ?? [new Error('no reply'), undefined];
     const held = !readError && (kind === 'value' ? value === owner : value !== null && value !== undefined);
-    return held ? undefined : new LockBackendError('redis', 'the write the replicas acknowledged is not on the master any more (a failover or a reconnection in between, or the lease ran out)');
+    return held
+      ? undefined
+      : new LockBackendError(
+          'redis',
+          'the write the replicas acknowledged is not on the master any more (a failover or a reconnection in between, or the lease ran out)',
+        );
   });
 }
 
@@ -123,7 +140,11 @@ export async function awaitReplicas(client: RedisClient, entries: readonly HeldE
  * @internal An acquisition just made counts once the replicas acknowledged it; otherwise `undo`
  * (an owner-checked release) runs, and this rejects with the LockBackendError all the same.
  */
-export async function acknowledgedOrUndone(replicas: ReplicaAcknowledger, entry: HeldEntry, undo: () => Promise<unknown>): Promise<void> {
+export async function acknowledgedOrUndone(
+  replicas: ReplicaAcknowledger,
+  entry: HeldEntry,
+  undo: () => Promise<unknown>,
+): Promise<void> {
   try {
     await replicas.confirm(entry);
   } catch (error) {
@@ -133,14 +154,19 @@ export async function acknowledgedOrUndone(replicas: ReplicaAcknowledger, entry:
 }
 
 /** @internal A renewal's answer, once the replicas acknowledged it when it extended the lease; rejects (a failed renewal) when they did not. */
-export async function renewedOnReplicas(replicas: ReplicaAcknowledger, entry: HeldEntry, extended: Promise<boolean>): Promise<boolean> {
+export async function renewedOnReplicas(
+  replicas: ReplicaAcknowledger,
+  entry: HeldEntry,
+  extended: Promise<boolean>,
+): Promise<boolean> {
   if (!(await extended)) return false;
   await replicas.confirm(entry);
   return true;
 }
 
 function waitFailed(error: Error, ack: ReplicaAck): string {
-  if (ack.aof && /unknown command/i.test(error.message)) return `\`replicas.aof\` needs Redis 7.2 or later (WAITAOF): ${error.message}`;
+  if (ack.aof && /unknown command/i.test(error.message))
+    return `\`replicas.aof\` needs Redis 7.2 or later (WAITAOF): ${error.message}`;
   return `waiting for replicas failed: ${error.message}`;
 }
 

@@ -13,7 +13,7 @@ export interface NodeCursor {
 }
 
 /** @internal One server's part of a page: the keys found, and where to go on (absent: the server is done). */
-export interface NodeScan {
+interface NodeScan {
   readonly found: string[];
   readonly next?: NodeCursor;
   readonly rounds: number;
@@ -30,7 +30,14 @@ export const START: NodeCursor = { scan: '0', returned: new Set() };
  * it returned from that batch: asked again, SCAN may answer that cursor with other keys (some
  * released, or the table resized), so those are skipped rather than the rest of the batch.
  */
-export async function scanNode(node: Scanner, prefix: string, room: number, count: number, from: NodeCursor, maxRounds: number): Promise<NodeScan> {
+export async function scanNode(
+  node: Scanner,
+  prefix: string,
+  room: number,
+  count: number,
+  from: NodeCursor,
+  maxRounds: number,
+): Promise<NodeScan> {
   const pattern = `{${escapeGlob(prefix)}*`;
   const found: string[] = [];
   let { scan, returned } = from;
@@ -60,7 +67,7 @@ export function encodeNodeCursor(cursor: NodeCursor): string {
 export function decodeNodeCursor(text: string, whole: string): NodeCursor {
   const match = /^(\d+):((?:[\w-]{8})(?:\.[\w-]{8})*)?$/.exec(text);
   if (!match) throw badCursor(whole);
-  return { scan: match[1]!, returned: new Set(match[2] ? match[2].split('.') : []) };
+  return { scan: match[1], returned: new Set(match[2] ? match[2].split('.') : []) };
 }
 
 export function badCursor(cursor: string): InvalidLockArgumentError {

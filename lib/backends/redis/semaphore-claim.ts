@@ -1,5 +1,5 @@
 import { validityAfterDrift } from '../drift.js';
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { ReleaseWaiter, type ChannelWaiters } from './channel-waiters.js';
 import { FenceUpkeep } from './fence-upkeep.js';
@@ -39,7 +39,14 @@ export class RedisSemaphoreClaim implements LockClaim {
     context: RedisClaimContext,
     private readonly request: ClaimRequest,
   ) {
-    ({ client: this.client, listener: this.listener, track: this.track, idleKeyTtlMs: this.idleKeyTtlMs, replicas: this.replicas, driftFactor: this.driftFactor } = context);
+    ({
+      client: this.client,
+      listener: this.listener,
+      track: this.track,
+      idleKeyTtlMs: this.idleKeyTtlMs,
+      replicas: this.replicas,
+      driftFactor: this.driftFactor,
+    } = context);
     this.keys = redisSemaphoreKeys(request.key);
     this.permits = request.permits ?? 1;
   }
@@ -57,7 +64,14 @@ export class RedisSemaphoreClaim implements LockClaim {
     const startedAt = monotonicNow();
     let reply;
     try {
-      reply = await acquirePermit(this.client, this.keys, this.request.owner, this.permits, this.request.leaseMs, this.idleKeyTtlMs);
+      reply = await acquirePermit(
+        this.client,
+        this.keys,
+        this.request.owner,
+        this.permits,
+        this.request.leaseMs,
+        this.idleKeyTtlMs,
+      );
     } catch (error) {
       this.maybeHeld = true;
       throw error;
@@ -71,7 +85,11 @@ export class RedisSemaphoreClaim implements LockClaim {
     this.held = true;
     this.fenceUpkeep = new FenceUpkeep(this.idleKeyTtlMs, startedAt, this.request.leaseMs);
     this.stopWaiting();
-    return { acquired: true, fence: reply.fence, validityMs: validityAfterDrift(this.request.leaseMs, this.driftFactor) };
+    return {
+      acquired: true,
+      fence: reply.fence,
+      validityMs: validityAfterDrift(this.request.leaseMs, this.driftFactor),
+    };
   }
 
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
@@ -92,7 +110,9 @@ export class RedisSemaphoreClaim implements LockClaim {
     const fenceIdleMs = upkeep ? upkeep.due(leaseMs) : this.idleKeyTtlMs;
     const startedAt = monotonicNow();
     const renewed = this.track(renewPermit(this.client, this.keys, this.request.owner, leaseMs, fenceIdleMs));
-    const extended = await (this.replicas ? this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewed)) : renewed);
+    const extended = await (this.replicas
+      ? this.track(renewedOnReplicas(this.replicas, this.heldEntry, renewed))
+      : renewed);
     if (extended && fenceIdleMs !== undefined) upkeep?.kept(startedAt, leaseMs);
     return extended ? validityAfterDrift(leaseMs, this.driftFactor) : false;
   }
@@ -109,7 +129,9 @@ export class RedisSemaphoreClaim implements LockClaim {
 
   /** Drops a permit the replicas did not acknowledge; if that fails too, release() tries again. */
   private async undo(): Promise<void> {
-    await releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs).catch(() => (this.maybeHeld = true));
+    await releasePermit(this.client, this.keys, this.request.owner, this.idleKeyTtlMs).catch(
+      () => (this.maybeHeld = true),
+    );
   }
 
   /** This claim's permit: its owner's entry in the permits set. */

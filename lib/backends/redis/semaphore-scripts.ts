@@ -48,7 +48,8 @@ return 1
 // KEYS: permits, fence counter. ARGV: owner, channel, message, idle ms. Removes the owner's permit and
 // announces it to the waiters; when no valid permit is left, the counter expires the idle time from
 // now (luaIdleFence). 1 if it was still valid, 0 if it had lapsed or was gone.
-const RELEASE = publishingScript((publish) => `${LUA_NOW}
+const RELEASE = publishingScript(
+  (publish) => `${LUA_NOW}
 local expiry = redis.call('ZSCORE', KEYS[1], ARGV[1])
 if not expiry then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -56,20 +57,40 @@ redis.call('${publish}', ARGV[2], ARGV[3])
 if redis.call('ZCOUNT', KEYS[1], '(' .. now, '+inf') == 0 then ${luaIdleFence('KEYS[2]', 'ARGV[4]')} end
 if tonumber(expiry) > now then return 1 end
 return 0
-`);
+`,
+);
 
 /** @internal */
-export type SemaphoreReply = { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs: number };
+type SemaphoreReply =
+  { readonly acquired: true; readonly fence: number } | { readonly acquired: false; readonly holderTtlMs: number };
 
 /** @internal One attempt to take a permit for `owner`. */
-export async function acquirePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, permits: number, leaseMs: number, idleKeyTtlMs: number): Promise<SemaphoreReply> {
-  const reply = (await runScript(client, ACQUIRE, [keys.permits, keys.fence], [owner, permits, leaseMs, counterTtlMs(idleKeyTtlMs, leaseMs)])) as [number, number];
+export async function acquirePermit(
+  client: RedisClient,
+  keys: RedisSemaphoreKeys,
+  owner: string,
+  permits: number,
+  leaseMs: number,
+  idleKeyTtlMs: number,
+): Promise<SemaphoreReply> {
+  const reply = (await runScript(
+    client,
+    ACQUIRE,
+    [keys.permits, keys.fence],
+    [owner, permits, leaseMs, counterTtlMs(idleKeyTtlMs, leaseMs)],
+  )) as [number, number];
   const [taken, value] = reply.map(Number);
-  return taken === 1 ? { acquired: true, fence: value! } : { acquired: false, holderTtlMs: value! };
+  return taken === 1 ? { acquired: true, fence: value } : { acquired: false, holderTtlMs: value };
 }
 
 /** @internal Whether the owner's permit was extended (false: it lapsed or was taken away). With `fenceIdleMs`, also keeps the fence counter (see FenceUpkeep). */
-export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, leaseMs: number, fenceIdleMs?: number): Promise<boolean> {
+export async function renewPermit(
+  client: RedisClient,
+  keys: RedisSemaphoreKeys,
+  owner: string,
+  leaseMs: number,
+  fenceIdleMs?: number,
+): Promise<boolean> {
   const reply =
     fenceIdleMs === undefined
       ? runScriptBatched(client, RENEW, [keys.permits], [owner, leaseMs])
@@ -78,6 +99,20 @@ export async function renewPermit(client: RedisClient, keys: RedisSemaphoreKeys,
 }
 
 /** @internal Whether the owner still held a valid permit (which is now free). The fence counter expires `idleKeyTtlMs` after the last permit's release. */
-export async function releasePermit(client: RedisClient, keys: RedisSemaphoreKeys, owner: string, idleKeyTtlMs: number): Promise<boolean> {
-  return Number(await runPublishingScript(client, RELEASE, [keys.permits, keys.fence], [owner, keys.channel, 'released', idleKeyTtlMs])) === 1;
+export async function releasePermit(
+  client: RedisClient,
+  keys: RedisSemaphoreKeys,
+  owner: string,
+  idleKeyTtlMs: number,
+): Promise<boolean> {
+  return (
+    Number(
+      await runPublishingScript(
+        client,
+        RELEASE,
+        [keys.permits, keys.fence],
+        [owner, keys.channel, 'released', idleKeyTtlMs],
+      ),
+    ) === 1
+  );
 }

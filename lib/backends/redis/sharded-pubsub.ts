@@ -12,6 +12,12 @@ export type PubSubKind = 'plain' | 'sharded';
 const kinds = new WeakMap<RedisClient, PubSubKind | Promise<PubSubKind>>();
 
 /**
+ * @internal A kind a client carries under this registered symbol is taken as found, whatever the
+ * servers support: how the library's own tests and benchmarks make a Cluster announce on plain pub/sub.
+ */
+const KIND_OF_CLIENT = Symbol.for('nestjs-distributed-lock.pub-sub-kind');
+
+/**
  * @internal The kind for `client`: plain on a single node or Sentinel (nothing is broadcast there),
  * and on a Cluster sharded when both the servers (`COMMAND INFO SPUBLISH`, asked once and kept) and
  * the ioredis version (which must route SSUBSCRIBE to the channel's shard) support it.
@@ -21,19 +27,14 @@ export function pubSubKindOf(client: RedisClient): PubSubKind | Promise<PubSubKi
   if (!client.isCluster) return 'plain';
   let kind = kinds.get(client);
   if (kind === undefined) {
-    kind = detect(client);
+    kind = (client as { [KIND_OF_CLIENT]?: PubSubKind })[KIND_OF_CLIENT] ?? detect(client);
     kinds.set(client, kind);
   }
   return kind;
 }
 
-/** @internal For tests and benchmarks: announce with `kind` on `client`, whatever the servers support. */
-export function setPubSubKind(client: RedisClient, kind: PubSubKind): void {
-  kinds.set(client, kind);
-}
-
 /** @internal A script that announces a release, in one variant per kind (`redis.call(publish, channel, message)`). */
-export type PublishingScript = Readonly<Record<PubSubKind, LuaScript>>;
+type PublishingScript = Readonly<Record<PubSubKind, LuaScript>>;
 
 /** @internal `source(publish)` with `publish` the command that announces: PUBLISH or SPUBLISH. */
 export function publishingScript(source: (publish: string) => string): PublishingScript {
@@ -41,7 +42,12 @@ export function publishingScript(source: (publish: string) => string): Publishin
 }
 
 /** @internal `runScript` with the variant of `script` that `client` announces with; in this tick once the kind is known. */
-export function runPublishingScript(client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function runPublishingScript(
+  client: RedisClient,
+  script: PublishingScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   const kind = pubSubKindOf(client);
   if (typeof kind === 'string') return runScript(client, script[kind], keys, args);
   // Unanswered, the script most likely fails as well; if not, a plain release still frees the key.
@@ -52,7 +58,12 @@ export function runPublishingScript(client: RedisClient, script: PublishingScrip
 }
 
 /** @internal `sendScript` (run-script.ts) with the variant of `script` that `client` announces with; `runPublishingScript` without the fallback. */
-export function sendPublishingScript(client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function sendPublishingScript(
+  client: RedisClient,
+  script: PublishingScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   const kind = pubSubKindOf(client);
   if (typeof kind === 'string') return sendScript(client, script[kind], keys, args);
   // The kind is being found out (a Cluster's first release): the fallback is included.
@@ -60,7 +71,13 @@ export function sendPublishingScript(client: RedisClient, script: PublishingScri
 }
 
 /** @internal `afterScriptFailed` (run-script.ts) for a `sendPublishingScript` that rejected with `error`. */
-export function afterPublishingScriptFailed(error: unknown, client: RedisClient, script: PublishingScript, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+export function afterPublishingScriptFailed(
+  error: unknown,
+  client: RedisClient,
+  script: PublishingScript,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<unknown> {
   const kind = pubSubKindOf(client);
   return afterScriptFailed(error, client, script[typeof kind === 'string' ? kind : 'plain'], keys, args);
 }
@@ -68,7 +85,10 @@ export function afterPublishingScriptFailed(error: unknown, client: RedisClient,
 async function detect(client: RedisClient): Promise<PubSubKind> {
   let kind: PubSubKind;
   try {
-    kind = routesShardedSubscriptions(client) && hasSpublish(await client.call!('COMMAND', 'INFO', 'SPUBLISH')) ? 'sharded' : 'plain';
+    kind =
+      routesShardedSubscriptions(client) && hasSpublish(await client.call!('COMMAND', 'INFO', 'SPUBLISH'))
+        ? 'sharded'
+        : 'plain';
   } catch (error) {
     // Not answered: ask again next time. Refused (COMMAND not allowed by an ACL): stay plain.
     if (!isServerReply(error)) {
@@ -93,7 +113,13 @@ function hasSpublish(reply: unknown): boolean {
  */
 function routesShardedSubscriptions(client: RedisClient): boolean {
   const options = client.options as { shardedSubscribers?: unknown; keyPrefix?: unknown } | undefined;
-  return typeof client.ssubscribe === 'function' && typeof client.call === 'function' && options !== undefined && 'shardedSubscribers' in options && !options.keyPrefix;
+  return (
+    typeof client.ssubscribe === 'function' &&
+    typeof client.call === 'function' &&
+    options !== undefined &&
+    'shardedSubscribers' in options &&
+    !options.keyPrefix
+  );
 }
 
 function isServerReply(error: unknown): boolean {

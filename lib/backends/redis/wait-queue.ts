@@ -45,7 +45,8 @@ return 1
 
 // KEYS: queue, queue expiries. ARGV: entry, channel, message. Gives the place up; when it was the
 // first place or a writer's (the ones that hold others back) and others still queue, announces it.
-const LEAVE = publishingScript((publish) => `
+const LEAVE = publishingScript(
+  (publish) => `
 local rank = redis.call('ZRANK', KEYS[1], ARGV[1])
 if not rank then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
@@ -54,14 +55,25 @@ if (rank == 0 or string.sub(ARGV[1], 1, 1) == 'w') and redis.call('EXISTS', KEYS
   redis.call('${publish}', ARGV[2], ARGV[3])
 end
 return 1
-`);
+`,
+);
 
 /** @internal Refreshes a waiter's place; false when it is gone (lapsed, or taken the lock). */
 export async function refreshQueuePlace(client: RedisClient, keys: RedisLockKeys, entry: string): Promise<boolean> {
-  return Number(await runScriptBatched(client, REFRESH, [keys.queue, keys.queueExpiry], [entry, QUEUE_PLACE_TTL_MS])) === 1;
+  return (
+    Number(await runScriptBatched(client, REFRESH, [keys.queue, keys.queueExpiry], [entry, QUEUE_PLACE_TTL_MS])) === 1
+  );
 }
 
 /** @internal Gives a waiter's place up (it stopped waiting); wakes the waiters it held back. */
-export async function leaveQueue(client: RedisClient, keys: RedisLockKeys, entry: string, message: string): Promise<boolean> {
-  return Number(await runPublishingScript(client, LEAVE, [keys.queue, keys.queueExpiry], [entry, keys.channel, message])) === 1;
+export async function leaveQueue(
+  client: RedisClient,
+  keys: RedisLockKeys,
+  entry: string,
+  message: string,
+): Promise<boolean> {
+  return (
+    Number(await runPublishingScript(client, LEAVE, [keys.queue, keys.queueExpiry], [entry, keys.channel, message])) ===
+    1
+  );
 }

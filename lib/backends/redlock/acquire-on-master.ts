@@ -17,10 +17,16 @@ return {0, redis.call('PTTL', KEYS[1])}
 `);
 
 /** @internal One master's answer to an acquisition. */
-export type MasterAcquireReply = { readonly taken: true } | { readonly taken: false; readonly holderTtlMs: number | undefined };
+export type MasterAcquireReply =
+  { readonly taken: true } | { readonly taken: false; readonly holderTtlMs: number | undefined };
 
 /** @internal Takes the lock on one master for `owner`, unless another owner holds it there. */
-export async function acquireOnMaster(client: RedisClient, lockKey: string, owner: string, leaseMs: number): Promise<MasterAcquireReply> {
+export async function acquireOnMaster(
+  client: RedisClient,
+  lockKey: string,
+  owner: string,
+  leaseMs: number,
+): Promise<MasterAcquireReply> {
   const [taken, pttl] = ((await runScript(client, ACQUIRE, [lockKey], [owner, leaseMs])) as unknown[]).map(Number);
   if (taken === 1) return { taken: true };
   return { taken: false, holderTtlMs: pttl !== undefined && pttl >= 0 ? pttl : undefined };

@@ -1,5 +1,5 @@
 import { isReachable, type RedlockMaster } from './redlock-masters.js';
-import { redisAddress } from '../store-address.js';
+import { redisAddress } from '../driver-address.js';
 
 /**
  * @internal What one master said to one command within the round's per-node timeout.
@@ -25,7 +25,11 @@ export function mayHaveRun(reply: { readonly kind: string }): boolean {
  * loop itself was blocked (a long synchronous task in the app), replies that arrived meanwhile
  * are read first, instead of every master reading as dead at once.
  */
-export function callNode<T>(master: RedlockMaster, command: (master: RedlockMaster) => Promise<T>, timeoutMs: number): Promise<NodeReply<T>> {
+export function callNode<T>(
+  master: RedlockMaster,
+  command: (master: RedlockMaster) => Promise<T>,
+  timeoutMs: number,
+): Promise<NodeReply<T>> {
   if (!isReachable(master)) return Promise.resolve({ kind: 'skipped' });
   return new Promise((resolve) => {
     let done = false;
@@ -51,12 +55,16 @@ function wasNotSent(error: unknown): boolean {
 }
 
 /** @internal Why masters did not answer, for error messages: `#index: reason`, by the masters' order in the options. */
-export function describeFailures(replies: readonly { readonly kind: string; readonly error?: unknown }[], masters: readonly RedlockMaster[]): string {
+export function describeFailures(
+  replies: readonly { readonly kind: string; readonly error?: unknown }[],
+  masters: readonly RedlockMaster[],
+): string {
   const reasons = replies.flatMap((reply, i) => {
-    const address = redisAddress(masters[i]!.client);
-    const name = `#${masters[i]!.index}${address === undefined ? '' : ` ${address}`}`;
+    const address = redisAddress(masters[i].client);
+    const name = `#${masters[i].index}${address === undefined ? '' : ` ${address}`}`;
     if (reply.kind === 'answer') return [];
-    if (reply.kind === 'failed') return [`${name}: ${reply.error instanceof Error ? reply.error.message : String(reply.error)}`];
+    if (reply.kind === 'failed')
+      return [`${name}: ${reply.error instanceof Error ? reply.error.message : String(reply.error)}`];
     if (reply.kind === 'timeout') return [`${name}: no reply in time`];
     if (reply.kind === 'skipped') return [`${name}: disconnected`];
     return [];

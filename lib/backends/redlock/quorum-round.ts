@@ -59,7 +59,7 @@ export function tally<T>(replies: readonly RoundReply<T>[], isYes: (value: T) =>
 }
 
 /** @internal How an acquisition round ended, or `undefined` while pending replies could change it. */
-export type AcquireVerdict = 'quorum' | 'busy' | 'unreachable';
+type AcquireVerdict = 'quorum' | 'busy' | 'unreachable';
 
 /**
  * @internal A quorum of yes wins. Otherwise the store is "busy" only if at least a quorum of
@@ -74,7 +74,7 @@ export function acquireVerdict(t: Tally, quorum: number): AcquireVerdict | undef
 }
 
 /** @internal How a renewal (or a final release) ended over the masters that may hold this owner's key. */
-export type HoldVerdict = 'held' | 'lost' | 'unknown';
+type HoldVerdict = 'held' | 'lost' | 'unknown';
 
 /**
  * @internal `held`: a quorum still had the key for this owner. `lost`: the answers prove that

@@ -1,5 +1,5 @@
 import { LockBackendError } from '../../errors.js';
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { redisLockKeys, type RedisLockKeys } from '../redis/redis-keys.js';
 import { releaseHolding, releaseLock } from '../redis/release.js';
@@ -79,7 +79,8 @@ export class RedlockClaim implements LockClaim {
       if (this.contended) return await sleepJitter(retryJitterMs, maxMs, signal);
       const startedAt = monotonicNow();
       // Woken by a release: a small random delay, so that waiters in different processes rarely start their rounds together (split votes).
-      if (await this.watch.wait(maxMs, signal)) await sleepJitter(retryJitterMs / 4, maxMs - (monotonicNow() - startedAt), signal);
+      if (await this.watch.wait(maxMs, signal))
+        await sleepJitter(retryJitterMs / 4, maxMs - (monotonicNow() - startedAt), signal);
     } catch {
       // Never rejects: the engine simply tries again.
     }
@@ -101,7 +102,7 @@ export class RedlockClaim implements LockClaim {
     );
     const elapsed = monotonicNow() - startedAt;
     replies.forEach((reply, i) => {
-      if (reply.kind === 'answer' && !reply.value) this.mayHold[targets[i]!.index] = false;
+      if (reply.kind === 'answer' && !reply.value) this.mayHold[targets[i].index] = false;
     });
     const verdict = holdVerdict(tally(replies, yes), settings.quorum);
     if (verdict === 'held') {
@@ -128,12 +129,18 @@ export class RedlockClaim implements LockClaim {
     this.held = false;
     const quorum = this.context.settings.quorum;
     // A held lock's release returns once the verdict is known; the other deletes are on their way all the same.
-    const outcome = await this.giveBack(wasHeld ? (partial) => holdVerdict(partial, quorum) !== undefined : undefined, wasHeld ? holdMs : undefined);
+    const outcome = await this.giveBack(
+      wasHeld ? (partial) => holdVerdict(partial, quorum) !== undefined : undefined,
+      wasHeld ? holdMs : undefined,
+    );
     return !wasHeld || holdVerdict(outcome, quorum) !== 'lost';
   }
 
   /** One round; the replies when too few masters answered. */
-  private async acquireRound(callStartedAt: number, nodeTimeoutMs: number): Promise<AttemptResult | RoundReply<MasterAcquireReply>[]> {
+  private async acquireRound(
+    callStartedAt: number,
+    nodeTimeoutMs: number,
+  ): Promise<AttemptResult | RoundReply<MasterAcquireReply>[]> {
     const { masters, settings } = this.context;
     const { owner, leaseMs } = this.request;
     this.watch.noteTry();
@@ -162,8 +169,13 @@ export class RedlockClaim implements LockClaim {
     await this.giveBack();
     if (verdict === 'unreachable') return replies;
     this.contended = counts.yes > 0;
-    const holderTtls = replies.map((reply) => (reply.kind === 'answer' && !reply.value.taken ? reply.value.holderTtlMs : undefined));
-    return { acquired: false, holderTtlMs: this.contended ? undefined : timeUntilQuorumFree(settings.quorum, counts.yes, holderTtls) };
+    const holderTtls = replies.map((reply) =>
+      reply.kind === 'answer' && !reply.value.taken ? reply.value.holderTtlMs : undefined,
+    );
+    return {
+      acquired: false,
+      holderTtlMs: this.contended ? undefined : timeUntilQuorumFree(settings.quorum, counts.yes, holderTtls),
+    };
   }
 
   /** Runs the owner-checked release (which announces it on the lock's channel) wherever the key may be ours. */
@@ -172,13 +184,16 @@ export class RedlockClaim implements LockClaim {
     const { owner } = this.request;
     const replies = await runRound(
       targets,
-      (master) => (holdMs === undefined ? releaseLock(master.client, this.keys, owner) : releaseHolding(master.client, this.keys, owner, holdMs)),
+      (master) =>
+        holdMs === undefined
+          ? releaseLock(master.client, this.keys, owner)
+          : releaseHolding(master.client, this.keys, owner, holdMs),
       this.nodeTimeoutMs(this.request.leaseMs),
       decided && ((partial) => decided(tally(partial, yes))),
     );
     replies.forEach((reply, i) => {
       // Commands run in order on a connection: an answer here comes after every earlier acquisition of ours.
-      if (reply.kind === 'answer') this.mayHold[targets[i]!.index] = false;
+      if (reply.kind === 'answer') this.mayHold[targets[i].index] = false;
     });
     return tally(replies, yes);
   }

@@ -1,5 +1,11 @@
 import { InvalidLockArgumentError, LockBackendError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
+import type {
+  ListPage,
+  ListRequest,
+  LockInspection,
+  StoredHolder,
+  StoredLockState,
+} from '../../engine/lock-inspection.js';
 import { RedisInspection } from '../redis/redis-inspection.js';
 import { isReachable, type RedlockMaster } from './redlock-masters.js';
 
@@ -36,9 +42,10 @@ export class RedlockInspection implements LockInspection {
     const scanned = this.masters.length - this.quorum + 1;
     const locks: StoredLockState[] = [];
     for (;;) {
-      const page = await this.perMaster[master]!.list({ prefix, limit: limit - locks.length, cursor: inner });
+      const page = await this.perMaster[master].list({ prefix, limit: limit - locks.length, cursor: inner });
       for (const found of page.locks) {
-        if ((await this.lastHolding(found.storeKey, scanned)) === master) locks.push(await this.inspect(found.storeKey));
+        if ((await this.lastHolding(found.storeKey, scanned)) === master)
+          locks.push(await this.inspect(found.storeKey));
       }
       if (page.cursor !== undefined) return { locks, cursor: `${master}:${page.cursor}` };
       if (master + 1 >= scanned) return { locks };
@@ -51,7 +58,12 @@ export class RedlockInspection implements LockInspection {
 
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {
     const evicted = await this.onEveryMaster((inspection) => inspection.forceRelease(storeKey));
-    const owners = new Set(evicted.flatMap((holders) => holders ?? []).filter((holder) => !holder.permit).map((holder) => holder.owner!));
+    const owners = new Set(
+      evicted
+        .flatMap((holders) => holders ?? [])
+        .filter((holder) => !holder.permit)
+        .map((holder) => holder.owner!),
+    );
     return [...owners].map((owner) => ({ owner }));
   }
 
@@ -66,15 +78,20 @@ export class RedlockInspection implements LockInspection {
         seen.set(holder.owner, entry);
       }
     }
-    const holders = [...seen].filter(([, entry]) => entry.count >= this.quorum).map(([owner, entry]) => ({ owner, ...(Number.isFinite(entry.expiresInMs) ? { expiresInMs: entry.expiresInMs } : {}) }));
+    const holders = [...seen]
+      .filter(([, entry]) => entry.count >= this.quorum)
+      .map(([owner, entry]) => ({
+        owner,
+        ...(Number.isFinite(entry.expiresInMs) ? { expiresInMs: entry.expiresInMs } : {}),
+      }));
     return { storeKey, ...(holders.length > 0 ? { mode: 'exclusive' as const } : {}), holders };
   }
 
   /** The index of the last of the first `count` masters on which someone holds `storeKey` (one that does not answer counts as not holding it). */
   private async lastHolding(storeKey: string, count: number): Promise<number | undefined> {
     for (let i = count - 1; i >= 0; i--) {
-      if (!isReachable(this.masters[i]!)) continue;
-      const state = await this.perMaster[i]!.inspect(storeKey).catch(() => undefined);
+      if (!isReachable(this.masters[i])) continue;
+      const state = await this.perMaster[i].inspect(storeKey).catch(() => undefined);
       if (state && state.holders.some((holder) => !holder.permit)) return i;
     }
     return undefined;
@@ -82,9 +99,17 @@ export class RedlockInspection implements LockInspection {
 
   /** Runs `read` on every reachable master; rejects unless a quorum answered. A master that failed reads as `undefined`. */
   private async onEveryMaster<T>(read: (inspection: RedisInspection) => Promise<T>): Promise<(T | undefined)[]> {
-    const settled = await Promise.allSettled(this.masters.map((master, i) => (isReachable(master) ? read(this.perMaster[i]!) : Promise.reject(new Error('not connected')))));
+    const settled = await Promise.allSettled(
+      this.masters.map((master, i) =>
+        isReachable(master) ? read(this.perMaster[i]) : Promise.reject(new Error('not connected')),
+      ),
+    );
     const answered = settled.filter((result) => result.status === 'fulfilled').length;
-    if (answered < this.quorum) throw new LockBackendError('redlock', `inspection: ${answered} of ${this.masters.length} masters answered, ${this.quorum} needed`);
+    if (answered < this.quorum)
+      throw new LockBackendError(
+        'redlock',
+        `inspection: ${answered} of ${this.masters.length} masters answered, ${this.quorum} needed`,
+      );
     return settled.map((result) => (result.status === 'fulfilled' ? result.value : undefined));
   }
 }
@@ -92,6 +117,7 @@ export class RedlockInspection implements LockInspection {
 function decodeCursor(cursor: string | undefined, masters: number): { master: number; inner: string | undefined } {
   if (cursor === undefined) return { master: 0, inner: undefined };
   const match = /^(\d+):(.*)$/.exec(cursor);
-  if (!match || Number(match[1]) >= masters) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
+  if (!match || Number(match[1]) >= masters)
+    throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
   return { master: Number(match[1]), inner: match[2] === '' ? undefined : match[2] };
 }

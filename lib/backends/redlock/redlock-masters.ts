@@ -1,8 +1,13 @@
 import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 import type { RedlockBackendOptions } from '../backend-options.js';
-import { loadOptional } from '../../engine/load-optional.js';
-import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from '../redis/redis-client.js';
+import { loadOptional } from '../../util/load-optional.js';
+import {
+  looksLikeIoredisClient,
+  redisConstructorOf,
+  type IoredisModule,
+  type RedisClient,
+} from '../redis/redis-client.js';
 import { OWNED_CLIENT_OPTIONS } from '../redis/redis-connection.js';
 import { ReleaseListener } from '../redis/release-listener.js';
 
@@ -32,7 +37,9 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
   if (options.clients !== undefined) {
     return options.clients.map((client, index) => {
       if (!looksLikeIoredisClient(client)) {
-        throw new InvalidLockArgumentError(`redlock backend: clients[${index}] must be an ioredis Redis client, got ${describe(client)}`);
+        throw new InvalidLockArgumentError(
+          `redlock backend: clients[${index}] must be an ioredis Redis client, got ${describe(client)}`,
+        );
       }
       return { index, client, owned: false, listener: new ReleaseListener(client) };
     });
@@ -41,7 +48,10 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
   urls.forEach(checkUrl);
   const driver = await loadOptional<IoredisModule>('ioredis', "The 'redlock' backend");
   const Redis = redisConstructorOf(driver);
-  if (!Redis) throw new InvalidLockArgumentError("The 'redlock' backend could not find the Redis class in the installed \"ioredis\" package");
+  if (!Redis)
+    throw new InvalidLockArgumentError(
+      'The \'redlock\' backend could not find the Redis class in the installed "ioredis" package',
+    );
   return urls.map((url, index) => {
     // No offline queue: a master that is not connected right now does not vote in this round,
     // instead of holding a queued acquisition that would land long after the round was decided.
@@ -60,8 +70,10 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
  * the backend closes would keep the process alive for the command timeout.
  */
 function subscriberSource(client: RedisClient): RedisClient {
-  const duplicate = client.duplicate as (override?: Record<string, unknown>) => RedisClient;
-  return { duplicate: () => duplicate.call(client, { enableOfflineQueue: true, commandTimeout: undefined }) } as RedisClient;
+  const duplicate = client.duplicate;
+  return {
+    duplicate: () => duplicate.call(client, { enableOfflineQueue: true, commandTimeout: undefined }),
+  } as RedisClient;
 }
 
 /**
@@ -98,7 +110,8 @@ export function firstConnections(masters: readonly RedlockMaster[], timeoutMs: n
 }
 
 function checkUrl(url: unknown, index: number): asserts url is string {
-  if (typeof url !== 'string') throw new InvalidLockArgumentError(`redlock backend: urls[${index}] must be a string, got ${describe(url)}`);
+  if (typeof url !== 'string')
+    throw new InvalidLockArgumentError(`redlock backend: urls[${index}] must be a string, got ${describe(url)}`);
   let protocol: string;
   try {
     protocol = new URL(url).protocol;
@@ -106,6 +119,8 @@ function checkUrl(url: unknown, index: number): asserts url is string {
     throw new InvalidLockArgumentError(`redlock backend: urls[${index}] is not a valid URL: ${describe(url)}`);
   }
   if (protocol !== 'redis:' && protocol !== 'rediss:') {
-    throw new InvalidLockArgumentError(`redlock backend: urls[${index}] must start with redis:// or rediss://, got ${describe(url)}`);
+    throw new InvalidLockArgumentError(
+      `redlock backend: urls[${index}] must start with redis:// or rediss://, got ${describe(url)}`,
+    );
   }
 }

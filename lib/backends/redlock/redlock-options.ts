@@ -5,11 +5,11 @@ import type { RedlockBackendOptions } from '../backend-options.js';
 import { checkDriftFactor } from '../drift.js';
 
 /** Default spread of the random back-off after a round lost to a competing contender. */
-export const DEFAULT_RETRY_JITTER_MS = 100;
+const DEFAULT_RETRY_JITTER_MS = 100;
 /** The per-node timeout never goes above this by default: a round must be much shorter than the lease (antirez suggests 5-50 ms for a 10 s lease). */
-export const MAX_DEFAULT_NODE_TIMEOUT_MS = 50;
+const MAX_DEFAULT_NODE_TIMEOUT_MS = 50;
 /** ...nor below this, so that a loaded machine's ordinary scheduling delays do not read as a dead node. */
-export const MIN_DEFAULT_NODE_TIMEOUT_MS = 10;
+const MIN_DEFAULT_NODE_TIMEOUT_MS = 10;
 
 /** @internal Validated settings; the masters themselves are opened by `openMasters`. */
 export interface RedlockSettings {
@@ -22,14 +22,19 @@ export interface RedlockSettings {
 
 /** @internal Validates everything but the URLs / clients themselves. Throws InvalidLockArgumentError. */
 export function resolveRedlockSettings(options: RedlockBackendOptions): RedlockSettings {
-  if (typeof options !== 'object' || options === null) throw new InvalidLockArgumentError(`redlock backend: options must be an object, got ${describe(options)}`);
+  if (typeof options !== 'object' || options === null)
+    throw new InvalidLockArgumentError(`redlock backend: options must be an object, got ${describe(options)}`);
   const { urls, clients } = options;
   if ((urls === undefined) === (clients === undefined)) {
-    throw new InvalidLockArgumentError("The 'redlock' backend needs exactly one of `urls` or `clients` (one per independent Redis master)");
+    throw new InvalidLockArgumentError(
+      "The 'redlock' backend needs exactly one of `urls` or `clients` (one per independent Redis master)",
+    );
   }
   const masters = urls ?? clients;
   if (!Array.isArray(masters) || masters.length === 0) {
-    throw new InvalidLockArgumentError(`redlock backend: \`${urls ? 'urls' : 'clients'}\` must be a non-empty array, got ${describe(masters)}`);
+    throw new InvalidLockArgumentError(
+      `redlock backend: \`${urls ? 'urls' : 'clients'}\` must be a non-empty array, got ${describe(masters)}`,
+    );
   }
   if (new Set(masters).size !== masters.length) {
     // The same master twice would let one server cast two votes.
@@ -44,11 +49,18 @@ export function resolveRedlockSettings(options: RedlockBackendOptions): RedlockS
   }
   const driftFactor = checkDriftFactor('redlock', options.driftFactor);
   const { nodeTimeoutMs, retryJitterMs = DEFAULT_RETRY_JITTER_MS } = options;
-  if (nodeTimeoutMs !== undefined && (typeof nodeTimeoutMs !== 'number' || !Number.isFinite(nodeTimeoutMs) || nodeTimeoutMs <= 0)) {
-    throw new InvalidLockArgumentError(`redlock backend: \`nodeTimeoutMs\` must be a finite number of ms > 0, got ${describe(nodeTimeoutMs)}`);
+  if (
+    nodeTimeoutMs !== undefined &&
+    (typeof nodeTimeoutMs !== 'number' || !Number.isFinite(nodeTimeoutMs) || nodeTimeoutMs <= 0)
+  ) {
+    throw new InvalidLockArgumentError(
+      `redlock backend: \`nodeTimeoutMs\` must be a finite number of ms > 0, got ${describe(nodeTimeoutMs)}`,
+    );
   }
   if (typeof retryJitterMs !== 'number' || !Number.isFinite(retryJitterMs) || retryJitterMs < 0) {
-    throw new InvalidLockArgumentError(`redlock backend: \`retryJitterMs\` must be a finite number of ms >= 0, got ${describe(retryJitterMs)}`);
+    throw new InvalidLockArgumentError(
+      `redlock backend: \`retryJitterMs\` must be a finite number of ms >= 0, got ${describe(retryJitterMs)}`,
+    );
   }
   return { masterCount, quorum, driftFactor, nodeTimeoutMs, retryJitterMs };
 }

@@ -1,4 +1,4 @@
-import { monotonicNow, sleep } from '../../engine/clock.js';
+import { monotonicNow, sleep } from '../../util/clock.js';
 import { ReleaseWaiter, type ChannelWaiters } from '../redis/channel-waiters.js';
 import type { RedlockMaster } from './redlock-masters.js';
 
@@ -39,7 +39,11 @@ export class ReleaseWatch {
     const lastTryAt = this.waiter.lastTryAt;
     const heardBefore = entries.filter((entry) => entry.activeSince < lastTryAt).length;
     // A release between the last round and these subscriptions was announced to nobody: try again.
-    if (heardBefore < this.enough && entries.some((entry) => Number.isFinite(entry.activeSince) && entry.activeSince >= lastTryAt)) return true;
+    if (
+      heardBefore < this.enough &&
+      entries.some((entry) => Number.isFinite(entry.activeSince) && entry.activeSince >= lastTryAt)
+    )
+      return true;
     if (entries.some((entry) => entry.takePending())) return true;
     await this.waiter.sleep(maxMs - (monotonicNow() - startedAt), signal);
     return !signal.aborted && this.waiter.takeUnusedWake();
@@ -48,7 +52,7 @@ export class ReleaseWatch {
   /** Leaves every channel; a wake-up this claim got and did not use goes to another waiter. */
   stop(): void {
     if (!this.entries) return;
-    this.entries.forEach((entry, i) => this.masters[i]!.listener.leave(entry, this.waiter));
+    this.entries.forEach((entry, i) => this.masters[i].listener.leave(entry, this.waiter));
     this.entries = undefined;
   }
 
@@ -60,7 +64,7 @@ export class ReleaseWatch {
       let active = 0;
       let settled = 0;
       entries.forEach((entry, i) => {
-        void this.masters[i]!.listener.subscribed(entry, maxMs, stop).then((ok) => {
+        void this.masters[i].listener.subscribed(entry, maxMs, stop).then((ok) => {
           settled++;
           if (ok) active++;
           if (active >= this.enough || settled === entries.length) {

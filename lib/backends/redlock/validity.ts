@@ -16,10 +16,13 @@ export function validityFromRoundStart(leaseMs: number, driftFactor: number): nu
  * `freeMasters` answered free (we took and gave back those); `holderTtls` are the remaining
  * leases reported by the masters that answered busy. Undefined when the answers cannot tell.
  */
-export function timeUntilQuorumFree(quorum: number, freeMasters: number, holderTtls: readonly (number | undefined)[]): number | undefined {
+export function timeUntilQuorumFree(
+  quorum: number,
+  freeMasters: number,
+  holderTtls: readonly (number | undefined)[],
+): number | undefined {
   const needed = quorum - freeMasters;
   if (needed <= 0) return 0;
   const known = holderTtls.filter((ttl): ttl is number => ttl !== undefined).sort((x, y) => x - y);
   return known.length >= needed ? known[needed - 1] : undefined;
 }
-

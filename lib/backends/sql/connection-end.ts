@@ -1,7 +1,7 @@
-import { unrefTimer } from '../../engine/clock.js';
+import { withinMs } from '../../util/time-limit.js';
 
 /** How long connections get at close to finish what they are doing before they are broken. */
-export const END_GRACE_MS = 1_000;
+const END_GRACE_MS = 1_000;
 
 /**
  * Waits for `end` (a pool's or a connection's), at most {@link END_GRACE_MS}; then calls
@@ -24,13 +24,10 @@ export async function endOrBreak(end: Promise<unknown>, breakConnections: () => 
   await settledWithin(ended, END_GRACE_MS);
 }
 
-/** Whether `promise` (which never rejects) settles within `ms`; the timer never keeps the process alive. */
+/** Whether `promise` settles within `ms`; the wait never keeps the process alive. */
 function settledWithin(promise: Promise<void>, ms: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const timer = unrefTimer(() => resolve(false), ms);
-    void promise.then(() => {
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
+  return withinMs(promise, ms, { keepAlive: false }).then(
+    () => true,
+    () => false,
+  );
 }

@@ -1,13 +1,13 @@
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 
 /** Rows one sweep statement deletes at most: a short statement, whatever the table's size. */
-export const SWEEP_BATCH_ROWS = 1_000;
+const SWEEP_BATCH_ROWS = 1_000;
 /** Statements one sweep runs at most; it runs the next only when the previous one deleted a full batch. */
-export const SWEEP_MAX_BATCHES = 10;
+const SWEEP_MAX_BATCHES = 10;
 /** Longest pause between two sweeps of one backend, whatever `idleKeyTtlMs`. */
-export const MAX_SWEEP_INTERVAL_MS = 60_000;
+const MAX_SWEEP_INTERVAL_MS = 60_000;
 /** Shortest pause between two sweeps, for very short `idleKeyTtlMs`. */
-export const MIN_SWEEP_INTERVAL_MS = 100;
+const MIN_SWEEP_INTERVAL_MS = 100;
 
 /**
  * Deletes the rows of keys idle for longer than `idleKeyTtlMs`, so the lease table does not grow with

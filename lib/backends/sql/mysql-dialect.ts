@@ -1,10 +1,22 @@
 import type { LeaseRow, SqlDialect, TakeResult, WaitPlace } from './sql-dialect.js';
-import { breakMysqlPool, MYSQL_ERROR, mysqlErrorNumber, type MysqlPromisePool, type MysqlResultHeader } from './mysql-driver.js';
+import {
+  breakMysqlPool,
+  MYSQL_ERROR,
+  mysqlErrorNumber,
+  type MysqlPromisePool,
+  type MysqlResultHeader,
+} from './mysql-driver.js';
 import { endOrBreak } from './connection-end.js';
 import { expiryIndexName, quoteTableName, type TableName } from './sql-names.js';
 import { named, type NamedStatement } from './named-params.js';
 import { CLOCK_STEP_US, NOW_US } from './mysql-clock.js';
-import { FREE_IN_TURN, LINE_COLUMNS, LINE_READ_BACK, MysqlWaitingLine, type LineReadBack } from './mysql-waiting-line.js';
+import {
+  FREE_IN_TURN,
+  LINE_COLUMNS,
+  LINE_READ_BACK,
+  MysqlWaitingLine,
+  type LineReadBack,
+} from './mysql-waiting-line.js';
 
 /** The lease table, as the backend creates it on first use (documented in docs/backends/sql.md). */
 export function mysqlTableDdl(name: TableName): string {
@@ -21,12 +33,12 @@ export function mysqlTableDdl(name: TableName): string {
 }
 
 /** The index the idle-row sweep reads, added to a table of a version before it: online, writes go on meanwhile. */
-export function mysqlIndexDdl(name: TableName): string {
+function mysqlIndexDdl(name: TableName): string {
   return `ALTER TABLE ${quoteTableName(name, '`')} ADD INDEX ${expiryIndexName(name)} (expires_at), ALGORITHM=INPLACE, LOCK=NONE`;
 }
 
 /** The columns of the waiting line, added to a table of a version before it: instantly, without copying the table. */
-export function mysqlLineDdl(name: TableName): string {
+function mysqlLineDdl(name: TableName): string {
   return `ALTER TABLE ${quoteTableName(name, '`')} ${LINE_COLUMNS.map((column) => `ADD COLUMN ${column}`).join(', ')}, ALGORITHM=INSTANT`;
 }
 
@@ -71,8 +83,12 @@ function takeStatement(t: string, lined: boolean): NamedStatement<TakeParams> {
 ON DUPLICATE KEY UPDATE
   owner = IF(${free}, :owner, owner),
   fence = IF(${free}, GREATEST(fence + 1, ${NOW_US}), fence),
-  expires_at = IF(${free}, ${LEASE_END}, expires_at)${lined ? `,
-  next_owner = IF((${free}) AND next_owner <=> :owner, NULL, next_owner)` : ''}`);
+  expires_at = IF(${free}, ${LEASE_END}, expires_at)${
+    lined
+      ? `,
+  next_owner = IF((${free}) AND next_owner <=> :owner, NULL, next_owner)`
+      : ''
+  }`);
 }
 
 /**
@@ -119,7 +135,8 @@ export class MysqlDialect implements SqlDialect {
     if (Number(found?.present) > 0) {
       // A table of a version before the sweep: add the index online, in the background (another
       // instance doing the same fails on the duplicate name). Without it the sweep still works, reading more.
-      if (Number(found?.indexed) === 0) void this.pool.execute(mysqlIndexDdl(this.tableName), []).catch(() => undefined);
+      if (Number(found?.indexed) === 0)
+        void this.pool.execute(mysqlIndexDdl(this.tableName), []).catch(() => undefined);
       if (Number(found?.lined) === 0) lined = await this.addLine();
     } else {
       // IF NOT EXISTS under the metadata lock: concurrent creators all succeed.
@@ -132,7 +149,9 @@ export class MysqlDialect implements SqlDialect {
     const t = this.table;
     return {
       take: takeStatement(t, lined),
-      readBack: named(`SELECT owner <=> :owner AS mine, fence, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), expires_at) AS ttl_us${lined ? `, ${LINE_READ_BACK}` : ''} FROM ${t} WHERE key_hash = :key`),
+      readBack: named(
+        `SELECT owner <=> :owner AS mine, fence, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(3), expires_at) AS ttl_us${lined ? `, ${LINE_READ_BACK}` : ''} FROM ${t} WHERE key_hash = :key`,
+      ),
       line: lined ? new MysqlWaitingLine(t, (sql, values) => this.change(sql, values)) : undefined,
     };
   }
@@ -155,7 +174,12 @@ export class MysqlDialect implements SqlDialect {
 
   async take(row: LeaseRow, leaseMs: number, place: WaitPlace): Promise<TakeResult> {
     const { take, readBack, line } = this.acquiring;
-    const params = { key: row.keyHash, display: row.displayKey, owner: row.owner, leaseUs: leaseMs * 1000 + CLOCK_STEP_US };
+    const params = {
+      key: row.keyHash,
+      display: row.displayKey,
+      owner: row.owner,
+      leaseUs: leaseMs * 1000 + CLOCK_STEP_US,
+    };
     await this.change(take.sql, take.values(params));
     const [rows] = await this.pool.execute(readBack.sql, readBack.values(params));
     const current = (rows as TakeReadBack[])[0];
@@ -172,7 +196,8 @@ export class MysqlDialect implements SqlDialect {
   }
 
   async renew(keyHash: string, owner: string, leaseMs: number): Promise<boolean> {
-    if ((await this.change(this.renewSql, [leaseMs * 1000 + CLOCK_STEP_US, keyHash, owner])).affectedRows > 0) return true;
+    if ((await this.change(this.renewSql, [leaseMs * 1000 + CLOCK_STEP_US, keyHash, owner])).affectedRows > 0)
+      return true;
     // 0 rows can also mean "matched but unchanged" when the pool counts changed rows, not found rows.
     const [rows] = await this.pool.execute(this.stillHeldSql, [keyHash, owner]);
     return (rows as unknown[]).length > 0;

@@ -1,4 +1,4 @@
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 
 // The parts of `mysql2` this backend uses, typed here so that no declaration file refers to the optional peer.
 

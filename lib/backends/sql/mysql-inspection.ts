@@ -55,5 +55,11 @@ export class MysqlInspectionQueries implements SqlInspectionQueries {
 }
 
 function toRow(row: MysqlHeldRow): HeldRow {
-  return { keyHash: row.key_hash, lockKey: row.lock_key, owner: row.owner, fence: Number(row.fence), ttlMs: Math.max(0, Math.ceil(Number(row.ttl_us) / 1000)) };
+  return {
+    keyHash: row.key_hash,
+    lockKey: row.lock_key,
+    owner: row.owner,
+    fence: Number(row.fence),
+    ttlMs: Math.max(0, Math.ceil(Number(row.ttl_us) / 1000)),
+  };
 }

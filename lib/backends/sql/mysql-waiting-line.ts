@@ -13,7 +13,7 @@ export const NEXT_IN_LINE_MS = 500;
  * How long a waiter waits before its turn binds: until then, whoever asks first when the key is
  * free takes it (a hand-off without waiting for a poll); from then on, only the waiter next in line.
  */
-export const PATIENCE_MS = 100;
+const PATIENCE_MS = 100;
 
 /** The lease table's columns for the line: who is next for the key, since when it waits (database clock, µs), until when its place holds. */
 export const LINE_COLUMNS = [

@@ -97,7 +97,10 @@ SELECT pg_notify($3, key_hash) FROM released`;
 
   async take(row: LeaseRow, leaseMs: number): Promise<TakeResult> {
     const { rows } = await this.pool.query<{ fence: string | null; holder_ttl_ms: string | null }>(this.takeSql, [
-      row.keyHash, row.displayKey, row.owner, leaseMs,
+      row.keyHash,
+      row.displayKey,
+      row.owner,
+      leaseMs,
     ]);
     const result = rows[0];
     if (result?.fence != null) return { taken: true, fence: Number(result.fence) };
@@ -130,7 +133,8 @@ SELECT pg_notify($3, key_hash) FROM released`;
       // Two instances creating it at once: the loser trips over the winner's catalog rows (the
       // table, or its row type; which one depends on timing).
       const code = pgErrorCode(error);
-      if (code !== PG_ERROR.UNIQUE_VIOLATION && code !== PG_ERROR.DUPLICATE_TABLE && code !== PG_ERROR.DUPLICATE_OBJECT) throw error;
+      if (code !== PG_ERROR.UNIQUE_VIOLATION && code !== PG_ERROR.DUPLICATE_TABLE && code !== PG_ERROR.DUPLICATE_OBJECT)
+        throw error;
     }
   }
 }

@@ -1,13 +1,13 @@
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 
 // The parts of `pg` this backend uses, typed here so that no declaration file refers to the optional peer.
 
-export interface PgQueryResult<Row> {
+interface PgQueryResult<Row> {
   readonly rows: Row[];
   readonly rowCount: number | null;
 }
 
-export interface PgQueryable {
+interface PgQueryable {
   query<Row = Record<string, unknown>>(text: string, values?: unknown[]): Promise<PgQueryResult<Row>>;
 }
 
@@ -23,7 +23,7 @@ export interface PgClient extends PgQueryable {
   on(event: 'error' | 'end', listener: (error?: Error) => void): unknown;
 }
 
-export type PgClientClass = new (config: Record<string, unknown>) => PgClient;
+type PgClientClass = new (config: Record<string, unknown>) => PgClient;
 
 export interface PgPool extends PgQueryable {
   end(): Promise<void>;

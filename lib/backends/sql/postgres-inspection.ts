@@ -53,5 +53,11 @@ SELECT freed.*, pg_notify($2, freed.key_hash) FROM freed`;
 }
 
 function toRow(row: PgHeldRow): HeldRow {
-  return { keyHash: row.key_hash, lockKey: row.lock_key, owner: row.owner, fence: Number(row.fence), ttlMs: Number(row.ttl_ms) };
+  return {
+    keyHash: row.key_hash,
+    lockKey: row.lock_key,
+    owner: row.owner,
+    fence: Number(row.fence),
+    ttlMs: Number(row.ttl_ms),
+  };
 }

@@ -1,4 +1,4 @@
-import { monotonicNow } from '../../engine/clock.js';
+import { monotonicNow } from '../../util/clock.js';
 import type { ReleaseNotifier } from './sql-dialect.js';
 import { breakPgConnection, type PgClient } from './postgres-driver.js';
 import { endOrBreak } from './connection-end.js';

@@ -1,12 +1,12 @@
 import { validityAfterDrift } from '../drift.js';
-import { sleep } from '../../engine/clock.js';
+import { sleep } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { Backoff, NEXT_IN_LINE_POLL_MS } from './sql-backoff.js';
 import type { LeaseRow, SqlDialect, WaitPlace } from './sql-dialect.js';
 import { displayKey, keyHash, storedOwner } from './sql-keys.js';
 
 /** What a claim needs of its backend: the dialect's statements and the table, created on first use. */
-export interface SqlClaimStore {
+interface SqlClaimStore {
   readonly dialect: SqlDialect;
   /** Clock drift allowance as a share of the lease (the `driftFactor` option). */
   readonly driftFactor: number;
@@ -32,7 +32,11 @@ export class SqlClaim implements LockClaim {
     private readonly backend: SqlClaimStore,
     private readonly request: ClaimRequest,
   ) {
-    this.row = { keyHash: keyHash(request.key), displayKey: displayKey(request.key), owner: storedOwner(request.owner) };
+    this.row = {
+      keyHash: keyHash(request.key),
+      displayKey: displayKey(request.key),
+      owner: storedOwner(request.owner),
+    };
   }
 
   async tryAcquire(): Promise<AttemptResult> {
@@ -70,7 +74,9 @@ export class SqlClaim implements LockClaim {
 
   async renew(leaseMs: number): Promise<number | false> {
     if (!this.held) return false;
-    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs)) ? this.validityFor(leaseMs) : false;
+    return (await this.backend.dialect.renew(this.row.keyHash, this.row.owner, leaseMs))
+      ? this.validityFor(leaseMs)
+      : false;
   }
 
   async release(holdMs?: number): Promise<boolean> {

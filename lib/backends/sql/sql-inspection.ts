@@ -1,5 +1,11 @@
 import { InvalidLockArgumentError } from '../../errors.js';
-import type { ListPage, ListRequest, LockInspection, StoredHolder, StoredLockState } from '../../engine/lock-inspection.js';
+import type {
+  ListPage,
+  ListRequest,
+  LockInspection,
+  StoredHolder,
+  StoredLockState,
+} from '../../engine/lock-inspection.js';
 import { keyHash } from './sql-keys.js';
 
 /** One held row as inspection reads it. */
@@ -41,12 +47,13 @@ export class SqlInspection implements LockInspection {
 
   /** Keyset pagination on the primary key: the cursor is the last key_hash of the page. */
   async list({ prefix, limit, cursor }: ListRequest): Promise<ListPage> {
-    if (cursor !== undefined && !/^[0-9a-f]{64}$/.test(cursor)) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
+    if (cursor !== undefined && !/^[0-9a-f]{64}$/.test(cursor))
+      throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
     await this.ready();
     const rows = await this.queries.page(`${prefix.replace(/[!%_]/g, (char) => `!${char}`)}%`, cursor ?? '', limit + 1);
     const page = rows.slice(0, limit);
     const locks = page.map((row) => toState(row.lockKey, row));
-    return rows.length > limit ? { locks, cursor: page[page.length - 1]!.keyHash } : { locks };
+    return rows.length > limit ? { locks, cursor: page[page.length - 1].keyHash } : { locks };
   }
 
   async forceRelease(storeKey: string): Promise<StoredHolder[]> {

@@ -16,8 +16,13 @@ export function keyHash(storeKey: string): string {
 
 /** The start of the key, for display only: control characters (PostgreSQL text refuses NUL) and lone surrogates become U+FFFD. */
 export function displayKey(storeKey: string): string {
-  // eslint-disable-next-line no-control-regex
-  return Array.from(storeKey).slice(0, DISPLAY_LENGTH).join('').replace(/[\u0000-\u001f\u007f]|\p{Cs}/gu, '\ufffd');
+  return (
+    Array.from(storeKey)
+      .slice(0, DISPLAY_LENGTH)
+      .join('')
+      // eslint-disable-next-line no-control-regex -- control characters are what it replaces
+      .replace(/[\u0000-\u001f\u007f]|\p{Cs}/gu, '\ufffd')
+  );
 }
 
 /** The owner as stored: itself when short and printable ASCII, else a hash (owners are only compared for equality). */

@@ -3,7 +3,7 @@ import { InvalidLockArgumentError } from '../../errors.js';
 import { describe } from '../../engine/lock-options.js';
 
 /** The lease table used when the options name none. */
-export const DEFAULT_TABLE = 'distributed_locks';
+const DEFAULT_TABLE = 'distributed_locks';
 
 /** `table` or `schema.table`; each part a plain identifier that fits both PostgreSQL (63) and MySQL (64). */
 const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?$/;
@@ -48,5 +48,7 @@ export function releaseChannel(name: TableName): string {
  */
 export function expiryIndexName(name: TableName): string {
   const readable = `${name.table}_expires_at`;
-  return readable.length <= 63 ? readable : `ndl_expires_at_${createHash('sha256').update(name.text).digest('hex').slice(0, 24)}`;
+  return readable.length <= 63
+    ? readable
+    : `ndl_expires_at_${createHash('sha256').update(name.text).digest('hex').slice(0, 24)}`;
 }

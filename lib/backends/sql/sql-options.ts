@@ -22,11 +22,16 @@ export function pickConnection<Pool>(
     throw new InvalidLockArgumentError(`${backend} backend: give either url or client, not both`);
   }
   if (client !== undefined) {
-    if (!isPool(client)) throw new InvalidLockArgumentError(`${backend} backend: client must be a ${backend === 'postgres' ? 'pg Pool' : 'mysql2 Pool'}, got ${describe(client)}`);
+    if (!isPool(client))
+      throw new InvalidLockArgumentError(
+        `${backend} backend: client must be a ${backend === 'postgres' ? 'pg Pool' : 'mysql2 Pool'}, got ${describe(client)}`,
+      );
     return { pool: client };
   }
   if (typeof url !== 'string' || url.trim() === '') {
-    throw new InvalidLockArgumentError(`${backend} backend needs url (a connection URL) or client (a pool of yours), got url ${describe(url)}`);
+    throw new InvalidLockArgumentError(
+      `${backend} backend needs url (a connection URL) or client (a pool of yours), got url ${describe(url)}`,
+    );
   }
   return { url };
 }

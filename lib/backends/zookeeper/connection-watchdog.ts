@@ -56,22 +56,29 @@ export class ConnectionWatchdog {
   }
 
   /** Kicks when the socket and what `progress` reads of it stay the same for `timeoutMs`. */
-  private watchSocket(mode: 'reconnect' | 'connected', timeoutMs: number, progress: (socket: DriverSocket | undefined) => unknown): void {
+  private watchSocket(
+    mode: 'reconnect' | 'connected',
+    timeoutMs: number,
+    progress: (socket: DriverSocket | undefined) => unknown,
+  ): void {
     this.stop();
     this.watching = mode;
     let seen: unknown;
     let seenProgress: unknown;
     let seenAt = 0;
-    this.timer = setInterval(() => {
-      const socket = this.socket();
-      const now = performance.now();
-      if (socket !== seen || progress(socket) !== seenProgress) {
-        [seen, seenProgress, seenAt] = [socket, progress(socket), now];
-      } else if (socket && now - seenAt >= timeoutMs) {
-        seenAt = now;
-        this.kick();
-      }
-    }, Math.max(25, timeoutMs / 20));
+    this.timer = setInterval(
+      () => {
+        const socket = this.socket();
+        const now = performance.now();
+        if (socket !== seen || progress(socket) !== seenProgress) {
+          [seen, seenProgress, seenAt] = [socket, progress(socket), now];
+        } else if (socket && now - seenAt >= timeoutMs) {
+          seenAt = now;
+          this.kick();
+        }
+      },
+      Math.max(25, timeoutMs / 20),
+    );
     this.timer.unref();
   }
 

@@ -11,7 +11,13 @@ const MAX_ROUNDS = 8;
  * A missing parent is created in the same round trip (one multi). Not bounded in time: the
  * caller bounds its wait but keeps the outcome, since a create may land after its answer was lost.
  */
-export async function createLockNode(session: ZkSession, rootPath: string, parentPath: string, prefix: string, data?: Buffer): Promise<string> {
+export async function createLockNode(
+  session: ZkSession,
+  rootPath: string,
+  parentPath: string,
+  prefix: string,
+  data?: Buffer,
+): Promise<string> {
   const path = `${parentPath}/${prefix}`;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     try {

@@ -1,7 +1,7 @@
 import { parseLockNode, type LockNode } from './zk-paths.js';
 
 /** Where a claim's node stands in its lock's queue. */
-export type QueuePosition =
+type QueuePosition =
   | { readonly state: 'held' }
   /** Busy: `watch` is the one node whose deletion may let this claim in (no herd effect). */
   | { readonly state: 'waiting'; readonly watch: string }
@@ -20,9 +20,9 @@ export function queuePosition(children: readonly string[], ownName: string, shar
   nodes.sort((x, y) => x.sequence - y.sequence);
   const index = nodes.findIndex((node) => node.name === ownName);
   if (index < 0) return { state: 'missing' };
-  if (!shared) return index === 0 ? { state: 'held' } : { state: 'waiting', watch: nodes[index - 1]!.name };
+  if (!shared) return index === 0 ? { state: 'held' } : { state: 'waiting', watch: nodes[index - 1].name };
   for (let i = index - 1; i >= 0; i--) {
-    if (!nodes[i]!.shared) return { state: 'waiting', watch: nodes[i]!.name };
+    if (!nodes[i].shared) return { state: 'waiting', watch: nodes[i].name };
   }
   return { state: 'held' };
 }

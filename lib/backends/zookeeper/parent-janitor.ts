@@ -1,4 +1,4 @@
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 import { removeIfEmpty } from './lock-nodes.js';
 import { isLockParentName } from './zk-paths.js';
 import type { ZkSession } from './zk-session.js';
@@ -25,10 +25,13 @@ export class ParentJanitor {
       this.sweep(parentPath);
       return;
     }
-    this.due.set(parentPath, unrefTimer(() => {
-      this.due.delete(parentPath);
-      this.sweep(parentPath);
-    }, this.delayMs));
+    this.due.set(
+      parentPath,
+      unrefTimer(() => {
+        this.due.delete(parentPath);
+        this.sweep(parentPath);
+      }, this.delayMs),
+    );
   }
 
   /**

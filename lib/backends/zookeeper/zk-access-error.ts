@@ -16,7 +16,11 @@ export function explainAccessError(error: unknown, session: { readonly authFaile
         { cause: error },
       );
     case ZK_ERROR.INVALID_ACL:
-      return new LockBackendError('zookeeper', `ZooKeeper refused the acl option for ${what} (INVALID_ACL): an id is malformed, or the ACL names the session's ids and the session has none`, { cause: error });
+      return new LockBackendError(
+        'zookeeper',
+        `ZooKeeper refused the acl option for ${what} (INVALID_ACL): an id is malformed, or the ACL names the session's ids and the session has none`,
+        { cause: error },
+      );
     case ZK_ERROR.AUTH_FAILED:
       return new LockBackendError('zookeeper', AUTH_FAILED_MESSAGE, { cause: error });
     default:
@@ -25,4 +29,5 @@ export function explainAccessError(error: unknown, session: { readonly authFaile
 }
 
 /** Why a session ends when the server rejects its `auth`. */
-export const AUTH_FAILED_MESSAGE = 'ZooKeeper rejected the auth option (AUTH_FAILED): is each scheme enabled on the server?';
+export const AUTH_FAILED_MESSAGE =
+  'ZooKeeper rejected the auth option (AUTH_FAILED): is each scheme enabled on the server?';

@@ -1,4 +1,4 @@
-import { loadOptional } from '../../engine/load-optional.js';
+import { loadOptional } from '../../util/load-optional.js';
 
 // The parts of node-zookeeper-client (which ships no types) this backend uses. Internal: never exported from the package root.
 
@@ -19,7 +19,7 @@ export interface ZkWatchEvent {
 export type ZkWatcher = (event: ZkWatchEvent) => void;
 
 /** An ACL identity (`scheme:id`), built with the driver's own `Id` class (its `ACL` checks `instanceof`). */
-export interface ZkId {
+interface ZkId {
   readonly scheme: string;
   readonly id: string;
 }
@@ -31,7 +31,7 @@ export interface ZkAcl {
 }
 type Callback<T = void> = (error: Error | null, result: T) => void;
 
-export interface ZkTransaction {
+interface ZkTransaction {
   check(path: string, version?: number): ZkTransaction;
   create(path: string, data: Buffer, acls: readonly ZkAcl[], mode: number): ZkTransaction;
   commit(callback: Callback<{ readonly path?: string }[]>): void;
@@ -48,7 +48,11 @@ export interface ZkClient {
   addAuthInfo(scheme: string, auth: Buffer): void;
   create(path: string, data: Buffer, acls: readonly ZkAcl[], mode: number, callback: Callback<string>): void;
   remove(path: string, version: number, callback: Callback): void;
-  getData(path: string, watcher: ZkWatcher | undefined, callback: (error: Error | null, data: Buffer, stat: ZkStat) => void): void;
+  getData(
+    path: string,
+    watcher: ZkWatcher | undefined,
+    callback: (error: Error | null, data: Buffer, stat: ZkStat) => void,
+  ): void;
   getChildren(path: string, callback: Callback<string[]>): void;
   mkdirp(path: string, callback: Callback<string>): void;
   mkdirp(path: string, acls: readonly ZkAcl[], callback: Callback<string>): void;
@@ -56,10 +60,23 @@ export interface ZkClient {
 }
 
 export interface ZkDriver {
-  createClient(connectionString: string, options: { sessionTimeout: number; spinDelay?: number; retries?: number; sessionId?: Buffer; sessionPassword?: Buffer }): ZkClient;
+  createClient(
+    connectionString: string,
+    options: {
+      sessionTimeout: number;
+      spinDelay?: number;
+      retries?: number;
+      sessionId?: Buffer;
+      sessionPassword?: Buffer;
+    },
+  ): ZkClient;
   readonly CreateMode: { readonly PERSISTENT: number; readonly EPHEMERAL_SEQUENTIAL: number };
   readonly State: Record<'SYNC_CONNECTED' | 'DISCONNECTED' | 'EXPIRED' | 'AUTH_FAILED', ZkState>;
-  readonly ACL: { new (permission: number, id: ZkId): ZkAcl; readonly OPEN_ACL_UNSAFE: readonly ZkAcl[]; readonly CREATOR_ALL_ACL: readonly ZkAcl[] };
+  readonly ACL: {
+    new (permission: number, id: ZkId): ZkAcl;
+    readonly OPEN_ACL_UNSAFE: readonly ZkAcl[];
+    readonly CREATOR_ALL_ACL: readonly ZkAcl[];
+  };
   readonly Id: new (scheme: string, id: string) => ZkId;
   readonly Permission: Record<'READ' | 'WRITE' | 'CREATE' | 'DELETE' | 'ADMIN' | 'ALL', number>;
 }
@@ -89,6 +106,9 @@ export function zkErrorCode(error: unknown): number | undefined {
 
 /** Imports node-zookeeper-client (CommonJS) lazily, or names the package to install. */
 export async function loadZookeeperDriver(): Promise<ZkDriver> {
-  const module = await loadOptional<ZkDriver & { default?: ZkDriver }>('node-zookeeper-client', "The 'zookeeper' backend");
+  const module = await loadOptional<ZkDriver & { default?: ZkDriver }>(
+    'node-zookeeper-client',
+    "The 'zookeeper' backend",
+  );
   return module.default ?? module;
 }

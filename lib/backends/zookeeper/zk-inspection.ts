@@ -1,5 +1,13 @@
 import { InvalidLockArgumentError } from '../../errors.js';
-import { MAX_REPORTED_WAITERS, type ListPage, type ListRequest, type LockInspection, type StoredHolder, type StoredLockState, type StoredWaiter } from '../../engine/lock-inspection.js';
+import {
+  MAX_REPORTED_WAITERS,
+  type ListPage,
+  type ListRequest,
+  type LockInspection,
+  type StoredHolder,
+  type StoredLockState,
+  type StoredWaiter,
+} from '../../engine/lock-inspection.js';
 import { removeIfPresent } from './lock-nodes.js';
 import { ZK_ERROR, zkErrorCode } from './zk-driver.js';
 import { keyNodeName, lockParentPath, parseLockNode, type LockNode } from './zk-paths.js';
@@ -33,7 +41,14 @@ export class ZookeeperInspection implements LockInspection {
       .filter((name) => name.startsWith(wanted) && (cursor === undefined || name > cursor))
       .sort();
     const page = names.slice(0, limit);
-    const locks = await Promise.all(page.map(async (name) => this.state(unescapeNodeName(name.slice(2)), await this.read(session, `${this.sessions.options.rootPath}/${name}`))));
+    const locks = await Promise.all(
+      page.map(async (name) =>
+        this.state(
+          unescapeNodeName(name.slice(2)),
+          await this.read(session, `${this.sessions.options.rootPath}/${name}`),
+        ),
+      ),
+    );
     return names.length > limit ? { locks, cursor: page[page.length - 1] } : { locks };
   }
 
@@ -48,7 +63,13 @@ export class ZookeeperInspection implements LockInspection {
 
   private state(storeKey: string, { holders, waiting, waiters }: KeyNodes): StoredLockState {
     if (holders.length === 0) return { storeKey, holders: [], waiting, waiters };
-    return { storeKey, mode: holders[0]!.node.shared ? 'read' : 'exclusive', holders: holders.map(({ holder }) => holder), waiting, waiters };
+    return {
+      storeKey,
+      mode: holders[0].node.shared ? 'read' : 'exclusive',
+      holders: holders.map(({ holder }) => holder),
+      waiting,
+      waiters,
+    };
   }
 
   private async read(session: ZkSession, parent: string): Promise<KeyNodes> {
@@ -57,19 +78,24 @@ export class ZookeeperInspection implements LockInspection {
       .filter((node): node is LockNode => node !== undefined)
       .sort((x, y) => x.sequence - y.sequence);
     const firstWriter = nodes.findIndex((node) => !node.shared);
-    const holding = firstWriter === 0 ? nodes.slice(0, 1) : nodes.slice(0, firstWriter < 0 ? nodes.length : firstWriter);
+    const holding =
+      firstWriter === 0 ? nodes.slice(0, 1) : nodes.slice(0, firstWriter < 0 ? nodes.length : firstWriter);
     const queued = nodes.slice(holding.length);
     const [holders, waiters] = await Promise.all([
-      Promise.all(holding.map(async (node) => {
-        const found = await session.read(`${parent}/${node.name}`);
-        if (!found) return undefined;
-        return { node, holder: { ...ownerOf(found.data), fence: Number(found.stat.czxid.readBigUInt64BE(0)) } };
-      })),
+      Promise.all(
+        holding.map(async (node) => {
+          const found = await session.read(`${parent}/${node.name}`);
+          if (!found) return undefined;
+          return { node, holder: { ...ownerOf(found.data), fence: Number(found.stat.czxid.readBigUInt64BE(0)) } };
+        }),
+      ),
       // A waiter whose node went (it gave up, or took the lock) since the children were read is left out.
-      Promise.all(queued.slice(0, MAX_REPORTED_WAITERS).map(async (node) => {
-        const found = await session.read(`${parent}/${node.name}`);
-        return found ? ownerOf(found.data) : undefined;
-      })),
+      Promise.all(
+        queued.slice(0, MAX_REPORTED_WAITERS).map(async (node) => {
+          const found = await session.read(`${parent}/${node.name}`);
+          return found ? ownerOf(found.data) : undefined;
+        }),
+      ),
     ]);
     return {
       holders: holders.filter((entry) => entry !== undefined),
@@ -100,9 +126,13 @@ function ownerOf(data: Buffer): { owner?: string } {
 
 /** Undoes keyNodeName's escaping (`%XX`, `%uXXXX`). */
 function unescapeNodeName(escaped: string): string {
-  return escaped.replace(/%u([0-9a-f]{4})|%([0-9a-f]{2})/g, (_match, unit: string | undefined, byte: string | undefined) => String.fromCharCode(parseInt(unit ?? byte!, 16)));
+  return escaped.replace(
+    /%u([0-9a-f]{4})|%([0-9a-f]{2})/g,
+    (_match, unit: string | undefined, byte: string | undefined) => String.fromCharCode(parseInt(unit ?? byte!, 16)),
+  );
 }
 
 function checkZkCursor(cursor: string): void {
-  if (!cursor.startsWith('k-')) throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
+  if (!cursor.startsWith('k-'))
+    throw new InvalidLockArgumentError(`not a list() cursor of this backend: ${JSON.stringify(cursor.slice(0, 40))}`);
 }

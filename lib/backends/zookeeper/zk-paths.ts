@@ -14,7 +14,7 @@ const LOCK_NODE = /^(read|write)-([0-9a-f]+)-(\d{10})$/;
 export function keyNodeName(storeKey: string): string {
   let escaped = '';
   for (let i = 0; i < storeKey.length && escaped.length <= MAX_READABLE_NAME; i++) {
-    const char = storeKey[i]!;
+    const char = storeKey[i];
     const unit = storeKey.charCodeAt(i);
     if (SAFE_CHAR.test(char)) escaped += char;
     else escaped += unit < 0x100 ? `%${unit.toString(16).padStart(2, '0')}` : `%u${unit.toString(16).padStart(4, '0')}`;
@@ -50,5 +50,5 @@ export interface LockNode {
 export function parseLockNode(name: string): LockNode | undefined {
   const match = LOCK_NODE.exec(name);
   if (!match) return undefined;
-  return { name, shared: match[1] === 'read', attemptId: match[2]!, sequence: Number(match[3]) };
+  return { name, shared: match[1] === 'read', attemptId: match[2], sequence: Number(match[3]) };
 }

@@ -1,11 +1,20 @@
 import { setMaxListeners } from 'node:events';
 import { LockBackendError } from '../../errors.js';
-import { unrefTimer } from '../../engine/clock.js';
+import { unrefTimer } from '../../util/clock.js';
 import { ConnectionWatchdog } from './connection-watchdog.js';
 import { guardReplyStream } from './reply-stream-guard.js';
 import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';
 import { driverAcl } from './zk-acl.js';
-import { ZK_ERROR, zkErrorCode, type ZkAcl, type ZkClient, type ZkDriver, type ZkStat, type ZkState, type ZkWatcher } from './zk-driver.js';
+import {
+  ZK_ERROR,
+  zkErrorCode,
+  type ZkAcl,
+  type ZkClient,
+  type ZkDriver,
+  type ZkStat,
+  type ZkState,
+  type ZkWatcher,
+} from './zk-driver.js';
 
 import type { ResolvedZookeeperOptions } from './zookeeper-options.js';
 
@@ -45,13 +54,20 @@ export class ZkSession {
     // Every lock held in this session listens for its end.
     setMaxListeners(0, this.endController.signal);
     this.acl = driverAcl(driver, options.acl);
-    this.client = driver.createClient(options.connectionString, { sessionTimeout: options.sessionTimeoutMs, spinDelay: 200, retries: 0 });
+    this.client = driver.createClient(options.connectionString, {
+      sessionTimeout: options.sessionTimeoutMs,
+      spinDelay: 200,
+      retries: 0,
+    });
     // Before connect(): the client sends them right after each handshake, ahead of any request.
     for (const { scheme, credentials } of options.auth) this.client.addAuthInfo(scheme, credentials);
     this.client.on('state', (state) => this.onState(state));
     guardReplyStream(this.client);
     // Time for one attempt to connect: enough to try two members within connectTimeoutMs.
-    this.watchdog = new ConnectionWatchdog(this.client, Math.max(250, Math.min(options.connectTimeoutMs / 2, options.sessionTimeoutMs / 3)));
+    this.watchdog = new ConnectionWatchdog(
+      this.client,
+      Math.max(250, Math.min(options.connectTimeoutMs / 2, options.sessionTimeoutMs / 3)),
+    );
     this.watchdog.watchReconnect();
     this.client.connect();
   }
@@ -90,7 +106,8 @@ export class ZkSession {
         else resolve();
       };
       const check = () => {
-        if (this.ended.aborted) done(new LockBackendError(BACKEND, `the ZooKeeper session ended: ${String(this.ended.reason)}`));
+        if (this.ended.aborted)
+          done(new LockBackendError(BACKEND, `the ZooKeeper session ended: ${String(this.ended.reason)}`));
         else if (this.connected) done();
       };
       const timer = unrefTimer(() => done(this.unreachable()), this.options.connectTimeoutMs);
@@ -105,17 +122,23 @@ export class ZkSession {
    */
   createEphemeralSequential(path: string, data: Buffer = EMPTY): Promise<string> {
     const mode = this.driver.CreateMode.EPHEMERAL_SEQUENTIAL;
-    return new Promise((resolve, reject) => this.client.create(path, data, this.acl, mode, (error, created) => (error ? reject(error) : resolve(created))));
+    return new Promise((resolve, reject) =>
+      this.client.create(path, data, this.acl, mode, (error, created) => (error ? reject(error) : resolve(created))),
+    );
   }
 
   /** Creates a missing lock parent and the claim's node under it in one multi; resolves the node's path. Not bounded, as above. */
   createWithParent(parentPath: string, childPath: string, data: Buffer = EMPTY): Promise<string> {
     const { PERSISTENT, EPHEMERAL_SEQUENTIAL } = this.driver.CreateMode;
-    const multi = this.client.transaction().create(parentPath, EMPTY, this.acl, PERSISTENT).create(childPath, data, this.acl, EPHEMERAL_SEQUENTIAL);
+    const multi = this.client
+      .transaction()
+      .create(parentPath, EMPTY, this.acl, PERSISTENT)
+      .create(childPath, data, this.acl, EPHEMERAL_SEQUENTIAL);
     return new Promise((resolve, reject) =>
       multi.commit((error, results) => {
         const created = results?.[1]?.path;
-        if (error || !created) reject(error ?? new LockBackendError(BACKEND, `the multi creating ${childPath} returned no path`));
+        if (error || !created)
+          reject(error ?? new LockBackendError(BACKEND, `the multi creating ${childPath} returned no path`));
         else resolve(created);
       }),
     );
@@ -127,11 +150,15 @@ export class ZkSession {
   }
 
   mkdirp(path: string): Promise<void> {
-    return this.bounded(`mkdirp ${path}`, (callback) => this.client.mkdirp(path, this.acl, (error) => callback(error, undefined)));
+    return this.bounded(`mkdirp ${path}`, (callback) =>
+      this.client.mkdirp(path, this.acl, (error) => callback(error, undefined)),
+    );
   }
 
   remove(path: string): Promise<void> {
-    return this.bounded(`delete ${path}`, (callback) => this.client.remove(path, -1, (error) => callback(error, undefined)));
+    return this.bounded(`delete ${path}`, (callback) =>
+      this.client.remove(path, -1, (error) => callback(error, undefined)),
+    );
   }
 
   children(path: string): Promise<string[]> {
@@ -144,7 +171,9 @@ export class ZkSession {
    */
   async watchNode(path: string, watcher: ZkWatcher): Promise<ZkStat | null> {
     try {
-      return await this.bounded(`getData ${path}`, (callback) => this.client.getData(path, watcher, (error, _data, stat) => callback(error, stat)));
+      return await this.bounded(`getData ${path}`, (callback) =>
+        this.client.getData(path, watcher, (error, _data, stat) => callback(error, stat)),
+      );
     } catch (error) {
       if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return null;
       throw error;
@@ -154,7 +183,9 @@ export class ZkSession {
   /** The node's data and stat, without a watch; `null` when there is no such node. */
   async read(path: string): Promise<{ readonly data: Buffer; readonly stat: ZkStat } | null> {
     try {
-      return await this.bounded(`getData ${path}`, (callback) => this.client.getData(path, undefined, (error, data, stat) => callback(error, { data, stat })));
+      return await this.bounded(`getData ${path}`, (callback) =>
+        this.client.getData(path, undefined, (error, data, stat) => callback(error, { data, stat })),
+      );
     } catch (error) {
       if (zkErrorCode(error) === ZK_ERROR.NO_NODE) return null;
       throw error;
@@ -197,9 +228,14 @@ export class ZkSession {
     if (wasConnected) await disconnected;
   }
 
-  private async bounded<T>(what: string, run: (callback: (error: Error | null, result: T) => void) => void): Promise<T> {
+  private async bounded<T>(
+    what: string,
+    run: (callback: (error: Error | null, result: T) => void) => void,
+  ): Promise<T> {
     await this.whenConnected();
-    const answer = new Promise<T>((resolve, reject) => run((error, result) => (error ? reject(error) : resolve(result))));
+    const answer = new Promise<T>((resolve, reject) =>
+      run((error, result) => (error ? reject(error) : resolve(result))),
+    );
     return this.withinTimeout(answer, what);
   }
 
@@ -249,6 +285,9 @@ export class ZkSession {
   }
 
   private unreachable(): LockBackendError {
-    return new LockBackendError(BACKEND, `could not connect to ZooKeeper at ${this.options.connectionString} within ${this.options.connectTimeoutMs} ms`);
+    return new LockBackendError(
+      BACKEND,
+      `could not connect to ZooKeeper at ${this.options.connectionString} within ${this.options.connectTimeoutMs} ms`,
+    );
   }
 }

@@ -21,7 +21,10 @@ export class ZkSessions {
     private readonly driver: ZkDriver,
     readonly options: ResolvedZookeeperOptions,
   ) {
-    this.janitor = new ParentJanitor(() => (this.current?.ended.aborted ? undefined : this.current), options.parentCleanupDelayMs);
+    this.janitor = new ParentJanitor(
+      () => (this.current?.ended.aborted ? undefined : this.current),
+      options.parentCleanupDelayMs,
+    );
   }
 
   get isClosed(): boolean {

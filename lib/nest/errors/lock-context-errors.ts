@@ -1,7 +1,13 @@
 import * as common from '@nestjs/common';
-import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
+import {
+  LockBackendError,
+  LockLostError,
+  LockShuttingDownError,
+  LockTimeoutError,
+  StaleFenceError,
+} from '../../errors.js';
 import { LockErrorCode } from './lock-error-codes.js';
-import { lostMessage } from './lock-http.exceptions.js';
+import { lostMessage } from './lock-http-exceptions.js';
 
 /** What a microservice or WebSocket client receives for a lock error, and a GraphQL error's `extensions`. */
 export interface LockErrorPayload {
@@ -24,7 +30,8 @@ export interface LockErrorPayload {
 }
 
 /** The lock errors answered in each context's own terms. */
-export type MappedLockError = LockTimeoutError | LockBackendError | StaleFenceError | LockLostError | LockShuttingDownError;
+export type MappedLockError =
+  LockTimeoutError | LockBackendError | StaleFenceError | LockLostError | LockShuttingDownError;
 
 /** A lock error the library answers (a busy lock, an unreachable store, a stale fence, a lost lock, a refusal while shutting down). */
 export function isMappedLockError(error: unknown): error is MappedLockError {
@@ -40,19 +47,37 @@ export function isMappedLockError(error: unknown): error is MappedLockError {
 /** The payload of a lock error; the store's own message (which may name hosts) is kept out of it. */
 export function lockErrorPayload(error: MappedLockError): LockErrorPayload {
   if (error instanceof LockTimeoutError) {
-    const retryAfterMs = error.retryAfterMs !== undefined && Number.isFinite(error.retryAfterMs) ? Math.max(0, Math.ceil(error.retryAfterMs)) : undefined;
-    return { status: 'error', code: LockErrorCode.busy, message: error.message, key: error.key, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
+    const retryAfterMs =
+      error.retryAfterMs !== undefined && Number.isFinite(error.retryAfterMs)
+        ? Math.max(0, Math.ceil(error.retryAfterMs))
+        : undefined;
+    return {
+      status: 'error',
+      code: LockErrorCode.busy,
+      message: error.message,
+      key: error.key,
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    };
   }
   if (error instanceof StaleFenceError) {
-    return { status: 'error', code: LockErrorCode.staleFence, message: error.message, resource: error.resource, fence: error.fence, highest: error.highest };
+    return {
+      status: 'error',
+      code: LockErrorCode.staleFence,
+      message: error.message,
+      resource: error.resource,
+      fence: error.fence,
+      highest: error.highest,
+    };
   }
-  if (error instanceof LockLostError) return { status: 'error', code: LockErrorCode.lost, message: lostMessage(error.key), key: error.key };
-  if (error instanceof LockShuttingDownError) return { status: 'error', code: LockErrorCode.shuttingDown, message: 'This instance is shutting down' };
+  if (error instanceof LockLostError)
+    return { status: 'error', code: LockErrorCode.lost, message: lostMessage(error.key), key: error.key };
+  if (error instanceof LockShuttingDownError)
+    return { status: 'error', code: LockErrorCode.shuttingDown, message: 'This instance is shutting down' };
   return { status: 'error', code: LockErrorCode.unavailable, message: 'The lock store is unavailable' };
 }
 
 /** Not logged by Nest's exception handlers (a busy lock is an answer, not a fault), where the Nest version has it. */
-const Intrinsic = ((common as unknown as { IntrinsicException?: typeof Error }).IntrinsicException ?? Error) as typeof Error;
+const Intrinsic = (common as unknown as { IntrinsicException?: typeof Error }).IntrinsicException ?? Error;
 
 /**
  * A lock error of a GraphQL resolver: graphql-js copies an error's `extensions` into the error it

@@ -1,22 +1,33 @@
 import { Logger, type ArgumentsHost } from '@nestjs/common';
-import { LockBackendError, LockLostError, LockShuttingDownError, LockTimeoutError, StaleFenceError } from '../../errors.js';
-import { loadOptional } from '../../engine/load-optional.js';
-import { Messages } from '../lock.messages.js';
+import {
+  LockBackendError,
+  LockLostError,
+  LockShuttingDownError,
+  LockTimeoutError,
+  StaleFenceError,
+} from '../../errors.js';
+import { loadOptional } from '../../util/load-optional.js';
+import { Messages } from '../lock-messages.js';
 import type { HandlerKind } from '../nest-metadata.js';
-import { isMappedLockError, LockGraphQLError, lockErrorPayload, type LockErrorPayload, type MappedLockError } from './lock-context-errors.js';
+import {
+  isMappedLockError,
+  LockGraphQLError,
+  lockErrorPayload,
+  type LockErrorPayload,
+  type MappedLockError,
+} from './lock-context-errors.js';
 import {
   LockBusyException,
   LockLostException,
   LockShuttingDownException,
   LockStoreUnavailableException,
   UNAVAILABLE_RETRY_AFTER_SECONDS,
-} from './lock-http.exceptions.js';
-import { StaleFenceException } from './stale-fence.exception.js';
-
+} from './lock-http-exceptions.js';
+import { StaleFenceException } from './stale-fence-exception.js';
 
 type ExceptionClass = new (error: object) => Error;
 /** Nest's own last-resort filter of a context: `BaseRpcExceptionFilter`, `BaseWsExceptionFilter`. */
-export interface BaseFilter {
+interface BaseFilter {
   catch(exception: unknown, host: ArgumentsHost): unknown;
 }
 
@@ -29,8 +40,18 @@ interface ContextPackage {
 /** `RpcException` and `WsException` (with their base filters), from the optional packages an app with such handlers has installed; loaded once. */
 const loaded: Partial<Record<'rpc' | 'ws', ContextPackage>> = {};
 const sources = {
-  rpc: { package: '@nestjs/microservices', exception: 'RpcException', baseFilter: 'BaseRpcExceptionFilter', needs: 'A @Locked() microservice handler' },
-  ws: { package: '@nestjs/websockets', exception: 'WsException', baseFilter: 'BaseWsExceptionFilter', needs: 'A @Locked() WebSocket handler' },
+  rpc: {
+    package: '@nestjs/microservices',
+    exception: 'RpcException',
+    baseFilter: 'BaseRpcExceptionFilter',
+    needs: 'A @Locked() microservice handler',
+  },
+  ws: {
+    package: '@nestjs/websockets',
+    exception: 'WsException',
+    baseFilter: 'BaseWsExceptionFilter',
+    needs: 'A @Locked() WebSocket handler',
+  },
 } as const;
 
 const logger = new Logger('DistributedLock');
@@ -59,7 +80,8 @@ export function answerLockError(error: unknown, kind: HandlerKind): unknown {
 function httpException(error: MappedLockError): Error {
   if (error instanceof LockTimeoutError) return new LockBusyException(error, retryAfterSeconds(error));
   if (error instanceof LockShuttingDownError) return new LockShuttingDownException(error);
-  if (error instanceof LockBackendError) return new LockStoreUnavailableException(error, UNAVAILABLE_RETRY_AFTER_SECONDS);
+  if (error instanceof LockBackendError)
+    return new LockStoreUnavailableException(error, UNAVAILABLE_RETRY_AFTER_SECONDS);
   if (error instanceof StaleFenceError) return new StaleFenceException(error);
   return new LockLostException(error);
 }
@@ -69,7 +91,7 @@ function httpException(error: MappedLockError): Error {
  * frees) in whole seconds, rounded up, at least 1; undefined (no header) when there is no estimate.
  * Not the holder's lease, which renewals keep full for as long as it works.
  */
-export function retryAfterSeconds(error: LockTimeoutError): number | undefined {
+function retryAfterSeconds(error: LockTimeoutError): number | undefined {
   if (error.likelyFreeInMs === undefined || !Number.isFinite(error.likelyFreeInMs)) return undefined;
   return Math.max(1, Math.ceil(error.likelyFreeInMs / 1000));
 }
@@ -87,7 +109,10 @@ export function baseFilterOf(kind: HandlerKind): BaseFilter | undefined {
 async function load(kind: 'rpc' | 'ws'): Promise<ContextPackage> {
   const source = sources[kind];
   const module = await loadOptional<Record<string, new () => unknown>>(source.package, source.needs);
-  return (loaded[kind] ??= { exception: module[source.exception] as unknown as ExceptionClass, baseFilter: new module[source.baseFilter]!() as BaseFilter });
+  return (loaded[kind] ??= {
+    exception: module[source.exception] as unknown as ExceptionClass,
+    baseFilter: new module[source.baseFilter]() as BaseFilter,
+  });
 }
 
 function withCause(exception: Error, cause: Error): Error {

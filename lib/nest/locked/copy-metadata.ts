@@ -5,6 +5,6 @@
 export function copyMetadata(from: object, to: object): void {
   for (const key of Reflect.getOwnMetadataKeys(from)) {
     const value: unknown = Reflect.getOwnMetadata(key, from);
-    Reflect.defineMetadata(key, Array.isArray(value) ? [...value] : value, to);
+    Reflect.defineMetadata(key, Array.isArray(value) ? [...(value as unknown[])] : value, to);
   }
 }

@@ -26,24 +26,39 @@ interface Holder {
  *
  * `fail` turns an error of the Observable or of the release into what the caller sees.
  */
-export function holdResponse(result: unknown, lock: ScopedLock, engine: LockEngine, http: boolean, fail: (error: unknown) => unknown): unknown {
+export function holdResponse(
+  result: unknown,
+  lock: ScopedLock,
+  engine: LockEngine,
+  http: boolean,
+  fail: (error: unknown) => unknown,
+): unknown {
   let released: Promise<void> | undefined;
   const holder: Holder = { lock, engine, release: () => (released ??= lock[Symbol.asyncDispose]()) };
   if (isObservable(result)) return heldObservable(result, holder, fail);
   if (!http) return undefined;
   const stream = streamOf(result);
-  if (stream === undefined) return iterableOf(result) ? heldIterable(result as AsyncIterable<unknown>, holder) : undefined;
+  if (stream === undefined)
+    return iterableOf(result) ? heldIterable(result as AsyncIterable<unknown>, holder) : undefined;
   if (stream === null) return undefined;
   finished(stream as NodeJS.ReadableStream, () => void holder.release().catch(ignore));
   return result;
 }
 
-function heldObservable(source: Observable<unknown>, holder: Holder, fail: (error: unknown) => unknown): Observable<unknown> {
+function heldObservable(
+  source: Observable<unknown>,
+  holder: Holder,
+  fail: (error: unknown) => unknown,
+): Observable<unknown> {
   return new Observable((subscriber) => {
     let ended = false;
     const deliver = (error: unknown) => {
       const answer = fail(error);
-      if (answer instanceof Promise) answer.then((value) => subscriber.error(value), (reason: unknown) => subscriber.error(reason));
+      if (answer instanceof Promise)
+        answer.then(
+          (value) => subscriber.error(value),
+          (reason: unknown) => subscriber.error(reason),
+        );
       else subscriber.error(answer);
     };
     const subscription = holder.engine.run(holder.lock, () =>
@@ -51,7 +66,10 @@ function heldObservable(source: Observable<unknown>, holder: Holder, fail: (erro
         next: (value) => subscriber.next(value),
         error: (error: unknown) => {
           ended = true;
-          void holder.release().catch(ignore).then(() => deliver(error));
+          void holder
+            .release()
+            .catch(ignore)
+            .then(() => deliver(error));
         },
         complete: () => {
           ended = true;
@@ -94,12 +112,19 @@ function streamOf(value: unknown): NodeJS.ReadableStream | ReadableStream | null
   if (Object.prototype.toString.call(value) === '[object Response]') return (value as Response).body;
   if (value instanceof ReadableStream) return value;
   const stream = value as { pipe?: unknown; on?: unknown };
-  return typeof stream.pipe === 'function' && typeof stream.on === 'function' ? (value as NodeJS.ReadableStream) : undefined;
+  return typeof stream.pipe === 'function' && typeof stream.on === 'function'
+    ? (value as NodeJS.ReadableStream)
+    : undefined;
 }
 
 /** An async iterable that is not a thenable (a query builder can be both: it stands for its result). */
 function iterableOf(value: unknown): boolean {
-  return typeof value === 'object' && value !== null && typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' && typeof (value as PromiseLike<unknown>).then !== 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AsyncIterable<unknown>)[Symbol.asyncIterator] === 'function' &&
+    typeof (value as PromiseLike<unknown>).then !== 'function'
+  );
 }
 
 function ignore(): void {}

@@ -1,6 +1,6 @@
 import { assertKey, describe } from '../../engine/lock-options.js';
 import { InvalidLockArgumentError } from '../../errors.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 
 /**
  * The parts of a handler call a key template may name: an HTTP request's `params`, `query`, `body`
@@ -19,7 +19,7 @@ export type LockKeys = LockKey | readonly LockKey[];
 const REQUEST_PARTS: readonly RequestPart[] = ['params', 'query', 'body', 'headers', 'data', 'args'];
 
 /** `{1.id}`: argument 1, then its `id`; `{params.sku}`: the request's `params.sku`, wherever a parameter carries it. */
-export interface Placeholder {
+interface Placeholder {
   readonly name: string;
   readonly source: number | RequestPart;
   readonly path: readonly string[];
@@ -35,13 +35,17 @@ export interface ArgumentPath {
 }
 
 /** One key as written, checked: a template's literal text and placeholders, or a function. */
-export type ParsedKey = { readonly template: string; readonly pieces: readonly (string | Placeholder)[] } | { readonly fn: Function };
+type ParsedKey =
+  { readonly template: string; readonly pieces: readonly (string | Placeholder)[] } | { readonly fn: Function };
 
 /** A key, or a key list, as written and checked: {@link parseLockKey}. */
 export type ParsedKeys = ParsedKey | readonly ParsedKey[];
 
 /** Builds a key (from a key list: the keys) from a call: `this` and the arguments. */
-export type KeyResolver<K extends string | string[] = string | string[]> = (self: unknown, args: readonly unknown[]) => K;
+export type KeyResolver<K extends string | string[] = string | string[]> = (
+  self: unknown,
+  args: readonly unknown[],
+) => K;
 
 /**
  * Checks a key when the decorator is applied: throws InvalidLockArgumentError for one that can
@@ -58,17 +62,15 @@ export function parseLockKey(key: unknown, where: string): ParsedKeys {
   });
 }
 
-/** The placeholders of a parsed key that name parts of a request or message. */
-export function requestPlaceholders(parsed: ParsedKeys): RequestPlaceholder[] {
-  const keys: readonly ParsedKey[] = isKeyList(parsed) ? parsed : [parsed];
-  return keys.flatMap((key) => ('pieces' in key ? key.pieces.filter((piece): piece is RequestPlaceholder => typeof piece !== 'string' && typeof piece.source === 'string') : []));
-}
-
 /**
  * The resolver of a parsed key, once the handler is known: `locate` says which argument carries
  * each request part (and throws InvalidLockArgumentError when none does).
  */
-export function bindLockKey(parsed: ParsedKeys, where: string, locate: (placeholder: RequestPlaceholder, template: string) => ArgumentPath): KeyResolver {
+export function bindLockKey(
+  parsed: ParsedKeys,
+  where: string,
+  locate: (placeholder: RequestPlaceholder, template: string) => ArgumentPath,
+): KeyResolver {
   if (!isKeyList(parsed)) return bindOne(parsed, where, locate);
   // Each element as one key; the engine dedupes and orders the keys it gets.
   const resolvers = parsed.map((one) => bindOne(one, where, locate));
@@ -79,13 +81,18 @@ const isKeyList = (parsed: ParsedKeys): parsed is readonly ParsedKey[] => Array.
 
 function parseOne(key: unknown, where: string): ParsedKey {
   if (typeof key === 'function') return { fn: key };
-  if (typeof key !== 'string' || key.length === 0) throw new InvalidLockArgumentError(Messages.keyType(where, describe(key)));
+  if (typeof key !== 'string' || key.length === 0)
+    throw new InvalidLockArgumentError(Messages.keyType(where, describe(key)));
   const pieces = parseTemplate(key, where);
   if (pieces.length === 1 && typeof pieces[0] === 'string') checkKey(pieces[0], where);
   return { template: key, pieces };
 }
 
-function bindOne(parsed: ParsedKey, where: string, locate: (placeholder: RequestPlaceholder, template: string) => ArgumentPath): KeyResolver<string> {
+function bindOne(
+  parsed: ParsedKey,
+  where: string,
+  locate: (placeholder: RequestPlaceholder, template: string) => ArgumentPath,
+): KeyResolver<string> {
   if ('fn' in parsed) {
     const fn = parsed.fn;
     return (self, args) => checkFunctionResult(fn.apply(self, args), where);
@@ -95,7 +102,16 @@ function bindOne(parsed: ParsedKey, where: string, locate: (placeholder: Request
     const literal = pieces[0];
     return () => literal;
   }
-  const bound = pieces.map((piece) => (typeof piece === 'string' ? piece : { name: piece.name, ...(typeof piece.source === 'number' ? { index: piece.source, path: piece.path } : locate(piece as RequestPlaceholder, template)) }));
+  const bound = pieces.map((piece) =>
+    typeof piece === 'string'
+      ? piece
+      : {
+          name: piece.name,
+          ...(typeof piece.source === 'number'
+            ? { index: piece.source, path: piece.path }
+            : locate(piece as RequestPlaceholder, template)),
+        },
+  );
   return (_self, args) => {
     let result = '';
     for (const piece of bound) result += typeof piece === 'string' ? piece : interpolate(piece, args, template, where);
@@ -114,7 +130,8 @@ function parseTemplate(template: string, where: string): (string | Placeholder)[
     } else if (char === '{') {
       const end = template.indexOf('}', i + 1);
       const name = end < 0 ? '' : template.slice(i + 1, end);
-      if (end < 0 || name.includes('{')) throw syntax(template, where, `"{" at ${i} is not closed (write "{{" for a literal brace)`);
+      if (end < 0 || name.includes('{'))
+        throw syntax(template, where, `"{" at ${i} is not closed (write "{{" for a literal brace)`);
       if (literal) parts.push(literal);
       literal = '';
       parts.push(parsePlaceholder(name, template, where));
@@ -131,17 +148,32 @@ function parseTemplate(template: string, where: string): (string | Placeholder)[
 
 function parsePlaceholder(name: string, template: string, where: string): Placeholder {
   const [root, ...path] = name.split('.');
-  if (path.some((segment) => segment === '') || root === '') throw syntax(template, where, `{${name}} has an empty name or path segment`);
+  if (path.some((segment) => segment === '') || root === '')
+    throw syntax(template, where, `{${name}} has an empty name or path segment`);
   if (/^\d+$/.test(root)) return { name, source: Number(root), path };
   if (!(REQUEST_PARTS as readonly string[]).includes(root)) {
-    throw syntax(template, where, `{${name}} is neither an argument ({0}, {1.id}) nor a part of a handler call (${REQUEST_PARTS.map((p) => `{${p}.x}`).join(', ')})`);
+    throw syntax(
+      template,
+      where,
+      `{${name}} is neither an argument ({0}, {1.id}) nor a part of a handler call (${REQUEST_PARTS.map((p) => `{${p}.x}`).join(', ')})`,
+    );
   }
-  if (path.length === 0) throw syntax(template, where, `{${name}} names the whole ${root}; name a field, e.g. {${root}.id}`);
+  if (path.length === 0)
+    throw syntax(template, where, `{${name}} names the whole ${root}; name a field, e.g. {${root}.id}`);
   // Node lower-cases incoming header names.
-  return { name, source: root as RequestPart, path: root === 'headers' ? [path[0].toLowerCase(), ...path.slice(1)] : path };
+  return {
+    name,
+    source: root as RequestPart,
+    path: root === 'headers' ? [path[0].toLowerCase(), ...path.slice(1)] : path,
+  };
 }
 
-function interpolate(placeholder: { readonly name: string } & ArgumentPath, args: readonly unknown[], template: string, where: string): string {
+function interpolate(
+  placeholder: { readonly name: string } & ArgumentPath,
+  args: readonly unknown[],
+  template: string,
+  where: string,
+): string {
   const { name } = placeholder;
   let value: unknown = args[placeholder.index];
   for (const segment of placeholder.path) {
@@ -150,10 +182,12 @@ function interpolate(placeholder: { readonly name: string } & ArgumentPath, args
   }
   switch (typeof value) {
     case 'string':
-      if (value === '') throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'an empty string'));
+      if (value === '')
+        throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'an empty string'));
       return value;
     case 'number':
-      if (!Number.isFinite(value)) throw new InvalidLockArgumentError(Messages.templateNotScalar(where, template, name, String(value)));
+      if (!Number.isFinite(value))
+        throw new InvalidLockArgumentError(Messages.templateNotScalar(where, template, name, String(value)));
       return String(value);
     case 'bigint':
     case 'boolean':
@@ -162,12 +196,15 @@ function interpolate(placeholder: { readonly name: string } & ArgumentPath, args
       throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'missing (undefined)'));
     default:
       if (value === null) throw new InvalidLockArgumentError(Messages.templateMissing(where, template, name, 'null'));
-      throw new InvalidLockArgumentError(Messages.templateNotScalar(where, template, name, typeof value === 'function' ? 'a function' : describe(value)));
+      throw new InvalidLockArgumentError(
+        Messages.templateNotScalar(where, template, name, typeof value === 'function' ? 'a function' : describe(value)),
+      );
   }
 }
 
 function checkFunctionResult(key: unknown, where: string): string {
-  if (typeof key !== 'string' || key.length === 0) throw new InvalidLockArgumentError(Messages.keyFunctionResult(where, describe(key)));
+  if (typeof key !== 'string' || key.length === 0)
+    throw new InvalidLockArgumentError(Messages.keyFunctionResult(where, describe(key)));
   return key;
 }
 

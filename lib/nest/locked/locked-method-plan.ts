@@ -4,7 +4,7 @@ import type { LockOptions } from '../../engine/lock.js';
 import type { HandlerKind } from '../nest-metadata.js';
 import { decoratedParams, handlerKindOf } from '../nest-metadata.js';
 import { bindLockKey, type KeyResolver, type ParsedKeys } from './key-template.js';
-import type { CheckedLockedOptions } from './locked.options.js';
+import type { CheckedLockedOptions } from './locked-options.js';
 import { locateRequestPart } from './request-parts.js';
 
 /** @internal How the calls of one `@Locked()` method run, worked out once from its options and its final metadata. */
@@ -35,12 +35,22 @@ export interface LockedMethodSource {
  * its key names. Throws InvalidLockArgumentError when a template names a part that no parameter
  * carries (the message says what to add).
  */
-export function planLockedMethod({ target, declaringClass, name, where, options, parsedKey, parsedLabel }: LockedMethodSource): LockedMethodPlan {
+export function planLockedMethod({
+  target,
+  declaringClass,
+  name,
+  where,
+  options,
+  parsedKey,
+  parsedLabel,
+}: LockedMethodSource): LockedMethodPlan {
   // The function Nest calls carries the metadata of every decorator, those applied after @Locked() and any wrapper's around it included.
   const handler = (target as Record<string | symbol, unknown>)[name];
   const kind = typeof handler === 'function' ? handlerKindOf(handler) : undefined;
   const params = decoratedParams(declaringClass, name);
-  const resolveKey = bindLockKey(parsedKey, where, (placeholder, template) => locateRequestPart(placeholder, kind, params, where, template));
+  const resolveKey = bindLockKey(parsedKey, where, (placeholder, template) =>
+    locateRequestPart(placeholder, kind, params, where, template),
+  );
   const { leaseMs, waitMs, mode, fair, permits, minHoldMs, maxHoldMs } = options;
   const base: LockOptions = { leaseMs, waitMs, mode, fair, permits, minHoldMs, maxHoldMs };
   // An application has one engine per store, a process sometimes several applications.
@@ -51,12 +61,22 @@ export function planLockedMethod({ target, declaringClass, name, where, options,
     return options;
   };
   if (parsedLabel === undefined) return { kind, resolveKey, optionsFor: checkedFor };
-  const labelOf = labelResolver(parsedLabel, where, (placeholder, template) => locateRequestPart(placeholder, kind, params, where, template), options.label);
+  const labelOf = labelResolver(
+    parsedLabel,
+    where,
+    (placeholder, template) => locateRequestPart(placeholder, kind, params, where, template),
+    options.label,
+  );
   return { kind, resolveKey, optionsFor: (engine, self, args) => checkedFor(engine).withLabel(labelOf(self, args)) };
 }
 
 /** A label resolver that never throws: a template naming something missing yields the template text. */
-function labelResolver(parsed: ParsedKeys, where: string, locate: Parameters<typeof bindLockKey>[2], label: unknown): (self: unknown, args: readonly unknown[]) => string {
+function labelResolver(
+  parsed: ParsedKeys,
+  where: string,
+  locate: Parameters<typeof bindLockKey>[2],
+  label: unknown,
+): (self: unknown, args: readonly unknown[]) => string {
   const fallback = typeof label === 'string' ? label : 'label function failed';
   let resolve: KeyResolver;
   try {

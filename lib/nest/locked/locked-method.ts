@@ -4,11 +4,11 @@ import { LockTimeoutError } from '../../errors.js';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import type { ScopedLock } from '../../engine/lock-scope.js';
 import { answerLockError } from '../errors/lock-error-answers.js';
-import { Messages } from '../lock.messages.js';
+import { Messages } from '../lock-messages.js';
 import { holdResponse } from './held-response.js';
 import { parseLockKey } from './key-template.js';
-import { lockRegistry } from './lock.registry.js';
-import type { CheckedLockedOptions } from './locked.options.js';
+import { lockRegistry } from './lock-registry.js';
+import type { CheckedLockedOptions } from './locked-options.js';
 import { planLockedMethod, type LockedMethodPlan } from './locked-method-plan.js';
 
 type Method = (this: unknown, ...args: unknown[]) => unknown;
@@ -36,7 +36,13 @@ export function prepareLockedMethod(method: unknown): LockedMethodPlan | undefin
  *
  * The wrapper is always async, and keeps the method's name and `length`.
  */
-export function createLockedMethod(original: Method, options: CheckedLockedOptions, where: string, target: object, name: string | symbol): Method {
+export function createLockedMethod(
+  original: Method,
+  options: CheckedLockedOptions,
+  where: string,
+  target: object,
+  name: string | symbol,
+): Method {
   const declaringClass = typeof target === 'function' ? target : target.constructor;
   const parsedKey = parseLockKey(options.key, where);
   const parsedLabel = options.label === undefined ? undefined : parseLockKey(options.label, where);
@@ -45,7 +51,11 @@ export function createLockedMethod(original: Method, options: CheckedLockedOptio
   let warnedStream = false;
 
   /** One call: acquire, run, and release (a streamed response: when it ends). */
-  async function call(self: unknown, args: unknown[], { kind, resolveKey, optionsFor }: LockedMethodPlan): Promise<unknown> {
+  async function call(
+    self: unknown,
+    args: unknown[],
+    { kind, resolveKey, optionsFor }: LockedMethodPlan,
+  ): Promise<unknown> {
     const engine = lockRegistry.engineFor(self, where, options.store);
     const answer = (error: unknown) => (kind === undefined ? error : answerLockError(error, kind));
     let key: string | string[] | undefined;
@@ -101,5 +111,11 @@ function skipped(engine: LockEngine, key: string | string[], where: string): und
 }
 
 function isStream(value: unknown): boolean {
-  return isObservable(value) || (typeof value === 'object' && value !== null && typeof (value as { pipe?: unknown }).pipe === 'function' && typeof (value as { on?: unknown }).on === 'function');
+  return (
+    isObservable(value) ||
+    (typeof value === 'object' &&
+      value !== null &&
+      typeof (value as { pipe?: unknown }).pipe === 'function' &&
+      typeof (value as { on?: unknown }).on === 'function')
+  );
 }

@@ -1,7 +1,8 @@
 import { Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { ShutdownMessages } from './shutdown.messages.js';
+import { ShutdownMessages } from './shutdown-messages.js';
+import { withinMs } from '../../util/time-limit.js';
 
 /** The servers a `StopAcceptingOnShutdown` looks after: one per server, however many stores ask for it. */
 const claimed = new WeakSet<object>();
@@ -44,15 +45,16 @@ export class StopAcceptingOnShutdown implements OnApplicationBootstrap, OnModule
     for (const response of this.underWay) answerLast(response);
     if (this.underWay.size === 0 || this.boundMs === 0) return;
     const startedAt = performance.now();
-    const answered = await new Promise<boolean>((resolve) => {
-      const bound = setTimeout(() => resolve(false), this.boundMs);
-      this.answered = () => {
-        clearTimeout(bound);
-        resolve(true);
-      };
-    });
+    const allAnswered = new Promise<void>((resolve) => (this.answered = resolve));
+    const answered = await withinMs(allAnswered, this.boundMs).then(
+      () => true,
+      () => false,
+    );
     this.answered = undefined;
-    if (!answered) new Logger('DistributedLock').warn(ShutdownMessages.stillUnderWay(this.underWay.size, Math.round(performance.now() - startedAt)));
+    if (!answered)
+      new Logger('DistributedLock').warn(
+        ShutdownMessages.stillUnderWay(this.underWay.size, Math.round(performance.now() - startedAt)),
+      );
   }
 
   private readonly track = (_request: IncomingMessage, response: ServerResponse): void => {

@@ -15,7 +15,11 @@ export function borrowedBackend(backend: LockBackend): LockBackend {
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       let cached = bound.get(property);
-      if (cached?.original !== value) bound.set(property, (cached = { original: value, bound: value.bind(target) }));
+      if (cached?.original !== value)
+        bound.set(
+          property,
+          (cached = { original: value, bound: (value as (...args: unknown[]) => unknown).bind(target) }),
+        );
       return cached.bound;
     },
   });

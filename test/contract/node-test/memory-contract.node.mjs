@@ -19,7 +19,13 @@ const broken = process.env.CONTRACT_BROKEN === '1';
 function claimOn(request) {
   const claim = store.claim(request);
   if (!broken) return claim;
-  return { ...claim, tryAcquire: async () => ({ acquired: true, fence: 1, validityMs: request.leaseMs }), release: claim.release.bind(claim), renew: claim.renew.bind(claim), waitForChange: claim.waitForChange.bind(claim) };
+  return {
+    ...claim,
+    tryAcquire: async () => ({ acquired: true, fence: 1, validityMs: request.leaseMs }),
+    release: claim.release.bind(claim),
+    renew: claim.renew.bind(claim),
+    waitForChange: claim.waitForChange.bind(claim),
+  };
 }
 
 describeLockBackendContract(
@@ -27,7 +33,13 @@ describeLockBackendContract(
   {
     start: async () => void (store = new MemoryBackend()),
     // Engines close their backend on shutdown; the shared store must outlive them.
-    createBackend: async () => ({ name: 'memory', capabilities: store.capabilities, inspection: store.inspection, claim: claimOn, close: async () => undefined }),
+    createBackend: async () => ({
+      name: 'memory',
+      capabilities: store.capabilities,
+      inspection: store.inspection,
+      claim: claimOn,
+      close: async () => undefined,
+    }),
     expireLock: async (storeKey) => store.expire(storeKey),
     expireSemaphore: async (storeKey) => store.expireSemaphore(storeKey),
     fences: true,
