@@ -105,15 +105,18 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     if (monotonicNow() - this.heardAt < CHECK_EVERY_MS) return;
     this.checking = true;
     const timeout = setTimeout(() => this.replace(client), CHECK_TIMEOUT_MS);
-    client.query('SELECT 1').then(
-      () => {
-        this.heardAt = monotonicNow();
-      },
-      () => undefined,
-    ).finally(() => {
-      clearTimeout(timeout);
-      this.checking = false;
-    });
+    client
+      .query('SELECT 1')
+      .then(
+        () => {
+          this.heardAt = monotonicNow();
+        },
+        () => undefined,
+      )
+      .finally(() => {
+        clearTimeout(timeout);
+        this.checking = false;
+      });
   };
 
   /** Gives up a connection that stopped answering: its socket is destroyed, waiters poll, a new one connects. */
