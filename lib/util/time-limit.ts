@@ -70,8 +70,12 @@ export class TimeLimits {
     const answer = new Promise<T>(takeResolvers);
     made = undefined;
     this.pending.add(watched as Watched<unknown>);
-    if (this.timer === undefined || watched.deadline < this.timerDueAt) this.arm(watched.deadline, monotonicNow());
     call.then(watched.answered, watched.failed);
+    if (this.timer === undefined || watched.deadline < this.timerDueAt) {
+      const now = monotonicNow();
+      if (watched.deadline > now) this.arm(watched.deadline, now);
+      else this.giveUpSoon(watched as Watched<unknown>);
+    }
     if (signal !== undefined) this.giveUpOnAbort(watched as Watched<unknown>, answer, signal);
     return answer;
   }
@@ -82,6 +86,19 @@ export class TimeLimits {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerDueAt = Infinity;
+  }
+
+  /**
+   * A call whose deadline has passed already (the next step of a sequence under one bound) is given
+   * up once its own answer, if it has one, has had its turn: within this event-loop turn, not at a
+   * timer's next run, which may come after the bound.
+   */
+  private giveUpSoon(watched: Watched<unknown>): void {
+    queueMicrotask(() =>
+      queueMicrotask(() => {
+        if (this.pending.delete(watched)) watched.reject(OVERDUE);
+      }),
+    );
   }
 
   private giveUpOnAbort(watched: Watched<unknown>, answer: Promise<unknown>, signal: AbortSignal): void {

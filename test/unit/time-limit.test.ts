@@ -1,5 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
-import { OVERDUE, withinMs } from '../../lib/util/time-limit.js';
+import { monotonicNow } from '../../lib/util/clock.js';
+import { OVERDUE, TimeLimits, withinMs } from '../../lib/util/time-limit.js';
 
 const never = (): Promise<never> => new Promise(() => undefined);
 
@@ -47,5 +48,17 @@ describe('withinMs', () => {
     await new Promise((resolve) => setImmediate(resolve));
     process.off('unhandledRejection', onUnhandled);
     expect(unhandled).toEqual([]);
+  });
+
+  it('gives up a call whose bound has already passed within this event-loop turn, before a timer due now runs, unless it has settled', async () => {
+    // The steps of close() share one bound: once the first is given up, the next must not wait for the timer.
+    const limits = new TimeLimits(10);
+    const passed = monotonicNow() - 1;
+    let timerRan = false;
+    setTimeout(() => (timerRan = true), 0);
+    await expect(limits.within(never(), passed)).rejects.toBe(OVERDUE);
+    expect(timerRan).toBe(false);
+    await expect(limits.within(Promise.resolve('settled'), passed)).resolves.toBe('settled');
+    await expect(limits.within(Promise.reject(new Error('failed')), passed)).rejects.toThrow('failed');
   });
 });
