@@ -1,4 +1,5 @@
 import { monotonicNow } from '../../util/clock.js';
+import { OVERDUE, withinMs } from '../../util/time-limit.js';
 import type { ReleaseNotifier } from './sql-dialect.js';
 import { breakPgConnection, type PgClient } from './postgres-driver.js';
 import { endOrBreak } from './connection-end.js';
@@ -104,17 +105,16 @@ export class PostgresReleaseListener implements ReleaseNotifier {
     if (!client || !this.listening || this.checking || this.subscribers.size === 0) return;
     if (monotonicNow() - this.heardAt < CHECK_EVERY_MS) return;
     this.checking = true;
-    const timeout = setTimeout(() => this.replace(client), CHECK_TIMEOUT_MS);
-    client
-      .query('SELECT 1')
+    withinMs(client.query('SELECT 1'), CHECK_TIMEOUT_MS, { keepAlive: false })
       .then(
         () => {
           this.heardAt = monotonicNow();
         },
-        () => undefined,
+        (error: unknown) => {
+          if (error === OVERDUE) this.replace(client);
+        },
       )
       .finally(() => {
-        clearTimeout(timeout);
         this.checking = false;
       });
   };
