@@ -18,6 +18,8 @@ export default defineConfig(
     '.test-results/',
     'test/packaging/fixtures/',
     'bench/nest/node_modules/',
+    // bench:nest's copies of the builds it runs (bench/nest/.gitignore).
+    'bench/nest/.lib/',
   ]),
   {
     extends: [eslint.configs.recommended, tseslint.configs.recommendedTypeChecked],
