@@ -7,7 +7,7 @@ import { EtcdCluster, type EtcdMember } from '../harness/etcd-cluster.js';
 const REQUEST_TIMEOUT_MS = 5_000;
 /** One attempt's share of it with 3 members, as docs/backends/etcd.md documents: requestTimeoutMs / members, at least 1 s. */
 const SHARE_MS = Math.max(1_000, REQUEST_TIMEOUT_MS / 3);
-/** How long a member stays stopped: longer than a member is passed over (5 s), so that it is tried again while still stopped. */
+/** How long a member stays stopped: long enough that every client probes it many times (it must stay passed over while it does not answer). */
 const STOPPED_MS = 8_000;
 /**
  * The longest the lock may go without a new acquisition while a member is stopped. A call that
@@ -15,7 +15,8 @@ const STOPPED_MS = 8_000;
  * members) before it is tried on another, and the member is then passed over, its watch stream
  * moved; a waiter whose watch stream was on it looks again after one share. So the next
  * acquisition comes within two shares (a waiter's silent watch, then its look landing on the
- * stopped member), plus 0.7 s for a loaded machine. Before, calls waited out the whole 5 s and
+ * stopped member), plus 0.7 s for a loaded machine. A stopped member is taken back only once it
+ * answers a probe, so calls do not land on it again while it is stopped. Before, calls waited out the whole 5 s and
  * were not retried: gaps of 5-15 s, and acquires failed.
  */
 const GAP_BOUND_MS = 2 * SHARE_MS + 700;

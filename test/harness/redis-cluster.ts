@@ -117,6 +117,33 @@ export class RedisCluster {
     return { master: portOf(master[1]), replicas };
   }
 
+  /**
+   * Waits until the cluster has settled after a fault: every node reports `cluster_state:ok` and
+   * names the same live master for `slot`, which answers as a master and whose replicas are in sync.
+   * Resolves that slot's nodes.
+   */
+  async settled(slot: number, timeoutMs = 60_000): Promise<SlotNodes> {
+    let nodes: SlotNodes | undefined;
+    await waitUntil(
+      `every cluster node agreeing on a live master for slot ${slot}`,
+      async () => {
+        const infos = await Promise.all(this.ports.map((port) => this.cli(port, 'CLUSTER', 'INFO')));
+        if (!infos.every((info) => info.includes('cluster_state:ok'))) return false;
+        const views = await Promise.all(this.ports.map((port) => this.slotNodes(slot, port).catch(() => undefined)));
+        const first = views[0];
+        if (!first || !views.every((view) => view?.master === first.master)) return false;
+        if (!(await this.cli(first.master, 'ROLE')).startsWith('master')) return false;
+        const replication = await this.cli(first.master, 'INFO', 'replication');
+        if (!first.replicas.every((replica) => isOnlineReplica(replication, replica))) return false;
+        nodes = first;
+        return true;
+      },
+      timeoutMs,
+      100,
+    );
+    return nodes!;
+  }
+
   /** Waits until a node other than `oldMaster` serves `slot` and answers as its master; resolves its port. */
   async awaitPromotion(slot: number, oldMaster: number, liveNode: number, timeoutMs = 60_000): Promise<number> {
     let port = oldMaster;

@@ -8,6 +8,7 @@ import { EtcdClaim } from './etcd-claim.js';
 import { resolveEtcdCredentials } from './etcd-credentials.js';
 import { attemptTimeoutMs, lockFaultHandling } from './etcd-fault-handling.js';
 import { EtcdInspection } from './etcd-inspection.js';
+import { MemberProbes } from './etcd-member-probe.js';
 import { LeaseKeeper } from './etcd-lease.js';
 import { resolveEtcdOptions } from './etcd-options.js';
 import type { EtcdContext } from './etcd-queue-claim.js';
@@ -34,6 +35,8 @@ class EtcdBackend implements LockBackend {
     leases: LeaseKeeper,
     errors: Pick<EtcdContext, 'isLeaseNotFound' | 'isUnanswered'>,
     hosts: readonly string[] = [],
+    /** Stops what runs beside the client (the member probes). */
+    private readonly stopAside: () => void = () => {},
   ) {
     this.address = joinAddresses(hosts.map(urlAddress));
     // A member that hangs keeps the watch stream on it silent: with several members, waiters look again after one attempt's share of the request timeout.
@@ -59,7 +62,10 @@ class EtcdBackend implements LockBackend {
 
   /** Revokes the lease (every key left on it vanishes) and closes the client. Idempotent. */
   close(): Promise<void> {
-    this.closing ??= this.context.leases.close().finally(() => this.client.close());
+    this.closing ??= this.context.leases.close().finally(() => {
+      this.stopAside();
+      this.client.close();
+    });
     return this.closing;
   }
 }
@@ -76,27 +82,40 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
   const driver = loaded.Etcd3 ? loaded : loaded.default!;
   const isUnanswered = (error: unknown) =>
     error instanceof driver.GRPCUnavailableError || error instanceof driver.GRPCDeadlineExceededError;
-  const clientOptions: IOptions = {
+  const connection: IOptions = {
     hosts,
     ...(credentials as Pick<IOptions, 'auth' | 'credentials'>),
     dialTimeout: requestTimeoutMs,
-    // A deadline on every plain call (a share of it per member tried), so a hung member reads as unreachable; streams stay open.
-    ...lockFaultHandling({ hostCount: hosts.length, requestTimeoutMs, isUnanswered }),
     // gRPC waits up to 2 minutes between reconnection attempts by default, failing every call meanwhile:
     // a lock client must be back within a second of etcd, well inside any lease.
     grpcOptions: { 'grpc.initial_reconnect_backoff_ms': 100, 'grpc.max_reconnect_backoff_ms': 1_000 },
   };
+  const probes = new MemberProbes((options) => new driver.Etcd3(options), connection, isUnanswered);
+  // A deadline on every plain call (a share of it per member tried), so a hung member reads as unreachable; streams stay open.
+  const { close: stopFaultHandling, ...faultHandling } = lockFaultHandling({
+    hostCount: hosts.length,
+    requestTimeoutMs,
+    isUnanswered,
+    probe: probes.probe,
+  });
   let client: Etcd3;
   try {
-    client = new driver.Etcd3(clientOptions);
+    client = new driver.Etcd3({ ...connection, ...faultHandling });
   } catch (error) {
     throw new InvalidLockArgumentError(`etcd backend: ${(error as Error).message}`, { cause: error });
   }
   const isLeaseNotFound = (error: unknown) => error instanceof driver.EtcdLeaseInvalidError;
   return new EtcdBackend(
     client,
-    new LeaseKeeper(client, leaseTtlSeconds, requestTimeoutMs, attemptTimeoutMs(requestTimeoutMs, hosts.length)),
+    new LeaseKeeper(
+      client,
+      leaseTtlSeconds,
+      requestTimeoutMs,
+      attemptTimeoutMs(requestTimeoutMs, hosts.length),
+      isUnanswered,
+    ),
     { isLeaseNotFound, isUnanswered },
     hosts,
+    () => (stopFaultHandling(), probes.close()),
   );
 }

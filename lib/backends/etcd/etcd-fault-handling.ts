@@ -1,9 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { IOptions } from 'etcd3';
 import { monotonicNow, sleep } from '../../util/clock.js';
-
-/** How long a member whose call timed out (or could not be reached) is passed over while another one answers. */
-const MEMBER_SKIP_MS = 5_000;
+import { MemberHealth, MemberSkippedError, type MemberProbe } from './etcd-member-health.js';
 /** A per-attempt deadline never below this: a healthy etcd answers in milliseconds, a loaded one within a second. */
 const MIN_ATTEMPT_MS = 1_000;
 
@@ -18,6 +16,8 @@ interface FaultHandlingOptions {
   readonly requestTimeoutMs: number;
   /** Whether an attempt failed for want of an answer (unreachable, or deadline exceeded): worth trying on another member. */
   isUnanswered(error: unknown): boolean;
+  /** Asks one member whether it serves quorum requests, to take it back once it went unanswered. */
+  probe: MemberProbe;
 }
 
 /** Callbacks of {@link noticeUnansweredAttempts} for the calls made inside it. */
@@ -44,27 +44,29 @@ export function noticeUnansweredAttempts<T>(call: () => Promise<T>, onUnanswered
  * - each attempt of a plain call gets a share of the call's deadline ({@link attemptTimeoutMs});
  *   one that goes unanswered (deadline exceeded, unreachable) is tried on the next member while the
  *   call's deadline lasts, so a member that hangs costs a call one share, not the whole deadline;
- * - a member whose attempt went unanswered is passed over for {@link MEMBER_SKIP_MS} while another
- *   member is not (when every member is, the one passed over first is tried), and the streams open
- *   to it (the watch stream) are cancelled, so that etcd3 opens them again on another member;
+ * - a member whose attempt went unanswered is down ({@link MemberHealth}): passed over, its streams
+ *   (the watch stream) cancelled so that etcd3 opens them again on another member, and probed until
+ *   it answers a quorum read; while every member is down (a leader lost, its cluster electing), an
+ *   attempt waits for the first to answer, for up to three quarters of the call's deadline;
  * - watches reconnect within 2 s.
  *
  * These are the policies etcd3 takes (`faultHandling.host`, `.global`, `.watchBackoff`); they
  * implement only what etcd3 calls of cockatiel's (`execute`, and `next`/`duration` of a backoff),
- * so cockatiel need not be a dependency, and a member is skipped only while another one is not
- * (cockatiel's breaker refuses every call once all are open).
+ * so cockatiel need not be a dependency, and a member is skipped only while another one is
+ * preferable (cockatiel's breaker refuses every call once all are open). `close` stops the probes.
  */
 export function lockFaultHandling(
   options: FaultHandlingOptions,
-): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> {
-  const { hostCount, requestTimeoutMs, isUnanswered } = options;
+): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> & { close(): void } {
+  const { hostCount, requestTimeoutMs, isUnanswered, probe } = options;
   const attemptMs = attemptTimeoutMs(requestTimeoutMs, hostCount);
-  const members: MemberPolicy[] = [];
+  const members = new MemberHealth(isUnanswered, probe);
   const nextMemberOnUnanswered = {
     async execute<T>(call: (context: { signal: AbortSignal; attempt: number }) => Promise<T>): Promise<T> {
       const signal = new AbortController().signal;
       const deadline = monotonicNow() + requestTimeoutMs;
       for (let attempt = 0; ; attempt++) {
+        if (members.allDown) await members.waitForUp(deadline - requestTimeoutMs / 4 - monotonicNow());
         try {
           return await callDeadline.run(deadline, () => call({ signal, attempt }));
         } catch (error) {
@@ -88,86 +90,13 @@ export function lockFaultHandling(
   };
   return {
     faultHandling: {
-      host: () => {
-        const member = new MemberPolicy(members, isUnanswered);
-        members.push(member);
-        return member as never;
-      },
+      host: (host: string) => members.member(host) as never,
       global: nextMemberOnUnanswered as never,
       watchBackoff: { next: () => backoff(0) } as never,
     },
     defaultCallOptions,
+    close: () => members.close(),
   };
-}
-
-/** A gRPC stream, as far as this file needs it. */
-interface OpenStream {
-  cancel(): void;
-  once(event: string, listener: () => void): unknown;
-}
-
-/**
- * One member's policy: calls go through unless the member went unanswered less than
- * {@link MEMBER_SKIP_MS} ago and another member did not, or did longer ago (then etcd3 tries the
- * next member).
- */
-class MemberPolicy {
-  private skipUntil = 0;
-  private readonly streams = new Set<OpenStream>();
-
-  constructor(
-    private readonly all: readonly MemberPolicy[],
-    private readonly isUnanswered: (error: unknown) => boolean,
-  ) {}
-
-  get skipped(): boolean {
-    return monotonicNow() < this.skipUntil;
-  }
-
-  async execute<T>(call: () => T): Promise<Awaited<T>> {
-    // Every member passed over (a leader cut off, and the others unreachable a moment ago): the one that failed longest ago goes first.
-    if (this.skipped && this.all.some((other) => other.skipUntil < this.skipUntil)) throw new MemberSkippedError();
-    try {
-      const result = await call();
-      if (isStream(result)) this.track(result);
-      return result;
-    } catch (error) {
-      if (this.isUnanswered(error)) this.skip();
-      throw error;
-    }
-  }
-
-  /** Passes this member over for a while, and moves its streams (etcd3 opens them again through another member). */
-  private skip(): void {
-    this.skipUntil = monotonicNow() + MEMBER_SKIP_MS;
-    for (const stream of [...this.streams]) {
-      this.streams.delete(stream);
-      stream.cancel();
-    }
-  }
-
-  private track(stream: OpenStream): void {
-    this.streams.add(stream);
-    const forget = () => this.streams.delete(stream);
-    stream.once('close', forget);
-    stream.once('status', forget);
-  }
-}
-
-function isStream(value: unknown): value is OpenStream {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as Partial<OpenStream>).cancel === 'function' &&
-    typeof (value as Partial<OpenStream>).once === 'function'
-  );
-}
-
-/** Thrown without calling a member that is passed over: etcd3 then tries the next one. */
-class MemberSkippedError extends Error {
-  constructor() {
-    super('etcd member passed over: it did not answer a moment ago');
-  }
 }
 
 interface Backoff {

@@ -53,6 +53,8 @@ export class LeaseKeeper {
     private readonly requestTimeoutMs: number,
     /** The deadline of one attempt of a call (a share of the request timeout). */
     readonly attemptMs: number = requestTimeoutMs,
+    /** Whether a call went unanswered (etcd may not have seen it): a revoke is then tried again. */
+    private readonly isUnanswered: (error: unknown) => boolean = () => false,
   ) {}
 
   get ttlMs(): number {
@@ -89,17 +91,40 @@ export class LeaseKeeper {
   }
 
   /**
-   * Gives a lease up: revokes it (best effort) and stops keeping it alive, so its keys go within
-   * the TTL even if etcd cannot be reached now; tells everything bound to it.
+   * Gives a lease up: stops keeping it alive, so its keys go within the TTL even if etcd cannot be
+   * reached now, and revokes it (see {@link revokeSoon}); tells everything bound to it.
    */
   drop(granted: GrantedLease, reason: string): void {
     if (this.current?.granted === granted) this.current = undefined;
     if (granted.dead) return;
     granted.dead = true;
     clearTimeout(granted.timer);
-    granted.lease.revoke({ deadline: Date.now() + this.requestTimeoutMs }).catch(() => undefined);
+    this.revokeSoon(granted);
     for (const bound of [...granted.bound]) bound.leaseLost(reason);
     granted.bound.clear();
+  }
+
+  /**
+   * Revokes a dropped lease, trying again while the revoke goes unanswered (etcd electing a leader,
+   * or this client cut off), for one TTL plus {@link REVOKE_RETRY_EXTRA_MS}: a new leader gives every
+   * lease a fresh TTL (plus an election timeout), so a lease dropped because etcd could not be
+   * reached may outlive its TTL by an election, and its keys with it, unless it is revoked.
+   */
+  private revokeSoon(granted: GrantedLease): void {
+    const giveUpAt = monotonicNow() + this.ttlMs + REVOKE_RETRY_EXTRA_MS;
+    const revoke = async (): Promise<void> => {
+      while (!this.closed) {
+        try {
+          await granted.lease.revoke({ deadline: Date.now() + this.requestTimeoutMs });
+          return;
+        } catch (error) {
+          // A lease whose grant was never answered has no id to revoke by: it goes with its TTL.
+          if (!granted.id || !this.isUnanswered(error) || monotonicNow() + REVOKE_RETRY_MS >= giveUpAt) return;
+          await new Promise<void>((resolve) => unrefTimer(resolve, REVOKE_RETRY_MS));
+        }
+      }
+    };
+    void revoke();
   }
 
   /** Revokes the current lease (its keys vanish at once). */
@@ -175,3 +200,7 @@ export class LeaseKeeper {
 
 /** Pause between keepalive attempts that failed. */
 const KEEPALIVE_RETRY_MS = 25;
+/** Pause between revokes that went unanswered. */
+const REVOKE_RETRY_MS = 100;
+/** How much longer than a TTL a dropped lease's revoke is tried: an election, with room to spare. */
+const REVOKE_RETRY_EXTRA_MS = 10_000;
