@@ -49,16 +49,16 @@ export class MemberHealth {
     return this.members.length > 1 && this.members.every((member) => member.down);
   }
 
-  /** Resolves once a member is up again, or after `maxMs`. */
+  /** Resolves once a member is up again, or after `maxMs` (keeping the process alive: a caller waits). */
   waitForUp(maxMs: number): Promise<void> {
-    if (!this.allDown || maxMs <= 0) return Promise.resolve();
+    if (this.closed || !this.allDown || maxMs <= 0) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
         this.upWaiters.delete(done);
         resolve();
       };
-      const timer = unrefTimer(done, maxMs);
+      const timer = setTimeout(done, maxMs);
       this.upWaiters.add(done);
     });
   }
