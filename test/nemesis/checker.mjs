@@ -181,12 +181,17 @@ export function checkHistory(history) {
   for (const hold of holds) endHold(hold, lastTime, 'history end');
 
   const byStart = [...holds].sort((a, b) => a.start - b.start);
+  // A hold ended by its lost signal ends, for the overlap, at its lease's local deadline when the
+  // event loop ran the signal's timer late (lateMs): the lease had run out by the holder's own clock,
+  // and what a loaded event loop does to the signal is measured apart (the due margin, and for a
+  // store across a network the signal's own margin). Any other hold ends when it ended.
+  const grantEnd = (hold) => (hold.endedBy === 'lost' ? hold.end - (hold.lateMs ?? 0) : hold.end);
   let longestOverlapMs = 0;
   for (let i = 0; i < byStart.length; i++) {
-    for (let j = i + 1; j < byStart.length && byStart[j].start < byStart[i].end; j++) {
+    for (let j = i + 1; j < byStart.length && byStart[j].start < grantEnd(byStart[i]); j++) {
       const [a, b] = [byStart[i], byStart[j]];
       if (a.process === b.process) continue;
-      const overlapMs = Math.min(a.end, b.end) - b.start;
+      const overlapMs = Math.min(grantEnd(a), grantEnd(b)) - b.start;
       longestOverlapMs = Math.max(longestOverlapMs, overlapMs);
       violations.push({
         kind: 'overlap',

@@ -114,11 +114,36 @@ describe('nemesis checker', () => {
         [0, 'ok', 'acquire', 0, { fence: 1 }],
         ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'replies-dropped' }],
         [1, 'ok', 'acquire', 990, { fence: 2 }],
-        [0, 'event', 'lost', 993, { lateMs: 5 }],
+        [0, 'event', 'lost', 993, { lateMs: 1 }],
       ),
     );
     expect(kinds(report)).toEqual(['overlap']);
     expect({ min: report.minLostMarginMs, freed: report.freedByHolderMargins }).toEqual({ min: -3, freed: [] });
+  });
+
+  it("ends a lost hold at its lease's local deadline when the signal's timer ran late: no overlap if the deadline came first, an overlap if it did not", () => {
+    const late = (lateMs: number) =>
+      checkHistory(
+        history(
+          [0, 'ok', 'acquire', 0, { fence: 1 }],
+          ['nemesis', 'event', 'partition', 1, { target: 0, mode: 'iptables' }],
+          [1, 'ok', 'acquire', 1000, { fence: 2 }],
+          [0, 'event', 'lost', 1006, { lateMs }],
+        ),
+      );
+    // The deadline 15.7 ms before the next holder, the signal 6 ms after it (a loaded event loop): reported in the margins, not as two holders.
+    const loaded = late(21.7);
+    expect({ kinds: kinds(loaded), min: loaded.minLostMarginMs, due: loaded.minDueLostMarginMs }).toEqual({
+      kinds: [],
+      min: -6,
+      due: 15.7,
+    });
+    // The deadline itself after the next holder's acquisition: two holders at once.
+    const overlapping = late(2);
+    expect({ kinds: kinds(overlapping), overlapMs: overlapping.longestOverlapMs }).toEqual({
+      kinds: ['overlap'],
+      overlapMs: 4,
+    });
   });
 
   it("measures the due margin from the lease's local deadline: a timer the event loop ran late does not count against the library", () => {
