@@ -430,12 +430,12 @@ export class LockEngine {
       onLost: (reason) => filed?.markLost(reason),
     });
     const startedAt = monotonicNow();
+    // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
+    const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
     // Counted until the lease is filed: a drain, or close(), that saw neither a waiter nor the lease would end under it.
     this.waiting++;
     let lease: Lease;
     try {
-      // However long the store takes to answer (its own request timeouts may be longer), the caller hears by then.
-      const answerBy = startedAt + Math.max(options.waitMs + WAIT_GRACE_MS, MIN_ATTEMPT_MS);
       let attempt: Promise<AttemptResult> | undefined;
       let result: AttemptResult;
       try {
@@ -458,8 +458,8 @@ export class LockEngine {
         throw error.callerError;
       }
       const givenBack = this.calls.track(claim.release()).catch(() => undefined);
-      // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so.
-      if (error instanceof LockTimeoutError) await givenBack;
+      // The store said "busy": leave it as found (no queued claim of ours) before the caller hears so, if it answers in time.
+      if (error instanceof LockTimeoutError) await this.deadlines.within(givenBack, answerBy).catch(() => undefined);
       this.noteFailed(key, error);
       throw error;
     }
