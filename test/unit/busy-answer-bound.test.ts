@@ -39,7 +39,7 @@ function storeWithHungReleases(memory: MemoryBackend) {
   return { backend, answerReleases: () => hung.splice(0).forEach((answer) => answer()) };
 }
 
-describe("a busy answer by waitMs + 100 ms (at least 2 s), whatever the store does with the give-back", () => {
+describe('a busy answer by waitMs + 100 ms (at least 2 s), whatever the store does with the give-back', () => {
   it('answers LockTimeoutError by its bound while the release of its queued claim hangs', async () => {
     const memory = new MemoryBackend();
     const holderEngine = new LockEngine(memory);
