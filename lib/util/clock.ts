@@ -11,6 +11,11 @@ export function unrefTimer(callback: () => void, ms: number): NodeJS.Timeout {
   return timer;
 }
 
+/** Resolves after `ms`; does not keep the process alive (a retry loop that closing may abandon). */
+export function unrefSleep(ms: number): Promise<void> {
+  return new Promise((resolve) => unrefTimer(resolve, ms));
+}
+
 /** Resolves after `ms`, or at once when `signal` aborts. Never rejects. Keeps the process alive: someone is waiting. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -1,5 +1,5 @@
 import type { Etcd3, Lease } from 'etcd3';
-import { monotonicNow, sleep, unrefTimer } from '../../util/clock.js';
+import { monotonicNow, sleep, unrefSleep, unrefTimer } from '../../util/clock.js';
 
 /** @internal Something bound to an etcd lease (a claim whose key carries it), told when the lease is gone. */
 export interface LeaseBound {
@@ -120,7 +120,7 @@ export class LeaseKeeper {
         } catch (error) {
           // A lease whose grant was never answered has no id to revoke by: it goes with its TTL.
           if (!granted.id || !this.isUnanswered(error) || monotonicNow() + REVOKE_RETRY_MS >= giveUpAt) return;
-          await new Promise<void>((resolve) => unrefTimer(resolve, REVOKE_RETRY_MS));
+          await unrefSleep(REVOKE_RETRY_MS);
         }
       }
     };

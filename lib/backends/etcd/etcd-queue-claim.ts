@@ -1,5 +1,5 @@
 import type { Etcd3, IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
-import { monotonicNow, unrefTimer } from '../../util/clock.js';
+import { monotonicNow, unrefSleep } from '../../util/clock.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { noticeUnansweredAttempts } from './etcd-fault-handling.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
@@ -169,7 +169,7 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     const giveUpAt = monotonicNow() + this.context.leases.ttlMs;
     const retry = async (): Promise<void> => {
       while (!lease.dead && monotonicNow() < giveUpAt) {
-        await new Promise<void>((resolve) => unrefTimer(resolve, RELEASE_RETRY_MS));
+        await unrefSleep(RELEASE_RETRY_MS);
         try {
           await this.deleteOwnKey(place);
           return;
