@@ -49,15 +49,19 @@ describe('redis backend: local hand-off between claims of one process', () => {
 
     // The first release went through Redis (no fences were reserved: nobody waited when it was taken), the
     // first waiter took the key reserving a turn's fences, and handed it on five times locally; the last
-    // one freed the key: 3 scripts for 7 holds.
-    expect(evalshaCalls()).toBe(3);
-    expect(fences).toEqual([0, 1, 2, 3, 4, 5].map((i) => fences[0] + i));
+    // one freed the key: 3 scripts for 7 holds. A turn also ends after TURN_MS: on a machine slow enough
+    // for that, the next waiter starts a new turn through Redis (its acquisition and the turn's release:
+    // 2 scripts more), so the scripts are counted per turn, and within a turn the fences are consecutive.
+    const turnStarts = fences.filter((fence, i) => i === 0 || fence !== fences[i - 1] + 1);
+    expect(turnStarts.length).toBeLessThan(fences.length); // at least one hand-off without a round trip
+    expect(evalshaCalls()).toBe(1 + 2 * turnStarts.length);
+    for (let i = 1; i < fences.length; i++) expect(fences[i]).toBeGreaterThan(fences[i - 1]);
     expect(fences[0]).toBeGreaterThan(first.fence!);
     expect(server.cli('EXISTS', '{lock:passed}')).toBe('0');
     // The fence counter already covers the whole turn: another process's next holder comes after all of it.
-    expect(Number(server.cli('GET', '{lock:passed}:fence'))).toBe(fences[0] + TURN_FENCES - 1);
+    expect(Number(server.cli('GET', '{lock:passed}:fence'))).toBe(turnStarts.at(-1)! + TURN_FENCES - 1);
     const next = await other.engine.acquire('passed');
-    expect(next.fence!).toBeGreaterThanOrEqual(fences[0] + TURN_FENCES);
+    expect(next.fence!).toBeGreaterThanOrEqual(turnStarts.at(-1)! + TURN_FENCES);
     await next.release();
   }, 30_000);
 
