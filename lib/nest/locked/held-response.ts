@@ -3,6 +3,8 @@ import { finished } from 'node:stream';
 import { isObservable, Observable } from 'rxjs';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import type { ScopedLock } from '../../engine/lock-scope.js';
+import { answerLockError } from '../errors/lock-error-answers.js';
+import type { HandlerKind } from '../nest-metadata.js';
 
 /** The lock of a handler call whose response is a stream: released once, when the response ends. */
 interface Holder {
@@ -24,25 +26,25 @@ interface Holder {
  *   stream, a web `Response`, an async iterable): released when it has been read to its end, or
  *   destroyed or cancelled (the client left, the answer failed).
  *
- * `fail` turns an error of the Observable or of the release into what the caller sees.
+ * An error of the Observable or of the release reaches the subscriber as a handler of `kind` answers it.
  */
-export function holdResponse(
-  result: unknown,
-  lock: ScopedLock,
-  engine: LockEngine,
-  http: boolean,
-  fail: (error: unknown) => unknown,
-): unknown {
-  let released: Promise<void> | undefined;
-  const holder: Holder = { lock, engine, release: () => (released ??= lock[Symbol.asyncDispose]()) };
-  if (isObservable(result)) return heldObservable(result, holder, fail);
-  if (!http) return undefined;
+export function holdResponse(result: unknown, lock: ScopedLock, engine: LockEngine, kind: HandlerKind): unknown {
+  if (isObservable(result))
+    return heldObservable(result, holderOf(lock, engine), (error) => answerLockError(error, kind));
+  if (kind !== 'http') return undefined;
   const stream = streamOf(result);
   if (stream === undefined)
-    return iterableOf(result) ? heldIterable(result as AsyncIterable<unknown>, holder) : undefined;
+    return iterableOf(result) ? heldIterable(result as AsyncIterable<unknown>, holderOf(lock, engine)) : undefined;
   if (stream === null) return undefined;
+  const holder = holderOf(lock, engine);
   finished(stream as NodeJS.ReadableStream, () => void holder.release().catch(ignore));
   return result;
+}
+
+/** Built only for a streamed response: a plain value's lock is released by the caller. */
+function holderOf(lock: ScopedLock, engine: LockEngine): Holder {
+  let released: Promise<void> | undefined;
+  return { lock, engine, release: () => (released ??= lock[Symbol.asyncDispose]()) };
 }
 
 function heldObservable(

@@ -10,6 +10,7 @@ import { parseLockKey } from './key-template.js';
 import { lockRegistry } from './lock-registry.js';
 import type { CheckedLockedOptions } from './locked-options.js';
 import { planLockedMethod, type LockedMethodPlan } from './locked-method-plan.js';
+import type { HandlerKind } from '../nest-metadata.js';
 
 type Method = (this: unknown, ...args: unknown[]) => unknown;
 
@@ -57,7 +58,6 @@ export function createLockedMethod(
     { kind, resolveKey, optionsFor }: LockedMethodPlan,
   ): Promise<unknown> {
     const engine = lockRegistry.engineFor(self, where, options.store);
-    const answer = (error: unknown) => (kind === undefined ? error : answerLockError(error, kind));
     let key: string | string[] | undefined;
     let lock: ScopedLock;
     try {
@@ -65,17 +65,17 @@ export function createLockedMethod(
       lock = await engine.acquireScoped(key, optionsFor(engine, self, args));
     } catch (error) {
       if (skipWhenBusy && error instanceof LockTimeoutError) return skipped(engine, key!, where);
-      throw await answer(error);
+      throw await answer(error, kind);
     }
     let result: unknown;
     try {
       result = await engine.run(lock, () => original.apply(self, args));
     } catch (error) {
       await lock[Symbol.asyncDispose]().catch(() => undefined);
-      throw await answer(error);
+      throw await answer(error, kind);
     }
     if (kind !== undefined) {
-      const held = holdResponse(result, lock, engine, kind === 'http', answer);
+      const held = holdResponse(result, lock, engine, kind);
       if (held !== undefined) return held;
     } else if (!warnedStream && isStream(result)) {
       warnedStream = true;
@@ -85,7 +85,7 @@ export function createLockedMethod(
       // A loss was already signalled (signal, event), so it is not thrown here; a store failure on release is.
       await lock[Symbol.asyncDispose]();
     } catch (error) {
-      throw await answer(error);
+      throw await answer(error, kind);
     }
     return result;
   }
@@ -102,6 +102,11 @@ export function createLockedMethod(
   Object.defineProperty(lockedMethod, 'name', { value: original.name });
   Object.defineProperty(lockedMethod, 'length', { value: original.length });
   return lockedMethod;
+}
+
+/** What the caller of a handler of `kind` sees of `error` (a lock error in its context's terms); any other method's caller, the error. */
+function answer(error: unknown, kind: HandlerKind | undefined): unknown {
+  return kind === undefined ? error : answerLockError(error, kind);
 }
 
 /** `onBusy: 'skip'`: the method does not run; a `skipped` event says so. */
