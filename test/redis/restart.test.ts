@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { RedisBackend } from '../../lib/backends/redis/redis-backend.js';
 import { createLockBackend, LockBackendError, LockEngine, LockLostError, type LockEvent } from '../../lib/index.js';
-import { OWNED_CLIENT_OPTIONS } from '../../lib/backends/redis/redis-connection.js';
+import { COMMAND_BOUND_MS } from '../../lib/backends/redis/redis-connection.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { waitUntil } from '../harness/server-process.js';
 import { asleepOn } from '../support/internal-seams.js';
@@ -102,7 +102,7 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
       const error = await other.acquire('paused', { waitMs: 1_000 }).catch((e: unknown) => e);
       const failedAfterMs = performance.now() - triedAt;
       expect(error).toBeInstanceOf(LockBackendError);
-      expect(failedAfterMs).toBeLessThan(OWNED_CLIENT_OPTIONS.commandTimeout + 3_000);
+      expect(failedAfterMs).toBeLessThan(COMMAND_BOUND_MS + 3_000);
       process.stdout.write(
         `redis paused: holder lost after ${Math.round(lostAfterMs)} ms (lease 1000 ms); a new acquire failed with LockBackendError after ${Math.round(failedAfterMs)} ms\n`,
       );
@@ -113,6 +113,29 @@ describe('redis backend across a Redis restart (no persistence: the data is gone
     const next = await other.acquire('paused', { waitMs: 5_000 });
     expect(next.fence!).toBeGreaterThan(lock.fence!);
     await next.release();
+  }, 30_000);
+
+  it('a SIGSTOPped Redis: a call the engine does not bound (inspect) fails with "Command timed out" within the command bound, on the stuck connection and on the one that replaces it; all recovers on SIGCONT', async () => {
+    const engine = await newEngine(10_000);
+    await engine.inspect('paused-inspect');
+    server.pause();
+    const tookMs: number[] = [];
+    try {
+      // The second call waits behind the replacement connection's ready check, which the stopped server never answers.
+      for (let call = 0; call < 2; call++) {
+        const startedAt = performance.now();
+        await expect(engine.inspect('paused-inspect')).rejects.toThrow('Command timed out');
+        tookMs.push(performance.now() - startedAt);
+      }
+    } finally {
+      server.resume();
+    }
+    for (const ms of tookMs) {
+      expect(ms).toBeGreaterThanOrEqual(COMMAND_BOUND_MS - 10);
+      expect(ms).toBeLessThan(COMMAND_BOUND_MS + 1_500);
+    }
+    await expect(engine.inspect('paused-inspect')).resolves.toMatchObject({ key: 'paused-inspect' });
+    process.stdout.write(`redis paused: inspect failed after ${tookMs.map(Math.round).join(' and ')} ms\n`);
   }, 30_000);
 
   it('keeps fences increasing after a restart that lost the fence counter: a fresh counter starts at the server clock in µs', async () => {

@@ -8,14 +8,14 @@
  * versions) instead of this repository's.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { once } from 'node:events';
+import { once, type EventEmitter } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../../lib/backends/redis/redis-client.js';
-import { sentCommands } from '../../lib/backends/redis/stuck-connection.js';
+import { failAwaitingCommands, oldestAwaiting, sentCommands } from '../../lib/backends/redis/stuck-connection.js';
 import { sendCoalesced } from '../../lib/backends/redis/write-coalescing.js';
 import { breakMysqlPool, mysqlConnections, type MysqlDriver } from '../../lib/backends/sql/mysql-driver.js';
 import { breakPgPool, pgPoolClients, pgSocket, type PgDriver } from '../../lib/backends/sql/postgres-driver.js';
@@ -83,6 +83,45 @@ describe.each(['ioredis', 'ioredis6'].map((name) => [version(name), name]))('%s'
     void client.ping().catch(() => undefined);
     expect(sentCommands(client)?.peekFront()).toBeDefined();
     expect(sentCommands(without(client, 'commandQueue'))).toBeUndefined();
+  });
+
+  it('the commands awaiting answers, sent, left by a closed connection or queued while connecting, fail through their queue entries (the stuck-connection watch)', async () => {
+    const sent = client.ping();
+    expect(oldestAwaiting(client)).toBe(sentCommands(client)!.peekFront());
+    failAwaitingCommands(client);
+    await expect(sent).rejects.toThrow('Command timed out');
+    expect(oldestAwaiting(without(client, 'commandQueue'))).toBeUndefined();
+
+    // A connection closed under its commands: they wait for the next one (ioredis resends them).
+    const quiet = { enableReadyCheck: false, disableClientInfo: true, protocol: 2, disconnectTimeout: 100 };
+    const reconnecting = new Redis(`redis://127.0.0.1:${port}`, { retryStrategy: () => 60_000, ...quiet });
+    reconnecting.on('error', () => undefined);
+    const [server] = (await once(silent, 'connection')) as [Socket];
+    await once(reconnecting as unknown as EventEmitter, 'ready');
+    const left = reconnecting.ping();
+    server.end();
+    await once(reconnecting as unknown as EventEmitter, 'reconnecting');
+    // Until it connects again the same queue is its commandQueue too; then only prevCommandQueue holds them.
+    expect(oldestAwaiting(without(reconnecting, 'commandQueue'))).toBeDefined();
+    expect(oldestAwaiting(without(without(reconnecting, 'commandQueue'), 'prevCommandQueue'))).toBeUndefined();
+    failAwaitingCommands(reconnecting);
+    await expect(left).rejects.toThrow('Command timed out');
+    reconnecting.disconnect();
+
+    // Queued before the connection is up.
+    const connecting = new Redis(`redis://127.0.0.1:${port}`, {
+      lazyConnect: true,
+      retryStrategy: () => null,
+      ...quiet,
+    });
+    connecting.on('error', () => undefined);
+    const queued = connecting.ping();
+    expect(oldestAwaiting(connecting)).toBeDefined();
+    expect(oldestAwaiting(without(connecting, 'offlineQueue'))).toBeUndefined();
+    failAwaitingCommands(connecting);
+    await expect(queued).rejects.toThrow('Command timed out');
+    await once(connecting as unknown as EventEmitter, 'ready');
+    connecting.disconnect();
   });
 
   it("stream is the connection's socket: write coalescing corks it for the commands that follow the first of a tick", async () => {

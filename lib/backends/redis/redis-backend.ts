@@ -9,8 +9,8 @@ import type { BackendCapabilities, ClaimRequest, LockBackend, LockClaim } from '
 import { QueueHeartbeat } from './queue-heartbeat.js';
 import { RedisClaim, type RedisClaimContext } from './redis-claim.js';
 import type { RedisClient } from './redis-client.js';
-import { OWNED_CLIENT_OPTIONS, openRedisConnection } from './redis-connection.js';
-import { commandTimeoutOf, watchStuckConnection } from './stuck-connection.js';
+import { COMMAND_BOUND_MS, openRedisConnection } from './redis-connection.js';
+import { watchStuckConnection } from './stuck-connection.js';
 import { RedisInspection } from './redis-inspection.js';
 import { redisAddress } from '../driver-address.js';
 import { atAddress } from '../../util/backend-error.js';
@@ -57,9 +57,8 @@ export class RedisBackend implements LockBackend {
     const track = <T>(command: Promise<T>) => this.inFlight.track(command);
     this.heartbeat = new QueueHeartbeat(client, track);
     this.stopWatch = ownsClient
-      ? watchStuckConnection(client, commandTimeoutOf(client, OWNED_CLIENT_OPTIONS.commandTimeout), () =>
-          this.listener.reconnect(),
-        )
+      ? // A WAIT for replicas and the commands queued behind it on the connection take up to its timeout longer.
+        watchStuckConnection(client, COMMAND_BOUND_MS + (replicas?.timeoutMs ?? 0), () => this.listener.reconnect())
       : () => undefined;
     this.claims = {
       client,
@@ -100,8 +99,7 @@ export class RedisBackend implements LockBackend {
     this.heartbeat.close();
     await this.listener.close();
     if (!this.ownsClient) return;
-    // ioredis' disconnect() while it reconnects leaves queued commands pending until their
-    // commandTimeout (redis/ioredis#2169), keeping the process alive: let ours settle first.
+    // ioredis' disconnect() while it reconnects leaves queued commands pending (redis/ioredis#2169): let ours settle first.
     const giveUpAt = monotonicNow() + CLOSE_GRACE_MS;
     await withinMs(this.inFlight.settled(), giveUpAt - monotonicNow()).catch(() => undefined);
     if (
@@ -121,6 +119,6 @@ export async function createRedisBackend(options: RedisBackendOptions): Promise<
   const idleKeyTtlMs = resolveIdleKeyTtlMs(options.idleKeyTtlMs, 'redis');
   const replicas = resolveReplicaAck(options.replicas);
   const driftFactor = checkDriftFactor('redis', options.driftFactor);
-  const { client, owned } = await openRedisConnection(options, replicas?.timeoutMs);
+  const { client, owned } = await openRedisConnection(options);
   return new RedisBackend(client, owned, idleKeyTtlMs, replicas, driftFactor);
 }

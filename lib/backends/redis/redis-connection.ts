@@ -4,13 +4,20 @@ import type { RedisBackendOptions } from '../backend-options.js';
 import { loadOptional } from '../../util/load-optional.js';
 import { looksLikeIoredisClient, redisConstructorOf, type IoredisModule, type RedisClient } from './redis-client.js';
 
+/**
+ * @internal How long a command of a client the backend created may wait for its answer before it
+ * fails ("Command timed out"): a store that accepts connections but does not answer fails a call
+ * instead of hanging it. The redis backend bounds its client's commands with one timer
+ * (stuck-connection.ts), not with ioredis' `commandTimeout`, which arms a timer per command.
+ */
+export const COMMAND_BOUND_MS = 5_000;
+
 /** @internal Settings of a client the backend creates from a URL: an unreachable store fails a call in well under a second or two, not never. */
 export const OWNED_CLIENT_OPTIONS = {
   // Off: acquire/release go out at once, upkeep is batched per tick by the backend (command-batcher.ts), with no extra tick.
   enableAutoPipelining: false,
   maxRetriesPerRequest: 2,
   connectTimeout: 2_000,
-  commandTimeout: 5_000,
   // Only for closing: how long disconnect() waits for a socket to close before destroying it. ioredis'
   // 2 s default keeps a process alive that long after closing a client of a dead server.
   disconnectTimeout: 200,
@@ -22,12 +29,8 @@ interface RedisConnection {
   readonly owned: boolean;
 }
 
-/**
- * @internal Validates the options (InvalidLockArgumentError) and returns the user's client or a new
- * one. `waitMs` (replicas' `timeoutMs`) lengthens a created client's command timeout, so that a WAIT
- * and the commands queued behind it on the connection are not cut short.
- */
-export async function openRedisConnection(options: RedisBackendOptions, waitMs = 0): Promise<RedisConnection> {
+/** @internal Validates the options (InvalidLockArgumentError) and returns the user's client or a new one. */
+export async function openRedisConnection(options: RedisBackendOptions): Promise<RedisConnection> {
   const { url, client } = options;
   if ((url === undefined) === (client === undefined)) {
     throw new InvalidLockArgumentError("The 'redis' backend needs exactly one of `url` or `client`");
@@ -47,10 +50,7 @@ export async function openRedisConnection(options: RedisBackendOptions, waitMs =
     throw new InvalidLockArgumentError(
       'The \'redis\' backend could not find the Redis class in the installed "ioredis" package',
     );
-  const created = new Redis(url, {
-    ...OWNED_CLIENT_OPTIONS,
-    commandTimeout: OWNED_CLIENT_OPTIONS.commandTimeout + waitMs,
-  });
+  const created = new Redis(url, OWNED_CLIENT_OPTIONS);
   // Failures surface on the commands (as LockBackendError); without a listener ioredis logs every reconnect attempt.
   created.on('error', () => undefined);
   return { client: created, owned: true };

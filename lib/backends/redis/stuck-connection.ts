@@ -1,25 +1,44 @@
 import type { RedisClient } from './redis-client.js';
 
-/** How often the watch looks at the oldest command awaiting its reply. */
+/** How often the watch looks at the oldest command awaiting its answer. */
 const CHECK_EVERY_MS = 500;
 
-/** The part of an ioredis `Redis` the watch reads: commands written to the socket, awaiting replies, oldest first. */
-interface SentCommands {
-  readonly commandQueue?: { peekFront?(): unknown };
+/** An entry of ioredis' command queues: the command, whose promise its caller awaits. */
+interface QueuedCommand {
+  readonly command?: { reject?(error: Error): void };
+}
+
+/** One of ioredis' command queues (a Denque), oldest first. */
+interface CommandQueue {
+  peekFront(): unknown;
+  toArray(): unknown[];
 }
 
 /**
- * @internal Replaces the connection of a client the backend created once a command sent on it has
- * waited `stuckMs` (its command timeout) without an answer. A socket cut off by a partition is
- * otherwise kept, and after the heal TCP's retransmission back-off delays it by as long again as the
- * partition lasted (15-50 s after a 30 s one); a new connection answers as soon as the path is back.
- * Costs one timer per backend; nothing on the command path. Returns a function that stops the watch.
+ * The part of an ioredis `Redis` the watch reads: commands written to the socket awaiting their
+ * answers; those of a closed connection, to be sent again once it is back; those queued while it connects.
+ */
+interface ClientQueues {
+  readonly commandQueue?: CommandQueue;
+  readonly prevCommandQueue?: CommandQueue | null;
+  readonly offlineQueue?: CommandQueue;
+}
+
+/**
+ * @internal Bounds the commands of a client the backend created, with one timer per backend and
+ * nothing on the command path (ioredis' `commandTimeout` arms and clears a timer per command). Once
+ * the oldest command awaiting its answer (sent, or queued while the client connects) has waited
+ * `stuckMs`, every command awaiting one fails with "Command timed out", as that option fails it, and
+ * a connection that was up is replaced: a socket cut off by a partition is otherwise kept, and after
+ * the heal TCP's retransmission back-off delays it by as long again as the partition lasted (15-50 s
+ * after a 30 s one); a new connection answers as soon as the path is back. A command waits at most
+ * `stuckMs` + CHECK_EVERY_MS after it became the oldest. Returns a function that stops the watch.
  */
 export function watchStuckConnection(client: RedisClient, stuckMs: number, onReplaced: () => void): () => void {
   let oldest: unknown;
   let since = 0;
   const timer = setInterval(() => {
-    const front = client.status === 'ready' ? sentCommands(client)?.peekFront() : undefined;
+    const front = oldestAwaiting(client);
     const now = performance.now();
     if (front === undefined || front !== oldest) {
       oldest = front;
@@ -28,6 +47,9 @@ export function watchStuckConnection(client: RedisClient, stuckMs: number, onRep
     }
     if (now - since < stuckMs) return;
     oldest = undefined;
+    const connected = client.status === 'ready';
+    failAwaitingCommands(client);
+    if (!connected) return;
     // disconnect(true): ioredis closes the socket and connects anew, resubscribing a subscriber.
     client.disconnect(true);
     onReplaced();
@@ -36,14 +58,36 @@ export function watchStuckConnection(client: RedisClient, stuckMs: number, onRep
   return () => clearInterval(timer);
 }
 
-/** @internal ioredis's queue of the commands `client` sent that await their replies, or undefined if this ioredis version has none. */
-export function sentCommands(client: RedisClient): { peekFront(): unknown } | undefined {
-  const queue = (client as SentCommands).commandQueue;
-  return typeof queue?.peekFront === 'function' ? (queue as { peekFront(): unknown }) : undefined;
+/** @internal ioredis's queue of the commands `client` sent that await their answers, or undefined if this ioredis version has none. */
+export function sentCommands(client: RedisClient): CommandQueue | undefined {
+  return asQueue((client as ClientQueues).commandQueue);
 }
 
-/** The command timeout of an ioredis client (its `commandTimeout` option), or `fallbackMs`. */
-export function commandTimeoutOf(client: RedisClient, fallbackMs: number): number {
-  const value = (client.options as { commandTimeout?: unknown } | undefined)?.commandTimeout;
-  return typeof value === 'number' && value > 0 ? value : fallbackMs;
+/** @internal The oldest command of `client` awaiting an answer: sent on the socket, else left by a closed connection, else queued while it connects. */
+export function oldestAwaiting(client: RedisClient): unknown {
+  const queues = client as ClientQueues;
+  return (
+    asQueue(queues.commandQueue)?.peekFront() ??
+    asQueue(queues.prevCommandQueue)?.peekFront() ??
+    asQueue(queues.offlineQueue)?.peekFront()
+  );
+}
+
+/** @internal Fails every command of `client` that awaits an answer. Those queued stay queued: ioredis sends them once connected, as after its own timeout. */
+export function failAwaitingCommands(client: RedisClient): void {
+  const queues = client as ClientQueues;
+  for (const queue of [queues.commandQueue, queues.prevCommandQueue, queues.offlineQueue]) {
+    for (const entry of asQueue(queue)?.toArray() ?? []) (entry as QueuedCommand).command?.reject?.(timedOut());
+  }
+}
+
+function timedOut(): Error {
+  return new Error('Command timed out');
+}
+
+function asQueue(value: unknown): CommandQueue | undefined {
+  const queue = value as Partial<CommandQueue> | null | undefined;
+  return typeof queue?.peekFront === 'function' && typeof queue.toArray === 'function'
+    ? (queue as CommandQueue)
+    : undefined;
 }

@@ -8,7 +8,7 @@ import {
   type IoredisModule,
   type RedisClient,
 } from '../redis/redis-client.js';
-import { OWNED_CLIENT_OPTIONS } from '../redis/redis-connection.js';
+import { COMMAND_BOUND_MS, OWNED_CLIENT_OPTIONS } from '../redis/redis-connection.js';
 import { ReleaseListener } from '../redis/release-listener.js';
 
 /** @internal One independent Redis master: its client, and the subscriber that hears its release messages. */
@@ -56,7 +56,12 @@ export async function openMasters(options: RedlockBackendOptions): Promise<Redlo
     // No offline queue: a master that is not connected right now does not vote in this round,
     // instead of holding a queued acquisition that would land long after the round was decided.
     // A short disconnectTimeout: ioredis otherwise keeps a 2 s timer alive when closing a client whose master is down.
-    const client = new Redis(url, { ...OWNED_CLIENT_OPTIONS, enableOfflineQueue: false, disconnectTimeout: 200 });
+    const client = new Redis(url, {
+      ...OWNED_CLIENT_OPTIONS,
+      commandTimeout: COMMAND_BOUND_MS,
+      enableOfflineQueue: false,
+      disconnectTimeout: 200,
+    });
     // Failures surface on the commands; without a listener ioredis logs every reconnect attempt.
     client.on('error', () => undefined);
     return { index, client, owned: true, listener: new ReleaseListener(subscriberSource(client)) };
