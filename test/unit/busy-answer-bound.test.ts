@@ -6,11 +6,13 @@ import type { LockBackend, LockClaim } from '../../lib/backend.js';
 async function settlesWithin(answer: Promise<unknown>, ms: number): Promise<{ inTime: boolean; outcome: unknown }> {
   let ran = false;
   const timer = setTimeout(() => (ran = true), ms);
+  let giveUp: NodeJS.Timeout | undefined;
   const outcome = await Promise.race([
     answer.catch((error: unknown) => error),
-    new Promise((resolve) => setTimeout(() => resolve('no answer a second after the bound'), ms + 1_000)),
+    new Promise((resolve) => (giveUp = setTimeout(() => resolve('no answer a second after the bound'), ms + 1_000))),
   ]);
   clearTimeout(timer);
+  clearTimeout(giveUp);
   return { inTime: !ran, outcome };
 }
 
