@@ -58,11 +58,6 @@ export function watchStuckConnection(client: RedisClient, stuckMs: number, onRep
   return () => clearInterval(timer);
 }
 
-/** @internal ioredis's queue of the commands `client` sent that await their answers, or undefined if this ioredis version has none. */
-export function sentCommands(client: RedisClient): CommandQueue | undefined {
-  return asQueue((client as ClientQueues).commandQueue);
-}
-
 /** @internal The oldest command of `client` awaiting an answer: sent on the socket, else left by a closed connection, else queued while it connects. */
 export function oldestAwaiting(client: RedisClient): unknown {
   const queues = client as ClientQueues;
