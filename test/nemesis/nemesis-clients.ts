@@ -21,6 +21,8 @@ export class NemesisClients {
   private armed: { point: string; only?: number; act: Act; hit(index: number): void } | undefined;
   private stopping = false;
   private readonly clockReadings = new Map<number, (message: Message) => void>();
+  private readonly gates = new Map<number, { point: string; open: Promise<unknown> }>();
+  private readonly writeWatchers = new Set<(event: HistoryEvent) => void>();
   private nextReading = 0;
 
   constructor(
@@ -46,6 +48,28 @@ export class NemesisClients {
     const target = await within<number | undefined>(reached, 30_000, undefined);
     this.armed = undefined;
     return target;
+  }
+
+  /** Client `index`'s reply at its next checkpoint `point` (or the one it is at, when set by a strike's act) waits for `open`. */
+  gate(index: number, point: string, open: Promise<unknown>): void {
+    this.gates.set(index, { point, open });
+  }
+
+  /**
+   * Resolves true once a client other than `target` has completed a canary write from now on (after a
+   * holder fault, that client holds the lock the target lost: the target's own write now comes after
+   * a newer holder's, so the fault bites), or false after `ms`.
+   */
+  anotherWrites(target: number, ms: number): Promise<boolean> {
+    let watcher!: (event: HistoryEvent) => void;
+    const wrote = new Promise<boolean>((resolve) => {
+      watcher = (event) =>
+        event.type === 'ok' && event.f === 'write' && event.resource === 'canary' && event.process !== target
+          ? resolve(true)
+          : undefined;
+      this.writeWatchers.add(watcher);
+    });
+    return within(wrote, ms, false).finally(() => this.writeWatchers.delete(watcher));
   }
 
   signal(index: number, signal: NodeJS.Signals): void {
@@ -100,11 +124,10 @@ export class NemesisClients {
         if (message.event === 'ready') return resolve();
         if (message.event === 'history') {
           const entry = message.entry as Partial<HistoryEvent>;
-          return void this.record({
-            ...entry,
-            process: entry.process ?? index,
-            time: entry.time ?? now(),
-          } as HistoryEvent);
+          const event = { ...entry, process: entry.process ?? index, time: entry.time ?? now() } as HistoryEvent;
+          this.record(event);
+          for (const watcher of this.writeWatchers) watcher(event);
+          return;
         }
         if (message.event === 'clock') return void this.clockReadings.get(message.id as number)?.(message);
         if (message.op === 'checkpoint') void this.checkpoint(child, index, message);
@@ -127,11 +150,17 @@ export class NemesisClients {
     const reply = (payload: Message) =>
       child.connected && child.send({ reply: message.id, ...payload }, () => undefined);
     const action = this.armed;
-    if (!action || action.point !== message.point || (action.only !== undefined && action.only !== index))
-      return void reply({});
-    this.armed = undefined;
-    const payload = await action.act(index);
-    action.hit(index);
+    let payload: Message = {};
+    if (action && action.point === message.point && (action.only === undefined || action.only === index)) {
+      this.armed = undefined;
+      payload = await action.act(index);
+      action.hit(index);
+    }
+    const gate = this.gates.get(index);
+    if (gate && gate.point === message.point) {
+      this.gates.delete(index);
+      await gate.open;
+    }
     reply(payload);
   }
 }

@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { HistoryEvent } from './checker.mjs';
 import type { FaultProxy, ProxyMode } from './fault-proxy.js';
 import { dropPort, undropPort } from './iptables.js';
@@ -18,6 +21,11 @@ export interface Round {
   readonly storeKey: string;
   /** How long this round's holder fault lasts. */
   readonly faultMs: number;
+  /**
+   * How long a holder fault waits, from its strike, for another client to write (the fault to bite):
+   * the struck holder writes only after that, or after this long (then the row's canary check fails).
+   */
+  readonly biteLimitMs: number;
 }
 
 /** How a round ended: when the fault was healed, which client it cut off (if one), and what to await before the next round. */
@@ -29,7 +37,7 @@ export interface RoundEnd {
 
 /** Injects `round.fault` once (see NemesisFault) and heals it. */
 export async function injectFault(round: Round): Promise<RoundEnd> {
-  const { store, fault, options, proxies, clients, record, storeKey, faultMs } = round;
+  const { store, fault, options, proxies, clients, record, storeKey, faultMs, biteLimitMs } = round;
   const cut = (index: number, mode: ProxyMode) => {
     for (const proxy of proxies[index]) proxy.setMode(mode);
   };
@@ -40,11 +48,18 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       throw new Error(`no client reached the ${point} checkpoint within 30 s (${fault} on ${store.name})`);
     return target;
   };
+  /** The struck holder `index` writes (passes checkpoint `point`) only once another client has: a newer holder's write precedes its stale one. */
+  const biteAt = (index: number, point: string) => {
+    const bitten = clients.anotherWrites(index, biteLimitMs);
+    clients.gate(index, point, bitten);
+    return bitten;
+  };
   switch (fault) {
     case 'partition tcp': {
       const target = await strike('after-acquire', (index) => {
         for (const proxy of proxies[index]) dropPort(proxy.port);
         record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode: 'iptables' });
+        void biteAt(index, 'before-write');
         return { holdMs: faultMs };
       });
       await sleep(faultMs);
@@ -62,6 +77,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
         (index) => {
           cut(index, mode);
           record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode });
+          void biteAt(index, 'before-write');
           return { holdMs: faultMs };
         },
         fault === 'slow clock' ? 0 : undefined,
@@ -85,6 +101,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
           mode: 'partitioned',
           endpoint: store.endpoints[shard],
         });
+        void biteAt(index, 'before-write');
         return { holdMs: faultMs };
       });
       await sleep(faultMs);
@@ -120,6 +137,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       const target = await strike(fault === 'pause after acquire' ? 'after-acquire' : 'before-write', (index) => {
         clients.signal(index, 'SIGSTOP');
         record({ process: 'nemesis', type: 'event', f: 'pause', target: index });
+        void biteAt(index, 'before-write');
         return {};
       });
       await sleep(faultMs);
@@ -128,8 +146,15 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       return { healedAt: now(), target };
     }
     case 'block loop': {
-      const target = await strike('before-write', () => ({ blockMs: faultMs }));
-      await sleep(faultMs);
+      // The blocked loop cannot hear a message: it polls for this file, which appears once the fault can bite.
+      const resumeFile = join(tmpdir(), `nemesis-resume-${process.pid}-${Math.round(now())}`);
+      let bitten!: Promise<boolean>;
+      const target = await strike('before-write', (index) => {
+        bitten = clients.anotherWrites(index, biteLimitMs);
+        return { blockMs: biteLimitMs, resumeFile };
+      });
+      const [, bit] = await Promise.all([sleep(faultMs), bitten]);
+      if (bit) writeFileSync(resumeFile, '');
       return { healedAt: now(), target };
     }
     case 'isolate leader from peers': {

@@ -216,6 +216,8 @@ export async function runNemesis(
         record,
         storeKey,
         faultMs,
+        // Past the fault, a waiter's whole wait (2 x the loss time) and a second: what a newer holder takes at most to write.
+        biteLimitMs: faultMs + 2 * store.lossMs + 1_000,
       });
       await until(
         () =>

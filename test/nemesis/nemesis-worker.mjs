@@ -7,6 +7,7 @@
 // argv[2]: JSON { dist, backend, key, keyPrefix, leaseMs, waitMs, waitBoundMs, resourceUrl, resourcePrefix, holdMs: [min, max], seed, stamp, sql? }.
 // stamp: whether this process's monotonic clock is the real one (not under libfaketime): then it
 // times its events itself; otherwise the parent times them on receipt.
+import { existsSync, rmSync } from 'node:fs';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { config, ipcChannel, load, root } from '../support/worker-bootstrap.mjs';
@@ -102,9 +103,11 @@ function hearing(backend) {
   return backend;
 }
 
-function busyLoop(ms) {
+/** Blocks this event loop until `file` exists (the runner saw a newer holder write), for `ms` at most. */
+function busyLoop(ms, file) {
   const until = performance.now() + ms;
-  while (performance.now() < until);
+  while (performance.now() < until && !existsSync(file));
+  rmSync(file, { force: true });
 }
 
 async function once() {
@@ -154,7 +157,7 @@ async function once() {
         event: 'history',
         entry: { process: 'nemesis', type: 'event', f: 'pause', target: config.index, time: now() },
       });
-      busyLoop(beforeWrite.blockMs);
+      busyLoop(beforeWrite.blockMs, beforeWrite.resumeFile);
       process.send({
         event: 'history',
         entry: { process: 'nemesis', type: 'event', f: 'resume', target: config.index, time: now() },
