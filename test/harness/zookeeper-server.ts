@@ -150,6 +150,23 @@ export class ZookeeperEnsemble {
     return performance.now() - startedAt;
   }
 
+  /** Waits until the running members other than `cut` serve clients, one of them as the leader (at once when `cut` was a follower). */
+  async servingWithout(cut: ZookeeperServer, timeoutMs = 30_000): Promise<void> {
+    await waitUntil(
+      `the ZooKeeper members other than ${cut.name} to serve, one as the leader`,
+      async () => {
+        const others = this.members.filter((member) => member !== cut && member.running);
+        const modes = await Promise.all(others.map((member) => member.mode()));
+        return (
+          modes.every((mode) => mode === 'leader' || mode === 'follower') &&
+          modes.filter((mode) => mode === 'leader').length === 1
+        );
+      },
+      timeoutMs,
+      25,
+    );
+  }
+
   async leader(): Promise<ZookeeperServer> {
     for (const member of this.members) {
       if (member.running && (await member.mode()) === 'leader') return member;

@@ -4,7 +4,7 @@ export interface HistoryEvent {
   process: number | 'nemesis';
   /** An operation's invocation and completion (ok: took effect; fail: did not; info: unknown, as Jepsen's), or a one-off event. */
   type: 'invoke' | 'ok' | 'fail' | 'info' | 'event';
-  /** acquire, release, write (guarded or canary), lost (the lock's signal aborted), exit; nemesis: pause, resume, kill, partition, heal, restart, restarted, kill-master, promoted. */
+  /** acquire, release, write (guarded or canary), lost (the lock's signal aborted), exit; nemesis: pause, resume, kill, partition, heal, restart, restarted, kill-master, promoted, serving (an isolated member's peers serve again with a leader). */
   f: string;
   time: number;
   fence?: number;

@@ -16,7 +16,8 @@ export interface Round {
   /** Each client's proxies, in the order of the store's endpoints. */
   readonly proxies: readonly (readonly FaultProxy[])[];
   readonly clients: NemesisClients;
-  readonly record: (event: Omit<HistoryEvent, 'time'>) => void;
+  /** Appends to the history, timed now unless the event has its `time`. */
+  readonly record: (event: Omit<HistoryEvent, 'time'> & { time?: number }) => void;
   /** The lock's key in the store. */
   readonly storeKey: string;
   /** How long this round's holder fault lasts. */
@@ -183,15 +184,20 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
     case 'isolate leader':
     case 'isolate member': {
       if (!store.isolateMember) throw new Error(`${store.name} has no members to isolate`);
-      const { member, heal } = await store.isolateMember(
+      const { member, heal, servingAgain } = await store.isolateMember(
         fault === 'isolate leader' ? 'leader' : await busiestEndpoint(store, proxies),
         { storeKey, peersOnly: false },
       );
       record({ process: 'nemesis', type: 'event', f: 'partition', member });
+      const served = servingAgain?.then(
+        (time) => time !== undefined && record({ process: 'nemesis', type: 'event', f: 'serving', member, time }),
+      );
       await sleep(options.faultMs ?? store.isolationMs ?? faultMs);
       heal();
       record({ process: 'nemesis', type: 'event', f: 'heal', member });
-      return { healedAt: now() };
+      const healedAt = now();
+      await served;
+      return { healedAt };
     }
     case 'majorities ring': {
       const n = store.endpoints.length;

@@ -80,11 +80,13 @@ export interface NemesisStore {
    * Clusters: cuts a member (the leader, or the one of `endpoints[index]`) off from its peers and
    * its clients (`peersOnly`: from its peers only); resolves its name and the heal. `storeKey`: the
    * lock's key in the store (keyPrefix + key), for a store whose leader depends on the key (Redis Cluster: the key's master).
+   * `servingAgain`: resolves (runner's clock) when the members left serve clients again with a leader (at once, if the
+   * isolated member was a follower), or undefined if they did not within 30 s.
    */
   isolateMember?(
     which: 'leader' | number,
     options: { storeKey: string; peersOnly: boolean },
-  ): Promise<{ member: string; heal: () => void }>;
+  ): Promise<{ member: string; heal: () => void; servingAgain?: Promise<number | undefined> }>;
   /** Where the clients' proxies connect to each endpoint from (in the order of `endpoints`; default the system's choice: 127.0.0.1). */
   readonly proxyFrom?: readonly (string | undefined)[];
   /** How long a member stays isolated. */
@@ -93,8 +95,11 @@ export interface NemesisStore {
   readonly storeClockRate?: number;
   /** The server's clock now, in ms (to measure its rate under `store clock fast`). */
   serverClockMs?(): Promise<number>;
-  /** Clusters whose clients are given every member: the longest a member's isolation may leave the lock without a holder, and why. */
-  readonly unavailableBound?: { readonly ms: number; readonly why: string };
+  /**
+   * Clusters whose clients are given every member: the longest a member's isolation may leave the lock without a holder,
+   * and why; `afterServing`: counted from when the members left serve again (isolateMember's `servingAgain`), not from the isolation.
+   */
+  readonly unavailableBound?: { readonly ms: number; readonly why: string; readonly afterServing?: boolean };
   /** Added by every proxy, each way (a store on another machine). */
   readonly latencyMs?: number;
   /** Replicated Redis: SIGKILLs the master of `storeKey`; `promoted` resolves when a replica serves in its place, `rejoin` brings the killed node back as a replica, in sync. */
@@ -131,6 +136,8 @@ export interface NemesisRun {
   readonly seconds: number;
   /** `slow clock`: the slow client's clocks against the runner's, over the run. */
   readonly clientClockRate?: number;
+  /** Isolations of a store that reports it: the longest the members left took to serve again with a leader (null: one never did). */
+  readonly servingAgainMs?: number | null;
   /** `store clock fast`: the store's server clock against the runner's, before the run. */
   readonly storeClockRate?: number;
 }
@@ -272,6 +279,7 @@ export async function runNemesis(
     seed: options.seed,
     file,
     report: checkHistory(history),
+    servingAgainMs: longestUntilServing(events),
     seconds: Math.round((now() - startedAt) / 100) / 10,
     clientClockRate,
     storeClockRate,
@@ -283,4 +291,16 @@ function libfaketime(): string {
   const path = findLibfaketime();
   if (!path) throw new Error('libfaketime is not installed (Debian package faketime)');
   return path;
+}
+
+/** Over every isolation of the history, the longest from it to its `serving` event; null if one has none; undefined without any. */
+function longestUntilServing(events: readonly HistoryEvent[]): number | null | undefined {
+  if (!events.some((e) => e.f === 'serving')) return undefined;
+  let longest = 0;
+  for (const isolation of events.filter((e) => e.process === 'nemesis' && e.f === 'partition')) {
+    const serving = events.find((e) => e.f === 'serving' && e.time >= isolation.time);
+    if (!serving) return null;
+    longest = Math.max(longest, serving.time - isolation.time);
+  }
+  return longest;
 }

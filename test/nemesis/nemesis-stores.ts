@@ -7,6 +7,7 @@ import { RedisMasters } from '../harness/redis-masters.js';
 import { RedisServer } from '../harness/redis-server.js';
 import { ZOOKEEPER_TICK_MS, ZookeeperEnsemble, ZookeeperServer } from '../harness/zookeeper-server.js';
 import type { NemesisStore } from './nemesis-runner.js';
+import { now } from './nemesis-time.js';
 import { isolatePorts } from './port-isolation.js';
 import { clusterStore, sentinelStore } from './redis-topologies.js';
 import { sqlServerClock, withFastClock } from './store-clock.js';
@@ -183,8 +184,13 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
       leaseMs: 1_000,
       lossMs: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600,
       isolationMs: 8_000,
-      // A session on the isolated member expires (the loss time); the clients on the others carry on.
-      unavailableBound: { ms: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600 + 1_000, why: "the session's expiry + 1 s" },
+      // A session on the isolated member expires (the loss time) once the others serve: at once when the isolated member was
+      // a follower; when it was the leader, after the others have noticed (syncLimit ticks) and elected one, which re-times every session.
+      unavailableBound: {
+        ms: 1_500 + 2 * ZOOKEEPER_TICK_MS + 600 + 1_000,
+        why: "the session's expiry + 1 s, after the others serve with a leader",
+        afterServing: true,
+      },
       clientConfig: (ports) => ({
         type: 'zookeeper',
         connectionString: ports.map((port) => `127.0.0.1:${port}`).join(','),
@@ -196,10 +202,12 @@ export const NEMESIS_STORES: Record<string, () => Promise<StartedStore>> = {
         // Each round starts from an ensemble whose members all serve again (the previous round's isolated member rejoins seconds after its heal).
         await ensemble.settled();
         const member = which === 'leader' ? await ensemble.leader() : ensemble.members[which];
-        return {
-          member: member.name,
-          heal: isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! }),
-        };
+        const heal = isolatePorts([member.port, ...member.peerPorts], { peersOnly: false, pid: member.pid! });
+        const servingAgain = ensemble.servingWithout(member).then(
+          () => now(),
+          () => undefined,
+        );
+        return { member: member.name, heal, servingAgain };
       },
       restart: () => Promise.reject(new Error('zookeeper-3: no restart fault')),
       stop: () => ensemble.destroy(),

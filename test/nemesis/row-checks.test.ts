@@ -143,6 +143,15 @@ describe('the checks of a nemesis row', () => {
       "the lock has a holder again within 4000 ms of a member's isolation (test)",
     ]);
     expect(failed(run('isolate leader', gap), { unavailableBound: { ms: 4_500, why: 'test' } })).toEqual([]);
+    // Counted from when the members left served again (an election the store took), as measured in the run.
+    const afterServing = { unavailableBound: { ms: 4_000, why: 'test', afterServing: true } };
+    expect(failed(run('isolate leader', gap, { servingAgainMs: 600 }), afterServing)).toEqual([]);
+    expect(failed(run('isolate leader', gap, { servingAgainMs: 400 }), afterServing)).toEqual([
+      "the lock has a holder again within 4000 ms of a member's isolation (test)",
+    ]);
+    expect(failed(run('isolate leader', gap, { servingAgainMs: null }), afterServing)).toEqual([
+      "the lock has a holder again within 4000 ms of a member's isolation (test)",
+    ]);
   });
 
   it("fail a slow-clock row whose client's clock was not measured slow, and a fast-store-clock row whose store's was not measured fast", () => {
