@@ -50,17 +50,14 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
     return target;
   };
   /** The struck holder `index` writes (passes checkpoint `point`) only once another client has: a newer holder's write precedes its stale one. */
-  const biteAt = (index: number, point: string) => {
-    const bitten = clients.anotherWrites(index, biteLimitMs);
-    clients.gate(index, point, bitten);
-    return bitten;
-  };
+  const biteAt = (index: number, point: string) =>
+    clients.gate(index, point, clients.anotherWrites(index, biteLimitMs));
   switch (fault) {
     case 'partition tcp': {
       const target = await strike('after-acquire', (index) => {
         for (const proxy of proxies[index]) dropPort(proxy.port);
         record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode: 'iptables' });
-        void biteAt(index, 'before-write');
+        biteAt(index, 'before-write');
         return { holdMs: faultMs };
       });
       await sleep(faultMs);
@@ -78,7 +75,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
         (index) => {
           cut(index, mode);
           record({ process: 'nemesis', type: 'event', f: 'partition', target: index, mode });
-          void biteAt(index, 'before-write');
+          biteAt(index, 'before-write');
           return { holdMs: faultMs };
         },
         fault === 'slow clock' ? 0 : undefined,
@@ -102,7 +99,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
           mode: 'partitioned',
           endpoint: store.endpoints[shard],
         });
-        void biteAt(index, 'before-write');
+        biteAt(index, 'before-write');
         return { holdMs: faultMs };
       });
       await sleep(faultMs);
@@ -138,7 +135,7 @@ export async function injectFault(round: Round): Promise<RoundEnd> {
       const target = await strike(fault === 'pause after acquire' ? 'after-acquire' : 'before-write', (index) => {
         clients.signal(index, 'SIGSTOP');
         record({ process: 'nemesis', type: 'event', f: 'pause', target: index });
-        void biteAt(index, 'before-write');
+        biteAt(index, 'before-write');
         return {};
       });
       await sleep(faultMs);
