@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { createLockBackend, LockEngine, type Lock } from '../../lib/index.js';
 import type { BackendConfig } from '../../lib/backends/backend-options.js';
 import { DEFAULT_DRIFT_FACTOR, driftMs } from '../../lib/backends/drift.js';
-import { startWorker } from '../support/worker-processes.js';
+import { startWorker, type WorkerProcess } from '../support/worker-processes.js';
 import { snapshotDist } from './dist-snapshot.js';
 import { LatencyProxy } from './latency-proxy.js';
 
@@ -70,16 +70,19 @@ export function describeLostSignal(name: string, start: () => Promise<LostSignal
           leaseMs: LEASE_MS,
         });
         const key = `lost-signal:${randomUUID().slice(0, 8)}`;
-        const holder = startWorker<{ lostAt: number; reason: string; waitedMs?: number }>(HOLDER, {
-          dist: dist.url,
-          backend: store.config(address(holderProxies)),
-          key,
-          leaseMs: LEASE_MS,
-          path,
-        });
+        // The other client's connections are up before the clock starts, as a running app's are; and before the holder
+        // starts, so that its 'ready' comes straight after it set its lease: a renewal due meanwhile (a third of the lease
+        // later) would be in flight at 'go', and the shortening extend would wait behind it (its answer is held).
+        let holder: WorkerProcess<{ lostAt: number; reason: string; waitedMs?: number }> | undefined;
         try {
-          // The other client's connections are up before the clock starts, as a running app's are.
           await other.acquire(`${key}:warm`).then((lock) => lock.release());
+          holder = startWorker(HOLDER, {
+            dist: dist.url,
+            backend: store.config(address(holderProxies)),
+            key,
+            leaseMs: LEASE_MS,
+            path,
+          });
           expect((await holder.nextLine()).event).toBe('ready');
           if (path === 'shortening extend') {
             // The extend (to LEASE_MS from 4 x LEASE_MS) reaches the store, its answer never comes back, and nothing after it gets through.
@@ -105,7 +108,7 @@ export function describeLostSignal(name: string, start: () => Promise<LostSignal
           if (path === 'shortening extend') expect(takenAt - cutAt).toBeLessThan(2 * LEASE_MS);
           expect(marginMs).toBeGreaterThanOrEqual(ALLOWANCE_MS);
         } finally {
-          holder.child.kill('SIGKILL');
+          holder?.child.kill('SIGKILL');
           await other.close();
           await Promise.all(proxies.map((proxy) => proxy.close()));
         }
