@@ -3,10 +3,11 @@
 // Run from the repo root: `npm run bench:nest` (builds, installs bench/nest on demand). Options: see USAGE.
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
+import { stageBuild } from './staged-build.mjs';
 
 const USAGE = `node bench/nest/run.mjs [options]
   --contenders a,b,...  default ours,murlock,anchan828,universal,hand,ours-unlocked,none (ours-unlocked: the route takes
@@ -87,18 +88,6 @@ function parseArgs(argv) {
     }
   }
   return options;
-}
-
-/** Copies a build of this library under bench/nest/.lib/<name>, so that it resolves Nest 11 and ioredis from bench/nest/node_modules. */
-function stageBuild(name, dir) {
-  const target = join(here, '.lib', name);
-  rmSync(target, { recursive: true, force: true });
-  mkdirSync(target, { recursive: true });
-  if (!existsSync(join(dir, 'esm/index.js')))
-    throw new Error(`${dir}/esm/index.js not found: build it first (npm run build)`);
-  cpSync(join(dir, 'esm'), join(target, 'esm'), { recursive: true });
-  writeFileSync(join(target, 'package.json'), '{"type":"module"}\n');
-  return join(target, 'esm/index.js');
 }
 
 function commandCalls(cli) {

@@ -7,12 +7,12 @@
 //     [--blocks 8] [--requests 5000] [--connections 32] [--build name=dir]
 import autocannon from 'autocannon';
 import { fork } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, startRedis } from '../lib/redis-server.mjs';
 import { median } from '../lib/stats.mjs';
+import { stageBuild } from './staged-build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, '../..');
@@ -38,17 +38,7 @@ const [rounds, blocks, requests, connections] = ['rounds', 'blocks', 'requests',
   Number(values[k]),
 );
 
-/** A copy of a build's esm/ under bench/nest/.lib/<name>, where it resolves bench/nest's own Nest and ioredis. */
-function stage(name, dir) {
-  const target = join(here, '.lib', name);
-  if (!existsSync(join(dir, 'esm/index.js'))) throw new Error(`${dir}/esm/index.js not found: build it first`);
-  rmSync(target, { recursive: true, force: true });
-  mkdirSync(target, { recursive: true });
-  cpSync(join(dir, 'esm'), join(target, 'esm'), { recursive: true });
-  writeFileSync(join(target, 'package.json'), '{"type":"module"}\n');
-  return join(target, 'esm/index.js');
-}
-const libs = Object.fromEntries(Object.entries(builds).map(([name, dir]) => [name, stage(name, dir)]));
+const libs = Object.fromEntries(Object.entries(builds).map(([name, dir]) => [name, stageBuild(name, dir)]));
 /** bench/nest/app.mjs's contender for a build name (another build runs as `ours`, with its own LIB). */
 const appContender = (name) => (name in builds ? 'ours' : name);
 
