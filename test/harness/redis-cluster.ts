@@ -40,6 +40,9 @@ export class RedisCluster {
         String(port),
         '--bind',
         '127.0.0.1',
+        // As RedisServer: the fault suites' proxies connect from 127.0.0.2, a rejoined node's first connection included.
+        '--protected-mode',
+        'no',
         '--save',
         '',
         '--appendonly',

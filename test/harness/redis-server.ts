@@ -14,6 +14,10 @@ export class RedisServer extends ServerProcess {
       String(port),
       '--bind',
       '127.0.0.1',
+      // Bound to 127.0.0.1 only; the fault suites' proxies reach it from 127.0.0.2 (see PROXY_ADDRESS),
+      // from its first connection on, a restart included.
+      '--protected-mode',
+      'no',
       '--save',
       '',
       '--appendonly',

@@ -20,8 +20,8 @@ const SENTINEL_FAILOVER_TIMEOUT_MS = 10_000;
 const run = promisify(execFile);
 
 // The proxies connect to the data nodes from PROXY_ADDRESS (127.0.0.2), so that port rules can cut a
-// node off from its peers and not from its clients: protected mode, which accepts only 127.0.0.1
-// without a password, is turned off on the data nodes (they listen on 127.0.0.1 only).
+// node off from its peers and not from its clients: the harness starts every Redis with protected
+// mode (which accepts only 127.0.0.1 without a password) off, a restarted one included.
 
 /** The client's proxy for each real port, as ioredis natMap entries ('127.0.0.1:<real>' → the proxy). */
 function natMap(
@@ -48,7 +48,6 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
   const sentinelPorts = group.sentinelAddresses.map(({ port }) => port);
   let lastKillAt = -Infinity;
   const endpoints = [...sentinelPorts, ...group.nodes.keys()];
-  for (const node of group.nodes.values()) node.cli('CONFIG', 'SET', 'protected-mode', 'no');
   return {
     name,
     endpoints,
@@ -101,15 +100,10 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
       const { master } = await group.roles();
       lastKillAt = performance.now();
       await master.kill();
-      const rejoin = async () => {
-        await group.rejoin(master.port);
-        // Started anew with the default config: let the proxies in again (see above), or the clients cannot reach it once it is promoted.
-        master.cli('CONFIG', 'SET', 'protected-mode', 'no');
-      };
       return {
         member: `master ${master.port}`,
         promoted: async () => void (await group.awaitPromotion(master.port)),
-        rejoin,
+        rejoin: () => group.rejoin(master.port),
       };
     },
     restart: () => Promise.reject(new Error(`${name}: no restart fault (the failover suite kills masters)`)),
@@ -125,7 +119,6 @@ export async function sentinelStore(name: string, replicas?: RedisReplicasOption
 export async function clusterStore(name: string, replicas?: RedisReplicasOptions): Promise<StartedStore> {
   const cluster = await RedisCluster.start(3, { replicasPerMaster: 1, nodeTimeoutMs: 2_000 });
   const endpoints = cluster.ports;
-  for (const port of endpoints) await cluster.cli(port, 'CONFIG', 'SET', 'protected-mode', 'no');
   /**
    * The slot of `storeKey`'s lock and its nodes, once the cluster has settled from the last fault
    * (a master isolated or killed in an earlier row or round may still be flagged failed, or its
@@ -161,14 +154,10 @@ export async function clusterStore(name: string, replicas?: RedisReplicasOptions
       const { slot, master, replicas } = await slotOf(storeKey);
       const observer = endpoints.find((port) => port !== master && !replicas.includes(port))!;
       await cluster.node(master).kill();
-      const rejoin = async () => {
-        await cluster.rejoin(master);
-        await cluster.cli(master, 'CONFIG', 'SET', 'protected-mode', 'no');
-      };
       return {
         member: `master ${master} (slot ${slot})`,
         promoted: async () => void (await cluster.awaitPromotion(slot, master, observer)),
-        rejoin,
+        rejoin: () => cluster.rejoin(master),
       };
     },
     leaderEndpoint: async (storeKey) => endpoints.indexOf((await slotOf(storeKey)).master),

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Cluster, Redis } from 'ioredis';
 import { randomUUID } from 'node:crypto';
+import { subscribe as subscribeToChannel, unsubscribe as unsubscribeFromChannel } from 'node:diagnostics_channel';
+import { createConnection, createServer, type Socket } from 'node:net';
 import { createLockBackend, LockEngine, LockLostError } from '../../lib/index.js';
 import { redisLockKeys } from '../../lib/backends/redis/redis-keys.js';
 import { releaseLockHeard } from '../../lib/backends/redis/release.js';
 import { redisSemaphoreKeys } from '../../lib/backends/redis/semaphore-keys.js';
+import { keySlot } from '../../lib/backends/redis/key-slot.js';
 import { pubSubKindOf } from '../../lib/backends/redis/sharded-pubsub.js';
 import { RedisCluster } from '../harness/redis-cluster.js';
 import { waitUntil } from '../harness/server-process.js';
@@ -16,6 +19,50 @@ interface NodeCounts {
   readonly spublish: number;
   readonly busPublish: number;
   readonly busShardPublish: number;
+}
+
+/**
+ * A TCP proxy to one node that, once `armed`, answers a client that closes its connection with one
+ * last error reply (as a server whose reply crossed the client's close), then closes too.
+ */
+async function lateReplyProxy(targetPort: number): Promise<{
+  port: number;
+  arm(reply: string): void;
+  readonly lateReplies: number;
+  close(): Promise<void>;
+}> {
+  let armedWith: string | undefined;
+  let lateReplies = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer({ allowHalfOpen: true }, (client) => {
+    const reply = armedWith;
+    const upstream = createConnection({ port: targetPort, host: '127.0.0.1' });
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => socket.destroy());
+    }
+    client.pipe(upstream, { end: false });
+    upstream.pipe(client, { end: false });
+    client.on('end', () => {
+      upstream.end();
+      if (reply !== undefined) lateReplies++;
+      if (reply === undefined) client.end();
+      else client.end(reply);
+    });
+    upstream.on('end', () => client.end());
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    arm: (reply) => void (armedWith = reply),
+    get lateReplies() {
+      return lateReplies;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }
 
 /** How long waiters wait: longer than any wake-up takes, shorter than the holders' leases (60 s). */
@@ -171,6 +218,22 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
     await Promise.allSettled(clients.map((client) => client.quit()));
     await cluster?.stop();
   }, 30_000);
+
+  it("computes a channel's slot as the Cluster does (CLUSTER KEYSLOT), hash tags included", async () => {
+    const keys = [
+      ...[...keyOnMaster.values()].flatMap((key) => [channelOf(key), redisSemaphoreKeys(`lock:${key}`).channel]),
+      'foo',
+      'foo{}{bar}',
+      'foo{{bar}}zap',
+      '{}foo',
+      'a{b}c{d}',
+      'ключ-{锁}',
+      `no-tag-${randomUUID()}`,
+    ];
+    for (const key of keys) {
+      expect(keySlot(key)).toBe(Number(await cluster.cli(cluster.ports[0], 'CLUSTER', 'KEYSLOT', key)));
+    }
+  });
 
   it('finds sharded pub/sub on a Redis 7 Cluster, and keeps plain pub/sub when told to', async () => {
     expect(await pubSubKindOf(await clusterClient())).toBe('sharded');
@@ -365,4 +428,53 @@ describe('redis backend on a 3-master Redis Cluster: releases on sharded pub/sub
       expect((await subscribers(to, channelOf(key))).sharded).toBe(1),
     );
   }, 90_000);
+  it('keeps listening to a subscriber connection it closed: an error reply that crosses the close is not an unhandled error', async () => {
+    const [master, key] = [...keyOnMaster][0];
+    const proxy = await lateReplyProxy(master);
+    const subscriberSockets: Socket[] = [];
+    const onSocket = ({ socket }: { socket: Socket }) => void subscriberSockets.push(socket);
+    try {
+      const client = new Cluster(cluster.startupNodes, {
+        natMap: { [`127.0.0.1:${master}`]: { host: '127.0.0.1', port: proxy.port } },
+      });
+      clients.push(client);
+      await new Promise((resolve, reject) => client.once('ready', resolve).once('error', reject));
+      const [holder, waiter] = [await engineOn(await clusterClient()), await engineOn(client)];
+      const held = await holder.acquire(key, { leaseMs: 60_000 });
+      // The waiter's own connection to the master is open before the proxy is armed: only the subscriber's gets the late reply.
+      expect(await waiter.tryAcquire(key)).toBeNull();
+      proxy.arm('-ERR max number of clients reached\r\n');
+      subscribeToChannel('net.client.socket', onSocket as (message: unknown) => void);
+      const giveUp = new AbortController();
+      const waiting = waiter.acquire(key, { waitMs: WAIT_MS, signal: giveUp.signal }).catch((error: unknown) => error);
+      await waitUntil(
+        'the waiter subscribed',
+        async () => (await subscribers(master, channelOf(key))).sharded === 1,
+        5_000,
+        5,
+      );
+      giveUp.abort();
+      expect(await waiting).toMatchObject({ name: 'AbortError' });
+      // Nothing left to answer on the subscriber's connection: the late reply answers no command.
+      await waitUntil(
+        'the waiter unsubscribed',
+        async () => (await subscribers(master, channelOf(key))).sharded === 0,
+        5_000,
+        5,
+      );
+      // The subscriber's connection (with ioredis' `shardedSubscribers`, also its Cluster's own).
+      const closed = subscriberSockets
+        .filter((socket) => socket.remotePort === proxy.port)
+        .map((socket) => new Promise((resolve) => socket.once('close', resolve)));
+      expect(closed.length).toBeGreaterThan(0);
+      await waiter.close();
+      // A socket closes once the reply and the end behind it were read: an unhandled 'error' would have been thrown by then.
+      await Promise.all(closed);
+      expect(proxy.lateReplies).toBe(closed.length);
+      await held.release();
+    } finally {
+      unsubscribeFromChannel('net.client.socket', onSocket as (message: unknown) => void);
+      await proxy.close();
+    }
+  }, 30_000);
 });

@@ -25,17 +25,25 @@ describe('redis release listener', () => {
     await server?.stop();
   });
 
+  /** A listener on `of`, and the subscriber connection it opens (a `duplicate()` of `of`) once it has. */
+  function listenerOn(of: Redis): { listener: ReleaseListener; subscriber: () => Redis | undefined } {
+    let subscriber: Redis | undefined;
+    const duplicating = Object.create(of, {
+      duplicate: { value: (...args: Parameters<Redis['duplicate']>) => (subscriber = of.duplicate(...args)) },
+    }) as Redis;
+    return { listener: new ReleaseListener(duplicating), subscriber: () => subscriber };
+  }
+
   it("subscribes a channel whose SUBSCRIBE goes out between the connection's connect and ready events", async () => {
     const rounds = 20;
     let subscribed = 0;
     for (let round = 0; round < rounds; round++) {
-      const listener = new ReleaseListener(client);
+      const { listener, subscriber: opened } = listenerOn(client);
       const first = listener.join(`first:${round}`, new ReleaseWaiter());
       const firstSubscribed = listener.subscribed(first, 2_000, new AbortController().signal);
       // The connection is made on the first wait, a moment after it starts.
-      const internals = listener as unknown as { subscriber: Redis | undefined };
-      while (!internals.subscriber) await new Promise((resolve) => setImmediate(resolve));
-      const subscriber = internals.subscriber;
+      while (!opened()) await new Promise((resolve) => setImmediate(resolve));
+      const subscriber = opened()!;
       await new Promise((resolve) => subscriber.once('connect', resolve));
       const second = listener.join(`second:${round}`, new ReleaseWaiter());
       if (await listener.subscribed(second, 2_000, new AbortController().signal)) subscribed++;
@@ -47,14 +55,14 @@ describe('redis release listener', () => {
 
   it('subscribes its channels again after a reconnection, and a server that accepts the connection but never answers leaves no unhandled rejection', async () => {
     const timeoutClient = new Redis(server.url, { commandTimeout: 300 });
-    const listener = new ReleaseListener(timeoutClient);
+    const { listener, subscriber: opened } = listenerOn(timeoutClient);
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
     try {
       const entry = listener.join(`again:${Math.random()}`, new ReleaseWaiter());
       expect(await listener.subscribed(entry, 2_000, new AbortController().signal)).toBe(true);
-      const subscriber = (listener as unknown as { subscriber: Redis }).subscriber;
+      const subscriber = opened()!;
       // Stopped, the server's kernel still accepts the new connection: the SUBSCRIBE sent on it times out.
       server.pause();
       subscriber.disconnect(true);

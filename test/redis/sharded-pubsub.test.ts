@@ -12,6 +12,9 @@ function clusterLike(answer: () => Promise<unknown>, options: object = { sharded
     isCluster: true,
     options,
     ssubscribe: async () => 1,
+    slots: [],
+    nodes: () => [],
+    refreshSlotsCache: () => undefined,
     call: (...args: string[]) => {
       asked.push(args);
       return answer();
@@ -42,6 +45,13 @@ describe('sharded pub/sub detection', () => {
 
   it('stays plain, without asking, when the ioredis version cannot route sharded subscriptions', async () => {
     const { client, asked } = clusterLike(async () => [['spublish']], {});
+    expect(await pubSubKindOf(client)).toBe('plain');
+    expect(asked).toEqual([]);
+  });
+
+  it('stays plain, without asking, on a Cluster-like client without a slot map to route subscriptions by', async () => {
+    const { client, asked } = clusterLike(async () => [['spublish']]);
+    delete (client as { slots?: unknown }).slots;
     expect(await pubSubKindOf(client)).toBe('plain');
     expect(asked).toEqual([]);
   });

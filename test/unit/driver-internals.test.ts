@@ -15,6 +15,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { redisConstructorOf, type IoredisModule, type RedisClient } from '../../lib/backends/redis/redis-client.js';
+import { ShardSubscriptions } from '../../lib/backends/redis/shard-subscriptions.js';
 import { failAwaitingCommands, oldestAwaiting } from '../../lib/backends/redis/stuck-connection.js';
 import { sendCoalesced } from '../../lib/backends/redis/write-coalescing.js';
 import { breakMysqlPool, mysqlConnections, type MysqlDriver } from '../../lib/backends/sql/mysql-driver.js';
@@ -137,6 +138,16 @@ describe.each(['ioredis', 'ioredis6'].map((name) => [version(name), name]))('%s'
     expect([client.isCluster, cluster.isCluster]).toEqual([false, true]);
     expect(redisAddress(cluster)).toBe(`127.0.0.1:${port}`);
     expect(redisAddress(without(cluster, 'startupNodes'))).toBeUndefined();
+  });
+
+  it("a Cluster's slots (per slot, its nodes' keys), nodes('master') and refreshSlotsCache route sharded subscriptions", () => {
+    const cluster = new Cluster([{ host: '127.0.0.1', port }], { lazyConnect: true }) as RedisClient & {
+      slots: unknown[];
+    };
+    expect(Array.isArray(cluster.slots)).toBe(true);
+    expect(ShardSubscriptions.canServe(cluster)).toBe(true);
+    expect(ShardSubscriptions.canServe(without(cluster, 'slots'))).toBe(false);
+    expect(ShardSubscriptions.canServe(without(cluster, 'refreshSlotsCache'))).toBe(false);
   });
 });
 

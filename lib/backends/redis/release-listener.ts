@@ -3,13 +3,20 @@ import { monotonicNow } from '../../util/clock.js';
 import { withinMs } from '../../util/time-limit.js';
 import { ChannelWaiters, ReleaseWaiter } from './channel-waiters.js';
 import type { RedisClient } from './redis-client.js';
+import { ShardSubscriptions, type ShardedCluster } from './shard-subscriptions.js';
 import { pubSubKindOf, type PubSubKind } from './sharded-pubsub.js';
 
-/** How often a sharded subscriber re-reads the Cluster's slot map when the client does not say. */
-const SLOTS_REFRESH_MS = 5_000;
+/** @internal How the listener subscribes: one connection, or one per Cluster master (ShardSubscriptions). */
+interface Subscriptions {
+  subscribe(channel: string): Promise<unknown>;
+  unsubscribe(channel: string): Promise<unknown>;
+  /** Replaces the connections; they subscribe their channels again. */
+  reconnect(): void;
+  close(): void;
+}
 
 /**
- * @internal The backend's one subscriber connection (a `duplicate()` of its client, opened on the
+ * @internal The backend's subscriber connection (a `duplicate()` of its client, opened on the
  * first wait, closed with the backend). Each lock's release channel is subscribed while at least
  * one claim of this backend waits for that lock, and unsubscribed when the last one leaves.
  *
@@ -17,17 +24,15 @@ const SLOTS_REFRESH_MS = 5_000;
  * waiter: every process then gets one try at about the same moment (a process whose turn just ended
  * stands back; see ChannelWaiters.standBack). A release by this backend names it (`releaseMessage`).
  *
- * On a Cluster whose servers have sharded pub/sub, it is a `duplicate()` with ioredis'
- * `shardedSubscribers` (one connection per master that serves a watched channel) and SSUBSCRIBEs, as
- * releases SPUBLISH (sharded-pubsub.ts).
+ * On a Cluster whose servers have sharded pub/sub, one connection per master instead, which
+ * SSUBSCRIBEs each channel on the master of its slot (ShardSubscriptions), as releases SPUBLISH
+ * there (sharded-pubsub.ts).
  */
 export class ReleaseListener {
   /** What this backend's releases announce, so that it can tell them from other processes' releases. */
   readonly releaseMessage = `released:${randomBytes(6).toString('base64url')}`;
-  private subscriber: RedisClient | undefined;
-  private sharded = false;
+  private subscriber: Subscriptions | undefined;
   private readonly channels = new Map<string, ChannelWaiters>();
-  private readyCount = 0;
   private closed = false;
 
   constructor(private readonly client: RedisClient) {}
@@ -48,7 +53,7 @@ export class ReleaseListener {
     if (entry.size > 0 || this.channels.get(entry.channel) !== entry) return;
     this.channels.delete(entry.channel);
     // Commands on one connection run in order, so a later SUBSCRIBE of the same channel wins.
-    if (entry.subscription && this.subscriber) this.unsubscribe(this.subscriber, entry.channel).catch(() => undefined);
+    if (entry.subscription && this.subscriber) this.subscriber.unsubscribe(entry.channel).catch(() => undefined);
   }
 
   /** The claims of this backend waiting on `channel`, if any. */
@@ -84,24 +89,21 @@ export class ReleaseListener {
 
   /** Replaces the subscriber's connection (its client's connection was stuck: this one likely is too). It resubscribes on its own. */
   reconnect(): void {
-    if (!this.closed) this.subscriber?.disconnect(true);
+    if (!this.closed) this.subscriber?.reconnect();
   }
 
   async close(): Promise<void> {
     this.closed = true;
     for (const entry of this.channels.values()) entry.wakeAll();
     this.channels.clear();
-    this.subscriber?.disconnect();
+    this.subscriber?.close();
     this.subscriber = undefined;
   }
 
   private subscribe(entry: ChannelWaiters): Promise<boolean> {
     const attempt: Promise<boolean> = Promise.resolve()
       .then(() => pubSubKindOf(this.client))
-      .then((kind) => {
-        const subscriber = this.connection(kind);
-        return this.sharded ? subscriber.ssubscribe!(entry.channel) : subscriber.subscribe(entry.channel);
-      })
+      .then((kind) => this.subscriptions(kind).subscribe(entry.channel))
       .then(
         () => {
           entry.activeSince = monotonicNow();
@@ -116,6 +118,49 @@ export class ReleaseListener {
     return attempt;
   }
 
+  private subscriptions(kind: PubSubKind): Subscriptions {
+    if (this.closed) throw new Error('the backend is closed');
+    // pubSubKindOf is 'plain' for anything but a Cluster.
+    this.subscriber ??=
+      kind === 'sharded'
+        ? new ShardSubscriptions(this.client as ShardedCluster, { message: this.heard, resumed: this.wakeAll })
+        : this.plainSubscriptions();
+    return this.subscriber;
+  }
+
+  private readonly heard = (channel: string, message: string): void => {
+    this.channels.get(channel)?.heardRelease(message !== this.releaseMessage);
+  };
+
+  /** Messages sent while a connection was away are lost: a reconnection may hide a release. */
+  private readonly wakeAll = (): void => {
+    for (const entry of this.channels.values()) entry.wakeOne();
+  };
+
+  /** One connection (a `duplicate()` of the client) that SUBSCRIBEs. */
+  private plainSubscriptions(): Subscriptions {
+    const connection = this.client.isCluster
+      ? this.client.duplicate()
+      : // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
+        // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
+        this.client.duplicate({ enableReadyCheck: false, autoResubscribe: false });
+    connection.on('message', this.heard);
+    let readyCount = 0;
+    connection.on('ready', () => {
+      if (readyCount++ === 0) return;
+      if (!this.client.isCluster) this.resubscribeAll();
+      this.wakeAll();
+    });
+    // Failures surface on the commands; without a listener ioredis would log every reconnect attempt.
+    connection.on('error', () => undefined);
+    return {
+      subscribe: (channel) => connection.subscribe(channel),
+      unsubscribe: (channel) => connection.unsubscribe(channel),
+      reconnect: () => connection.disconnect(true),
+      close: () => connection.disconnect(),
+    };
+  }
+
   /**
    * A reconnected connection subscribes its channels again. ioredis' own `autoResubscribe` would, but
    * leaves its SUBSCRIBE's promise unhandled: a server that accepts the connection and does not answer
@@ -127,53 +172,5 @@ export class ReleaseListener {
       entry.activeSince = Infinity;
       entry.subscription = this.subscribe(entry);
     }
-  }
-
-  private unsubscribe(subscriber: RedisClient, channel: string): Promise<unknown> {
-    return this.sharded ? subscriber.sunsubscribe!(channel) : subscriber.unsubscribe(channel);
-  }
-
-  private connection(kind: PubSubKind): RedisClient {
-    if (this.closed) throw new Error('the backend is closed');
-    if (this.subscriber) return this.subscriber;
-    // pubSubKindOf is 'plain' for anything but a Cluster.
-    this.sharded = kind === 'sharded';
-    const subscriber = this.duplicate();
-    subscriber.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) =>
-      this.channels.get(channel)?.heardRelease(message !== this.releaseMessage),
-    );
-    // Messages sent while it was reconnecting are lost: treat the reconnection as a possible release.
-    const wakeAll = () => {
-      for (const entry of this.channels.values()) entry.wakeOne();
-    };
-    subscriber.on('ready', () => {
-      if (this.readyCount++ === 0) return;
-      if (!this.client.isCluster) this.resubscribeAll();
-      wakeAll();
-    });
-    // A Cluster's sharded subscribers are not its own connection: each is replaced (and its channels
-    // subscribed again) on a lost connection or a slot move, after which ioredis emits this.
-    if (this.sharded) subscriber.on('subscribersReady', wakeAll);
-    // Failures surface on the commands; without a listener ioredis would log every reconnect attempt.
-    subscriber.on('error', () => undefined);
-    this.subscriber = subscriber;
-    return subscriber;
-  }
-
-  private duplicate(): RedisClient {
-    if (!this.client.isCluster) {
-      // No ready check: its INFO would be refused once a SUBSCRIBE sent between connect and ready put
-      // the connection in subscriber mode, and ioredis would fail that SUBSCRIBE with it.
-      return this.client.duplicate({ enableReadyCheck: false, autoResubscribe: false });
-    }
-    if (!this.sharded) return this.client.duplicate();
-    // A moved slot only unsubscribes its channels on the old master: the subscriber learns of it when
-    // it refreshes its slot map (then subscribes again on the new one), which ioredis does not do
-    // periodically unless asked.
-    const { slotsRefreshInterval } = (this.client.options ?? {}) as { slotsRefreshInterval?: number };
-    return this.client.duplicate([], {
-      shardedSubscribers: true,
-      slotsRefreshInterval: slotsRefreshInterval || SLOTS_REFRESH_MS,
-    });
   }
 }

@@ -1,4 +1,5 @@
 import type { RedisClient } from './redis-client.js';
+import { ShardSubscriptions } from './shard-subscriptions.js';
 import { afterScriptFailed, luaScript, runScript, sendScript, type LuaScript } from './run-script.js';
 
 /**
@@ -107,15 +108,16 @@ function hasSpublish(reply: unknown): boolean {
 }
 
 /**
- * ioredis >= 5.9 (`shardedSubscribers` among a Cluster's options) sends SSUBSCRIBE to the channel's
- * shard. It also treats SSUBSCRIBE's channels as keys: a client `keyPrefix` would be put in front of
- * them and not of the channel a script publishes on, so such a client stays plain.
+ * ioredis >= 5.9 (`shardedSubscribers` among a Cluster's options, the version checked) has what
+ * ShardSubscriptions needs. It treats SSUBSCRIBE's channels as keys: a client `keyPrefix` would be
+ * put in front of them and not of the channel a script publishes on, so such a client stays plain.
  */
 function routesShardedSubscriptions(client: RedisClient): boolean {
   const options = client.options as { shardedSubscribers?: unknown; keyPrefix?: unknown } | undefined;
   return (
     typeof client.ssubscribe === 'function' &&
     typeof client.call === 'function' &&
+    ShardSubscriptions.canServe(client) &&
     options !== undefined &&
     'shardedSubscribers' in options &&
     !options.keyPrefix
