@@ -74,9 +74,9 @@ export class ShardSubscriptions {
     }
     this.masterOfChannel.set(channel, master!);
     return connection.ssubscribe!(channel).catch((error: unknown) => {
-      if (this.masterOfChannel.get(channel) === master) this.masterOfChannel.delete(channel);
       // A MOVED answer: the slot map is out of date.
       this.refreshSlots();
+      if (this.masterOfChannel.get(channel) === master) this.masterOfChannel.delete(channel);
       throw error;
     });
   }
