@@ -3,7 +3,8 @@
 // own engine and connection to one local redis-server. Prints the median of the per-pair ratios
 // (B's ops/s ÷ A's, pairs of adjacent batches): on a busy machine a burst of other work hits both
 // sides of a pair, where whole runs of seconds (bench/ab.mjs) each catch different bursts.
-// `--a raw` is raw ioredis instead of a build (SET NX PX, compare-and-delete script: the floor of bench/run.mjs).
+// `--a raw` is raw ioredis instead of a build (SET NX PX, compare-and-delete script: the floor of bench/run.mjs); any other
+// name of bench/lib/contenders.mjs (`redlock`...) runs that contender.
 //   npm run build && node bench/ab-interleaved.mjs --a node_modules/.ab-before/esm/index.js --b dist/esm/index.js [--callers 1] [--pairs 400] [--batch 200]
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -41,7 +42,7 @@ async function openBuild(path) {
 const redis = await startRedis();
 try {
   const open = async (path, name) => {
-    const engine = path === 'raw' ? await CONTENDERS.raw.open({ url: redis.url }) : await openBuild(path);
+    const engine = path.endsWith('.js') ? await openBuild(path) : await CONTENDERS[path].open({ url: redis.url });
     let seq = 0;
     /** Runs `batch` acquire+release pairs over `callers` loops; resolves the time it took (ms). */
     const run = async () => {
