@@ -264,7 +264,8 @@ export class LockEngine {
    * without releasing it: nested `withLock`, `@Locked` and `acquire` calls on its key inside `fn`
    * are re-entrant. A lock from `acquire()` is not in any scope by itself (an async function cannot
    * change the async context of its caller), so a nested call on the same key outside `run()` waits
-   * for it (a `self-wait` event says so after a second).
+   * for it (a `self-wait` event says so after a second). The scope lasts until the lock is released:
+   * work `fn` started keeps it while the lock is held.
    *
    * ```ts
    * await using lock = await locks.acquire('report');
@@ -276,10 +277,12 @@ export class LockEngine {
     const call = () => fn(lock);
     if (lock instanceof LockHandle && lock.lease.owner === this.leaseOwner) {
       this.enterScope(lock.lease);
+      lock.enteredScope();
       return runInScope(lock.lease, lock, call);
     }
     if (lock instanceof MultiLockHandle && lock.leases.every((lease) => lease.owner === this.leaseOwner)) {
       for (const lease of lock.leases) this.enterScope(lease);
+      lock.enteredScope();
       return runInScopes(lock.leases, lock, call);
     }
     throw new InvalidLockArgumentError('run() takes a lock that this lock service acquired');

@@ -2,6 +2,7 @@ import { LockLostError } from '../errors.js';
 import { checkLeaseMs } from './lock-options.js';
 import type { Lease } from './lease.js';
 import type { Lock } from './lock.js';
+import { EnteredScopes } from './lock-scope.js';
 
 /**
  * The holder's view of a lease. The outermost handle releases the lease; a re-entrant handle
@@ -9,6 +10,7 @@ import type { Lock } from './lock.js';
  */
 export class LockHandle implements Lock {
   private released = false;
+  private scopes: EnteredScopes | undefined;
 
   constructor(
     /** @internal */
@@ -38,7 +40,13 @@ export class LockHandle implements Lock {
     return this.released || this.lease.isReleased;
   }
 
+  /** @internal Entering a scope (`run()`): it lasts until this handle is released. */
+  enteredScope(): void {
+    if (!this.isReleased) (this.scopes ??= new EnteredScopes()).enter();
+  }
+
   release(): Promise<void> {
+    this.scopes?.end();
     if (!this.reentrant) {
       this.released = true;
       // The lease's own promise, not one more wrapped around it: this is every lock's release.

@@ -2,6 +2,7 @@ import { LockLostError } from '../errors.js';
 import type { Lease } from './lease.js';
 import type { LockHandle } from './lock-handle.js';
 import type { MultiLock } from './lock.js';
+import { EnteredScopes } from './lock-scope.js';
 
 /**
  * The holder's view of a lock on several keys: one handle over its parts (single-key handles, in
@@ -17,6 +18,7 @@ export class MultiLockHandle implements MultiLock {
   private endReason: unknown;
   private unwatch: (() => void) | undefined;
   private releasing: Promise<void> | undefined;
+  private scopes: EnteredScopes | undefined;
 
   constructor(
     /** @internal At least two, with distinct keys, in canonical order. */
@@ -59,7 +61,13 @@ export class MultiLockHandle implements MultiLock {
   }
 
   /** Releases every part (last taken first), even when one fails; then rejects with a part's LockLostError, or a store error. */
+  /** @internal Entering a scope (`run()`): it lasts until this handle is released. */
+  enteredScope(): void {
+    if (!this.isReleased) (this.scopes ??= new EnteredScopes()).enter();
+  }
+
   release(): Promise<void> {
+    this.scopes?.end();
     this.releasing ??= this.releaseOnce();
     return this.releasing;
   }
