@@ -1,11 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Lease, LeaseOwner } from './lease.js';
-import type { LockHandle } from './lock-handle.js';
 import type { Lock } from './lock.js';
-import type { MultiLockHandle } from './multi-lock-handle.js';
 
-/** A lock handle of the engine: it can tell whether its holder released it. */
-export type ScopedLock = LockHandle | MultiLockHandle;
+/** A lock handle of the engine (single or multi-key): it can tell whether its holder released it. */
+export interface ScopedLock extends Lock {
+  readonly isReleased: boolean;
+}
 
 /**
  * One frame of an async call chain, innermost first: a lock it holds. Frames are immutable (each
