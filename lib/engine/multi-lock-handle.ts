@@ -60,12 +60,12 @@ export class MultiLockHandle implements MultiLock {
     return this.controller.signal;
   }
 
-  /** Releases every part (last taken first), even when one fails; then rejects with a part's LockLostError, or a store error. */
   /** @internal Entering a scope (`run()`): it lasts until this handle is released. */
   enteredScope(): void {
     if (!this.isReleased) (this.scopes ??= new EnteredScopes()).enter();
   }
 
+  /** Releases every part (last taken first), even when one fails; then rejects with a part's LockLostError, or a store error. */
   release(): Promise<void> {
     this.scopes?.end();
     this.releasing ??= this.releaseOnce();
