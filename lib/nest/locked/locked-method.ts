@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { isObservable } from 'rxjs';
-import { LockTimeoutError } from '../../errors.js';
+import { LockLostError, LockTimeoutError } from '../../errors.js';
 import type { LockEngine } from '../../engine/lock-engine.js';
 import type { ScopedLock } from '../../engine/lock-scope.js';
 import { answerLockError } from '../errors/lock-error-answers.js';
@@ -82,10 +82,10 @@ export function createLockedMethod(
       logger.warn(Messages.streamFromMethod(where));
     }
     try {
-      // A loss was already signalled (signal, event), so it is not thrown here; a store failure on release is.
-      await lock[Symbol.asyncDispose]();
+      await lock.release();
     } catch (error) {
-      throw await answer(error, kind);
+      // A loss was already signalled (signal, event), so it is not thrown here; a store failure on release is.
+      if (!(error instanceof LockLostError)) throw await answer(error, kind);
     }
     return result;
   }
