@@ -113,6 +113,35 @@ describe('etcd member health: a member that went unanswered is passed over until
     await expect(members.a.execute(unanswered)).rejects.toBeInstanceOf(Unanswered);
     expect(cancelled).toBe(1);
   });
+
+  it('a silent watch has the members holding streams probed once: one that does not answer goes down and its streams move', async () => {
+    const { health, members, probes } = cluster(['a', 'b', 'c']);
+    const cancelled: string[] = [];
+    const streamOn = (host: string) => ({ cancel: () => cancelled.push(host), once: () => undefined });
+    await members.a.execute(() => streamOn('a'));
+    await members.b.execute(() => streamOn('b'));
+    probes.answer('b');
+    health.checkStreams();
+    // A second silent watch while the probes are on their way asks nothing more.
+    health.checkStreams();
+    await until(() => members.a.down);
+    expect(cancelled).toEqual(['a']);
+    expect(members.b.down).toBe(false);
+    // c holds no stream: not probed. a is then probed until it answers, as any member that is down.
+    expect(probes.probed.slice(0, 2).sort()).toEqual(['a', 'b']);
+    expect(probes.probed).not.toContain('c');
+    await expect(members.a.execute(answered)).rejects.toBeInstanceOf(MemberSkippedError);
+    probes.answer('a');
+    await until(() => !members.a.down);
+  });
+
+  it('a silent watch on a single member probes nothing: there is nowhere else to move its stream', async () => {
+    const { health, members, probes } = cluster(['only']);
+    await members.only.execute(() => ({ cancel: () => undefined, once: () => undefined }));
+    health.checkStreams();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(probes.probed).toEqual([]);
+  });
 });
 
 describe('etcd lease: a dropped lease is revoked, tried again while the revoke goes unanswered', () => {

@@ -16,6 +16,12 @@ import { EtcdSemaphoreClaim } from './etcd-semaphore-claim.js';
 
 type EtcdDriver = typeof import('etcd3');
 
+/** The member probes beside the client: asked to check the members' streams when a watch went silent, and stopped with the backend. */
+interface MemberChecks {
+  silentWatch(): void;
+  stop(): void;
+}
+
 /**
  * Locks on etcd v3: every claim is a key bound to the backend's one lease, and its create
  * revision is both its place in the queue and its fence. See docs/backends/etcd.md.
@@ -35,8 +41,8 @@ class EtcdBackend implements LockBackend {
     leases: LeaseKeeper,
     errors: Pick<EtcdContext, 'isLeaseNotFound' | 'isUnanswered'>,
     hosts: readonly string[] = [],
-    /** Stops what runs beside the client (the member probes). */
-    private readonly stopAside: () => void = () => {},
+    /** What runs beside the client: the member probes. */
+    private readonly aside: MemberChecks = { silentWatch() {}, stop() {} },
   ) {
     this.address = joinAddresses(hosts.map(urlAddress));
     // A member that hangs keeps the watch stream on it silent: with several members, waiters look again after one attempt's share of the request timeout.
@@ -45,6 +51,7 @@ class EtcdBackend implements LockBackend {
       client,
       leases,
       fallbackWaitMs,
+      silentWatch: () => aside.silentWatch(),
       isLeaseNotFound: errors.isLeaseNotFound,
       isUnanswered: errors.isUnanswered,
     };
@@ -63,7 +70,7 @@ class EtcdBackend implements LockBackend {
   /** Revokes the lease (every key left on it vanishes) and closes the client. Idempotent. */
   close(): Promise<void> {
     this.closing ??= this.context.leases.close().finally(() => {
-      this.stopAside();
+      this.aside.stop();
       this.client.close();
     });
     return this.closing;
@@ -92,7 +99,11 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
   };
   const probes = new MemberProbes((options) => new driver.Etcd3(options), connection, isUnanswered);
   // A deadline on every plain call (a share of it per member tried), so a hung member reads as unreachable; streams stay open.
-  const { close: stopFaultHandling, ...faultHandling } = lockFaultHandling({
+  const {
+    close: stopFaultHandling,
+    checkStreams,
+    ...faultHandling
+  } = lockFaultHandling({
     hostCount: hosts.length,
     requestTimeoutMs,
     isUnanswered,
@@ -116,6 +127,6 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     ),
     { isLeaseNotFound, isUnanswered },
     hosts,
-    () => (stopFaultHandling(), probes.close()),
+    { silentWatch: checkStreams, stop: () => (stopFaultHandling(), probes.close()) },
   );
 }

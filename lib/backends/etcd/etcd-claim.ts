@@ -54,7 +54,7 @@ export class EtcdClaim extends EtcdQueueClaim<Ahead> {
     return ahead ? { key: ahead.key, fromRevision } : undefined;
   }
 
-  protected watch(ahead: Ahead, maxMs: number, signal: AbortSignal): Promise<void> {
+  protected watch(ahead: Ahead, maxMs: number, signal: AbortSignal): Promise<boolean> {
     return waitForKeyChange(this.context.client, ahead.key, ahead.fromRevision, maxMs, signal);
   }
 }

@@ -108,14 +108,15 @@ export class LeaseKeeper {
    * Revokes a dropped lease, trying again while the revoke goes unanswered (etcd electing a leader,
    * or this client cut off), for one TTL plus {@link REVOKE_RETRY_EXTRA_MS}: a new leader gives every
    * lease a fresh TTL (plus an election timeout), so a lease dropped because etcd could not be
-   * reached may outlive its TTL by an election, and its keys with it, unless it is revoked.
+   * reached may outlive its TTL by an election, and its keys with it, unless it is revoked. Each
+   * revoke is a plain call: a share of the request timeout per member tried, as every call.
    */
   private revokeSoon(granted: GrantedLease): void {
     const giveUpAt = monotonicNow() + this.ttlMs + REVOKE_RETRY_EXTRA_MS;
     const revoke = async (): Promise<void> => {
       while (!this.closed) {
         try {
-          await granted.lease.revoke({ deadline: Date.now() + this.requestTimeoutMs });
+          await granted.lease.revoke();
           return;
         } catch (error) {
           // A lease whose grant was never answered has no id to revoke by: it goes with its TTL.
@@ -137,7 +138,7 @@ export class LeaseKeeper {
     if (!granted || granted.dead) return;
     granted.dead = true;
     clearTimeout(granted.timer);
-    await granted.lease.revoke({ deadline: Date.now() + this.requestTimeoutMs }).catch(() => undefined);
+    await granted.lease.revoke().catch(() => undefined);
   }
 
   private grant(): { granted: GrantedLease; ready: Promise<GrantedLease> } {

@@ -63,6 +63,17 @@ export class MemberHealth {
     });
   }
 
+  /**
+   * A waiter's watch went silent for a whole share of the request timeout: either nothing changed,
+   * or the member its stream is on hangs with its connection open (streams have no deadline, so
+   * nothing else notices). Each member holding a stream is probed once; one that does not answer
+   * goes down, and its streams are reopened on another member.
+   */
+  checkStreams(): void {
+    if (this.closed || this.members.length < 2) return;
+    for (const member of this.members) member.checkStreams();
+  }
+
   /** Stops the probes. */
   close(): void {
     this.closed = true;
@@ -82,6 +93,12 @@ export class MemberHealth {
   /** @internal A member answered again. */
   cameUp(): void {
     for (const done of [...this.upWaiters]) done();
+  }
+
+  /** @internal Probes `member` once: it answers (it is up), or `unanswered` is called. */
+  probeOnce(member: MemberPolicy, unanswered: () => void): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return this.probe(member.host, PROBE_DEADLINE_MS).then(() => member.answered(), unanswered);
   }
 
   /** @internal Probes `member` until it answers (then it is up again), or until the client closes. */
@@ -107,6 +124,8 @@ export class MemberPolicy {
   /** When this member last answered a call or a probe (monotonic ms). */
   private answeredAt = 0;
   private readonly streams = new Set<OpenStream>();
+  /** A probe of this member, for its streams' sake, is on its way (one at a time). */
+  private checking = false;
 
   constructor(
     readonly host: string,
@@ -137,6 +156,17 @@ export class MemberPolicy {
     if (!this.down) return;
     this.down = false;
     this.health.cameUp();
+  }
+
+  /** Probes this member if it is up and holds streams (one probe at a time): one that does not answer goes down. */
+  checkStreams(): void {
+    if (this.down || this.checking || this.streams.size === 0) return;
+    this.checking = true;
+    void this.health
+      .probeOnce(this, () => this.goDown())
+      .finally(() => {
+        this.checking = false;
+      });
   }
 
   /** Passes this member over, moves its streams (etcd3 opens them again through another member), and probes it until it answers. */

@@ -10,6 +10,8 @@ export interface EtcdContext {
   readonly leases: LeaseKeeper;
   /** Longest single wait before looking again, in case a watch event never comes. */
   readonly fallbackWaitMs: number;
+  /** A watch heard nothing for `fallbackWaitMs`: the member its stream is on may hang (see MemberHealth.checkStreams). */
+  silentWatch(): void;
   isLeaseNotFound(error: unknown): boolean;
   /** Whether a call went unanswered (deadline exceeded, member unreachable): etcd may not have seen it. */
   isUnanswered(error: unknown): boolean;
@@ -60,8 +62,11 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
   protected abstract aheadQuery(revision: number | undefined): IRequestOp;
   /** What to wait for, from the keys ahead of this claim's `revision` as read at `fromRevision - 1`; undefined: it holds. */
   protected abstract waitFrom(range: IRangeResponse, revision: number, fromRevision: number): Wait | undefined;
-  /** Resolves when what this claim waits for may have happened, after `maxMs`, or when `signal` aborts. Never rejects. */
-  protected abstract watch(wait: Wait, maxMs: number, signal: AbortSignal): Promise<void>;
+  /**
+   * Resolves when what this claim waits for may have happened, after `maxMs`, or when `signal`
+   * aborts: `true` when `maxMs` passed with nothing heard. Never rejects.
+   */
+  protected abstract watch(wait: Wait, maxMs: number, signal: AbortSignal): Promise<boolean>;
 
   async tryAcquire(): Promise<AttemptResult> {
     const startedAt = monotonicNow();
@@ -95,8 +100,14 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
     if (waitingFor === undefined || !this.place) return;
     const wake = new AbortController();
     this.wakeWaiter = () => wake.abort();
-    await this.watch(waitingFor, Math.min(maxMs, this.context.fallbackWaitMs), AbortSignal.any([signal, wake.signal]));
+    const fallback = maxMs >= this.context.fallbackWaitMs;
+    const silent = await this.watch(
+      waitingFor,
+      fallback ? this.context.fallbackWaitMs : maxMs,
+      AbortSignal.any([signal, wake.signal]),
+    );
     this.wakeWaiter = undefined;
+    if (silent && fallback) this.context.silentWatch();
   }
 
   async renew(leaseMs: number): Promise<number | false> {

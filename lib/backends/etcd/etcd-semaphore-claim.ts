@@ -50,7 +50,7 @@ export class EtcdSemaphoreClaim extends EtcdQueueClaim<Short> {
     return ahead < this.permits ? undefined : { revision, deletionsNeeded: ahead - this.permits + 1, fromRevision };
   }
 
-  protected watch(short: Short, maxMs: number, signal: AbortSignal): Promise<void> {
+  protected watch(short: Short, maxMs: number, signal: AbortSignal): Promise<boolean> {
     return waitForDeletionsAhead(
       this.context.client,
       this.prefix,

@@ -4,8 +4,9 @@ import { MAX_TIMER_MS } from '../../util/clock.js';
 /**
  * @internal
  * Resolves when `key` changes (is deleted) at or after `fromRevision`, after `maxMs`, or when
- * `signal` aborts, whichever comes first. Starting at the revision of the read that saw the key
- * means a deletion in between is delivered too, so nothing is missed. Never rejects.
+ * `signal` aborts, whichever comes first: `true` when `maxMs` passed (see {@link watchUntil}).
+ * Starting at the revision of the read that saw the key means a deletion in between is delivered
+ * too, so nothing is missed. Never rejects.
  */
 export function waitForKeyChange(
   client: Etcd3,
@@ -13,7 +14,7 @@ export function waitForKeyChange(
   fromRevision: number,
   maxMs: number,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   return watchUntil(
     () => client.watch().key(key).startRevision(String(fromRevision)).watcher(),
     (watcher, finish) => {
@@ -29,8 +30,8 @@ export function waitForKeyChange(
  * @internal
  * Resolves once `count` keys under `prefix` created before `revision` were deleted at or after
  * `fromRevision`, or the key created at `revision` (the waiter's own) was deleted, or after `maxMs`,
- * or when `signal` aborts. Deletions of keys created later are not counted, so only the waiter they
- * let in wakes. Never rejects.
+ * or when `signal` aborts: `true` when `maxMs` passed (see {@link watchUntil}). Deletions of keys
+ * created later are not counted, so only the waiter they let in wakes. Never rejects.
  */
 export function waitForDeletionsAhead(
   client: Etcd3,
@@ -40,7 +41,7 @@ export function waitForDeletionsAhead(
   fromRevision: number,
   maxMs: number,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   let left = count;
   const build = () =>
     client.watch().prefix(prefix).startRevision(String(fromRevision)).only('delete').withPreviousKV().watcher();
@@ -61,25 +62,30 @@ export function waitForDeletionsAhead(
   );
 }
 
-/** Runs a watcher until `attach`'s handlers call `finish`, `maxMs` passes, `signal` aborts or the watch fails. */
+/**
+ * Runs a watcher until `attach`'s handlers call `finish`, `maxMs` passes, `signal` aborts or the
+ * watch fails. Resolves `true` only when `maxMs` passed with nothing heard: nothing changed, or the
+ * stream went silent (its member hangs).
+ */
 function watchUntil(
   build: () => Watcher,
   attach: (watcher: Watcher, finish: () => void) => void,
   maxMs: number,
   signal: AbortSignal,
-): Promise<void> {
+): Promise<boolean> {
   return new Promise((resolve) => {
     let watcher: Watcher | undefined;
     let done = false;
-    const finish = () => {
+    const end = (timedOut: boolean) => {
       if (done) return;
       done = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', finish);
       watcher?.cancel().catch(() => undefined);
-      resolve();
+      resolve(timedOut);
     };
-    const timer = setTimeout(finish, Math.min(Math.max(0, maxMs), MAX_TIMER_MS));
+    const finish = () => end(false);
+    const timer = setTimeout(() => end(true), Math.min(Math.max(0, maxMs), MAX_TIMER_MS));
     signal.addEventListener('abort', finish, { once: true });
     if (signal.aborted) return finish();
     try {
