@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
+import { askStats } from './app-stats.mjs';
 import { stageBuild } from './staged-build.mjs';
 
 const USAGE = `node bench/nest/run.mjs [options]
@@ -99,13 +100,6 @@ function commandCalls(cli) {
   return calls;
 }
 
-function ask(child) {
-  return new Promise((resolve) => {
-    child.once('message', resolve);
-    child.send('stats');
-  });
-}
-
 async function startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile) {
   const apps = [];
   for (let i = 0; i < count; i++) {
@@ -194,7 +188,7 @@ function percentile(sorted, p) {
 async function settleSales(apps) {
   let last = -1;
   for (let i = 0; i < 60; i++) {
-    const sold = (await Promise.all(apps.map(({ child }) => ask(child)))).reduce((sum, s) => sum + s.sold, 0);
+    const sold = (await Promise.all(apps.map(({ child }) => askStats(child)))).reduce((sum, s) => sum + s.sold, 0);
     if (sold === last) return sold;
     last = sold;
     await new Promise((resolve) => setTimeout(resolve, 250));
@@ -214,13 +208,13 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
   const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile);
   try {
     await load(apps, workload, options.connections, options.warmup, `w${round}${contender}`);
-    const before = await Promise.all(apps.map(({ child }) => ask(child)));
+    const before = await Promise.all(apps.map(({ child }) => askStats(child)));
     const callsBefore = commandCalls(redis.cli);
     const started = process.hrtime.bigint();
     const result = await load(apps, workload, options.connections, options.duration, `r${round}${contender}`);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const calls = commandCalls(redis.cli) - callsBefore;
-    const after = await Promise.all(apps.map(({ child }) => ask(child)));
+    const after = await Promise.all(apps.map(({ child }) => askStats(child)));
     const cpuUs = after.reduce(
       (sum, s, i) => sum + s.cpu.user + s.cpu.system - before[i].cpu.user - before[i].cpu.system,
       0,

@@ -13,6 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, startRedis } from '../lib/redis-server.mjs';
 import { median } from '../lib/stats.mjs';
+import { askStats } from './app-stats.mjs';
 import { stageBuild } from './staged-build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -56,12 +57,6 @@ function startApp(name, port, redisUrl) {
     child.once('exit', (code) => reject(new Error(`${name} app exited (${code}) before listening`)));
   });
 }
-
-const stats = (child) =>
-  new Promise((resolve) => {
-    child.once('message', resolve);
-    child.send('stats');
-  });
 
 function stop(child) {
   return new Promise((resolve) => {
@@ -111,11 +106,11 @@ try {
       apps.push({ name, port: base + i, child: await startApp(name, base + i, redis.url) });
     try {
       await loadTogether(apps, Number(values.warmup), `w${round}`);
-      const before = await Promise.all(apps.map(({ child }) => stats(child)));
+      const before = await Promise.all(apps.map(({ child }) => askStats(child)));
       const started = process.hrtime.bigint();
       const loads = await loadTogether(apps, Number(values.duration), `r${round}`);
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      const after = await Promise.all(apps.map(({ child }) => stats(child)));
+      const after = await Promise.all(apps.map(({ child }) => askStats(child)));
       const figures = {};
       apps.forEach(({ name }, i) => {
         const cpuUs = after[i].cpu.user + after[i].cpu.system - before[i].cpu.user - before[i].cpu.system;
