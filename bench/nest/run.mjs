@@ -2,11 +2,11 @@
 // process(es) on one redis-server, loaded by autocannon in paired, interleaved rounds.
 // Run from the repo root: `npm run bench:nest` (builds, installs bench/nest on demand). Options: see USAGE.
 import autocannon from 'autocannon';
-import { fork } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort, redisVersion, startRedis } from '../lib/redis-server.mjs';
+import { startApps, stopApps } from './app-process.mjs';
 import { askStats } from './app-stats.mjs';
 import { stageBuild } from './staged-build.mjs';
 
@@ -100,52 +100,6 @@ function commandCalls(cli) {
   return calls;
 }
 
-async function startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile) {
-  const apps = [];
-  for (let i = 0; i < count; i++) {
-    const port = basePort + i;
-    const child = fork(join(here, 'app.mjs'), [], {
-      env: {
-        ...process.env,
-        CONTENDER: contender,
-        PORT: String(port),
-        REDIS_URL: redis.url,
-        LIB: lib ?? '',
-        WORKLOAD: workload,
-        ...(allocProfile ? { ALLOC_PROFILE: `${allocProfile}-${i}.json` } : {}),
-      },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-      execArgv: profileDir
-        ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir]
-        : [],
-    });
-    await new Promise((resolve, reject) => {
-      child.once('message', resolve);
-      child.once('exit', (code) => reject(new Error(`${contender} app exited (${code}) before listening`)));
-    });
-    child.removeAllListeners('exit');
-    apps.push({ child, port });
-  }
-  return apps;
-}
-
-async function stopApps(apps) {
-  await Promise.all(
-    apps.map(
-      ({ child }) =>
-        new Promise((resolve) => {
-          if (child.exitCode !== null) return resolve();
-          const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-          child.once('exit', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-          child.kill('SIGTERM');
-        }),
-    ),
-  );
-}
-
 /** Loads the apps for `seconds` (connections split over them); resolves per-response latencies and statuses. */
 async function load(apps, workload, connections, seconds, tag) {
   const latencies = [];
@@ -205,7 +159,22 @@ async function run(contender, lib, workload, options, redis, basePort, round) {
   const allocProfile =
     options.allocProfile &&
     join(options.allocProfile, `${contender}-${workload}-c${options.connections}-r${round + 1}`);
-  const apps = await startApps(contender, lib, workload, count, redis, basePort, profileDir, allocProfile);
+  const apps = await startApps(
+    count,
+    (i) => ({
+      CONTENDER: contender,
+      REDIS_URL: redis.url,
+      LIB: lib ?? '',
+      WORKLOAD: workload,
+      ...(allocProfile ? { ALLOC_PROFILE: `${allocProfile}-${i}.json` } : {}),
+    }),
+    (i) => ({
+      port: basePort === undefined ? undefined : basePort + i,
+      execArgv: profileDir
+        ? ['--cpu-prof', '--cpu-prof-dir', profileDir, '--heap-prof', '--heap-prof-dir', profileDir]
+        : [],
+    }),
+  );
   try {
     await load(apps, workload, options.connections, options.warmup, `w${round}${contender}`);
     const before = await Promise.all(apps.map(({ child }) => askStats(child)));
@@ -347,7 +316,8 @@ const block = process.env.TEST_PORT_BLOCK;
 const base = block === undefined ? 0 : 20000 + 1500 * Number(block) + 1400;
 const redisPort = base ? await freePort(base).catch(() => freePort()) : await freePort();
 const redis = await startRedis([], redisPort);
-const appPort = base ? base + 10 : await freePort();
+// Under the test harness, ports of its block; otherwise a free port per app.
+const appPort = base ? base + 10 : undefined;
 console.log(
   `# bench:nest — Node ${process.version}, redis-server ${redisVersion()}, ${options.connections} connections, ${options.rounds} rounds × ${options.duration} s (+${options.warmup} s warm-up), contenders interleaved`,
 );

@@ -7,12 +7,12 @@
 //   npm run build && node bench/nest/side-by-side.mjs [--a ours] [--b anchan828] [--rounds 10] [--duration 4]
 //     [--warmup 1] [--connections 32] [--build name=dir]
 import autocannon from 'autocannon';
-import { fork } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, startRedis } from '../lib/redis-server.mjs';
 import { median } from '../lib/stats.mjs';
+import { startApp, stopApps } from './app-process.mjs';
 import { askStats } from './app-stats.mjs';
 import { stageBuild } from './staged-build.mjs';
 
@@ -39,33 +39,6 @@ const contenders = [values.a, values.b];
 const libs = Object.fromEntries(contenders.map((name) => [name, libFor(name)]));
 const rounds = Number(values.rounds);
 const perApp = Math.max(1, Math.floor(Number(values.connections) / 2));
-
-function startApp(name, port, redisUrl) {
-  const child = fork(join(here, 'app.mjs'), [], {
-    env: {
-      ...process.env,
-      CONTENDER: name,
-      PORT: String(port),
-      REDIS_URL: redisUrl,
-      LIB: libs[name],
-      WORKLOAD: 'distinct',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve(child));
-    child.once('exit', (code) => reject(new Error(`${name} app exited (${code}) before listening`)));
-  });
-}
-
-function stop(child) {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-    child.once('exit', () => (clearTimeout(timer), resolve()));
-    child.kill('SIGTERM');
-  });
-}
 
 /** Loads every app at once for `seconds`; per app: responses and latencies. */
 async function loadTogether(apps, seconds, tag) {
@@ -98,13 +71,14 @@ console.log(
 );
 try {
   for (let round = 0; round < rounds; round++) {
-    const base = await freePort();
     // Started in alternating order: the first app started is not always the same contender.
     const order = round % 2 ? [...contenders].reverse() : contenders;
     const apps = [];
-    for (const [i, name] of order.entries())
-      apps.push({ name, port: base + i, child: await startApp(name, base + i, redis.url) });
     try {
+      for (const name of order) {
+        const env = { CONTENDER: name, REDIS_URL: redis.url, LIB: libs[name], WORKLOAD: 'distinct' };
+        apps.push({ name, ...(await startApp(env)) });
+      }
       await loadTogether(apps, Number(values.warmup), `w${round}`);
       const before = await Promise.all(apps.map(({ child }) => askStats(child)));
       const started = process.hrtime.bigint();
@@ -128,7 +102,7 @@ try {
         `round ${round + 1}: ${contenders.map((n) => `${n} ${Math.round(figures[n].rps)} req/s, ${Math.round(figures[n].cpu)} µs CPU/req, p99 ${figures[n].p99.toFixed(1)} ms`).join('; ')}`,
       );
     } finally {
-      await Promise.all(apps.map(({ child }) => stop(child)));
+      await stopApps(apps);
     }
   }
 } finally {

@@ -6,12 +6,13 @@
 //   npm run build && node bench/nest/warmup.mjs [--contenders ours,anchan828] [--base anchan828] [--rounds 6]
 //     [--blocks 8] [--requests 5000] [--connections 32] [--build name=dir]
 import autocannon from 'autocannon';
-import { fork } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { freePort, startRedis } from '../lib/redis-server.mjs';
 import { median } from '../lib/stats.mjs';
+import { startApp, stopApp } from './app-process.mjs';
+import { askStats } from './app-stats.mjs';
 import { stageBuild } from './staged-build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -42,58 +43,45 @@ const libs = Object.fromEntries(Object.entries(builds).map(([name, dir]) => [nam
 /** bench/nest/app.mjs's contender for a build name (another build runs as `ours`, with its own LIB). */
 const appContender = (name) => (name in builds ? 'ours' : name);
 
-const ask = (child) =>
-  new Promise((resolveStats) => {
-    child.once('message', resolveStats);
-    child.send('stats');
-  });
-
 /** One fresh app of `contender`: per block, its CPU µs per request. */
-async function warmup(contender, redisUrl, port, tag) {
-  const child = fork(join(here, 'app.mjs'), [], {
-    env: {
-      ...process.env,
-      CONTENDER: appContender(contender),
-      PORT: String(port),
-      REDIS_URL: redisUrl,
-      LIB: libs[contender] ?? libs.ours,
-      WORKLOAD: 'distinct',
-    },
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+async function warmup(contender, redisUrl, tag) {
+  const { child, port } = await startApp({
+    CONTENDER: appContender(contender),
+    REDIS_URL: redisUrl,
+    LIB: libs[contender] ?? libs.ours,
+    WORKLOAD: 'distinct',
   });
-  await new Promise((ready, failed) => {
-    child.once('message', ready);
-    child.once('exit', (code) => failed(new Error(`${contender} app exited (${code}) before listening`)));
-  });
-  child.removeAllListeners('exit');
   const out = [];
   let next = 0;
-  let before = await ask(child);
-  for (let block = 0; block < blocks; block++) {
-    await autocannon({
-      url: `http://127.0.0.1:${port}`,
-      connections,
-      amount: requests,
-      requests: [{ method: 'POST', setupRequest: (request) => ({ ...request, path: `/items/${tag}-${next++}/buy` }) }],
-    });
-    const after = await ask(child);
-    const cpuUs = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
-    out.push(cpuUs / (after.handled - before.handled));
-    before = after;
+  try {
+    let before = await askStats(child);
+    for (let block = 0; block < blocks; block++) {
+      await autocannon({
+        url: `http://127.0.0.1:${port}`,
+        connections,
+        amount: requests,
+        requests: [
+          { method: 'POST', setupRequest: (request) => ({ ...request, path: `/items/${tag}-${next++}/buy` }) },
+        ],
+      });
+      const after = await askStats(child);
+      const cpuUs = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
+      out.push(cpuUs / (after.handled - before.handled));
+      before = after;
+    }
+  } finally {
+    await stopApp(child);
   }
-  child.kill('SIGTERM');
-  await new Promise((exited) => child.once('exit', exited));
   return out;
 }
 
 const redis = await startRedis([], await freePort());
-const port = await freePort();
 const results = Object.fromEntries(contenders.map((c) => [c, []]));
 try {
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 ? [...contenders].reverse() : contenders;
     for (const contender of order) {
-      results[contender].push(await warmup(contender, redis.url, port, `w${round}-${contender}`));
+      results[contender].push(await warmup(contender, redis.url, `w${round}-${contender}`));
       process.stderr.write('.');
     }
   }
