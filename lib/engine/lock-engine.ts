@@ -652,6 +652,8 @@ export class LockEngine {
       if (error !== OVERDUE) throw error;
     } finally {
       this.deadlines.stopIfIdle();
+      // A call still watched (an acquisition's attempt on a store that never answered) no longer keeps the process alive.
+      this.deadlines.stopKeepingAlive();
     }
   }
 

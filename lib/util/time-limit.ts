@@ -57,7 +57,7 @@ export class TimeLimits {
    */
   constructor(
     private readonly marginMs = 0,
-    private readonly keepAlive = true,
+    private keepAlive = true,
   ) {}
 
   /**
@@ -109,6 +109,16 @@ export class TimeLimits {
     signal.addEventListener('abort', giveUp, { once: true });
     const stopListening = (): void => signal.removeEventListener('abort', giveUp);
     answer.then(stopListening, stopListening);
+  }
+
+  /**
+   * From now on the timer does not keep the process alive: for an owner that closed, whose calls
+   * still watched (to a store that never answered) matter to nobody and end by their deadlines only
+   * if the process runs that long for other reasons.
+   */
+  stopKeepingAlive(): void {
+    this.keepAlive = false;
+    this.timer?.unref?.();
   }
 
   /** Arms the timer for the next look: in a tick, or at `earliest` if that comes first. */

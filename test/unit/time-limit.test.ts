@@ -61,4 +61,19 @@ describe('withinMs', () => {
     await expect(limits.within(Promise.resolve('settled'), passed)).resolves.toBe('settled');
     await expect(limits.within(Promise.reject(new Error('failed')), passed)).rejects.toThrow('failed');
   });
+
+  it('once told to stop keeping the process alive, its timer no longer does, and still gives up the calls it watches', async () => {
+    const timeouts = () => process.getActiveResourcesInfo().filter((resource) => resource === 'Timeout').length;
+    const limits = new TimeLimits(0);
+    const before = timeouts();
+    const watched = limits.within(never(), monotonicNow() + 60);
+    expect(timeouts()).toBe(before + 1);
+    limits.stopKeepingAlive();
+    expect(timeouts()).toBe(before);
+    // The timer armed next (its next look) does not keep the process alive either.
+    const sooner = limits.within(never(), monotonicNow() + 30);
+    expect(timeouts()).toBe(before);
+    await expect(sooner).rejects.toBe(OVERDUE);
+    await expect(watched).rejects.toBe(OVERDUE);
+  });
 });
