@@ -70,38 +70,43 @@ describe('redis read/write locks', () => {
       }
     };
     const readers = Array.from({ length: loops }, (_, i) => reader(i));
-    await allWarm;
-    expect(readersIn).toBeGreaterThan(0);
+    try {
+      await allWarm;
+      // The writer asks while a reader holds the key (the loops' staggering alone does not promise it on a loaded machine).
+      await waitUntil('a reader holds the key', () => readersIn > 0, 5_000, 1);
 
-    const askedAt = performance.now();
-    const writer = a.acquire(k, { mode: 'write' });
-    await waitUntil(
-      'the writer queued',
-      async () => (await queueOf(k)).some((entry) => entry.startsWith('w')),
-      5_000,
-      2,
-    );
-    writerQueuedAt = performance.now();
-    const lock = await writer;
-    const waitedMs = performance.now() - askedAt;
-    writerIn = true;
-    expect(readersIn).toBe(0);
-    await delay(50);
-    writerIn = false;
-    writerReleasedAt = performance.now();
-    await lock.release();
-    // Readers go on after the writer: let a few more rounds pass, then stop them.
-    await waitUntil('readers back in', () => lateGrants.length >= loops, 5_000, 5);
-    stop = true;
-    await Promise.all(readers);
+      const askedAt = performance.now();
+      const writer = a.acquire(k, { mode: 'write' });
+      await waitUntil(
+        'the writer queued',
+        async () => (await queueOf(k)).some((entry) => entry.startsWith('w')),
+        5_000,
+        2,
+      );
+      writerQueuedAt = performance.now();
+      const lock = await writer;
+      const waitedMs = performance.now() - askedAt;
+      writerIn = true;
+      expect(readersIn).toBe(0);
+      await delay(50);
+      writerIn = false;
+      writerReleasedAt = performance.now();
+      await lock.release();
+      // Readers go on after the writer: let a few more rounds pass (then the loops stop, below).
+      await waitUntil('readers back in', () => lateGrants.length >= loops, 5_000, 5);
 
-    console.log(
-      `redis read/write: writer waited ${Math.round(waitedMs)} ms behind ${loops} readers re-acquiring every ${holdMs} ms`,
-    );
-    expect(waitedMs).toBeLessThan(2 * holdMs);
-    expect(overlaps).toBe(0);
-    // Readers that asked after the writer queued were let in only after it left.
-    expect(lateGrants.every((grantedAt) => grantedAt >= writerReleasedAt)).toBe(true);
+      console.log(
+        `redis read/write: writer waited ${Math.round(waitedMs)} ms behind ${loops} readers re-acquiring every ${holdMs} ms`,
+      );
+      expect(waitedMs).toBeLessThan(2 * holdMs);
+      expect(overlaps).toBe(0);
+      // Readers that asked after the writer queued were let in only after it left.
+      expect(lateGrants.every((grantedAt) => grantedAt >= writerReleasedAt)).toBe(true);
+    } finally {
+      // Also when an expectation failed: no reader loop may outlive the test and fail in a later suite.
+      stop = true;
+      await Promise.allSettled(readers);
+    }
   }, 30_000);
 
   it('lets readers of two app instances hold the key at once, each with a larger fence', async () => {
