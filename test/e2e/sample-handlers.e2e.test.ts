@@ -78,6 +78,7 @@ describe('sample app: handlers of every kind under @Locked', () => {
       'acquired price:fig critical',
       'released price:fig critical',
     ]);
-    expect(defaultEvents).toEqual([]);
+    // The restock job fires on its schedule in the default store meanwhile; no price lock is taken there.
+    expect(defaultEvents.filter((event) => event.key.startsWith('price:'))).toEqual([]);
   });
 });
