@@ -19,6 +19,14 @@ describe('zookeeper ensemble', () => {
     return engine;
   }
 
+  /** The member the engine's session is connected to, by the port of the driver's connection. */
+  function memberServing(engine: LockEngine): ZookeeperServer {
+    const port = (engine.backend as ZookeeperBackend).connectedServerPort();
+    const member = ensemble.members.find((candidate) => candidate.port === port);
+    if (!member) throw new Error(`the session is connected to no member (port ${port})`);
+    return member;
+  }
+
   beforeAll(async () => {
     ensemble = await ZookeeperEnsemble.start();
   }, 90_000);
@@ -33,17 +41,11 @@ describe('zookeeper ensemble', () => {
     const [holder, other] = [await newEngine(), await newEngine()];
     const lock = await holder.acquire(k);
     expect(await other.tryAcquire(k)).toBeNull();
-    const sessionId = (holder.backend as ZookeeperBackend)
-      .sessionCredentials()!
-      .sessionId.toString('hex')
-      .replace(/^0+/, '');
-    const connectedTo = await findAsync(ensemble.members, async (member) =>
-      (await member.fourLetter('cons')).includes(`sid=0x${sessionId}`),
-    );
-    expect(connectedTo).toBeDefined();
-    connectedTo!.pause();
+    const connectedTo = memberServing(holder);
+    connectedTo.pause();
     const pausedAt = performance.now();
     try {
+      expect(memberServing(holder)).toBe(connectedTo);
       // The driver alone would wait forever on the silent member; the renewal's timeout makes it reconnect elsewhere.
       await waitUntil(
         'a renewal through another member',
@@ -55,6 +57,7 @@ describe('zookeeper ensemble', () => {
         20_000,
         100,
       );
+      expect(memberServing(holder)).not.toBe(connectedTo);
       console.log(
         `zookeeper ensemble: member SIGSTOPped, renewed through another member after ${Math.round(performance.now() - pausedAt)} ms; the lock was kept`,
       );
@@ -62,12 +65,12 @@ describe('zookeeper ensemble', () => {
       expect(await other.tryAcquire(k)).toBeNull();
       await lock.release();
     } finally {
-      connectedTo!.resume();
+      connectedTo.resume();
     }
   }, 60_000);
 
   it('two clients taking turns keep getting the lock while the member one of them is connected to is stopped (SIGSTOP, default timeouts)', async () => {
-    await Promise.all(ensemble.members.map((member) => member.waitReady()));
+    await ensemble.allServing();
     const k = `ride:${randomUUID().slice(0, 8)}`;
     const clients = [await newEngine(), await newEngine()];
     const acquiredAt: number[] = [];
@@ -94,17 +97,11 @@ describe('zookeeper ensemble', () => {
     let member: ZookeeperServer | undefined;
     try {
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      const sessionId = (clients[0].backend as ZookeeperBackend)
-        .sessionCredentials()!
-        .sessionId.toString('hex')
-        .replace(/^0+/, '');
-      member = await findAsync(ensemble.members, async (m) =>
-        (await m.fourLetter('cons')).includes(`sid=0x${sessionId}`),
-      );
-      member!.pause();
+      member = memberServing(clients[0]);
+      member.pause();
       const stoppedAt = performance.now();
       await new Promise((resolve) => setTimeout(resolve, 8_000));
-      member!.resume();
+      member.resume();
       const resumedAt = performance.now();
       await new Promise((resolve) => setTimeout(resolve, 1_000));
       stop = true;
@@ -131,24 +128,18 @@ describe('zookeeper ensemble', () => {
   }, 60_000);
 
   it('a waiter whose member stops answering (SIGSTOP) moves to another member and gets the lock released meanwhile', async () => {
-    await Promise.all(ensemble.members.map((member) => member.waitReady()));
+    await ensemble.allServing();
     const k = `waiter:${randomUUID().slice(0, 8)}`;
     // The waiter on a follower (stopping the leader would also drop the others' connections for an election);
     // the holder and the observer on another member, which keeps serving.
     const leader = await ensemble.leader();
     let waiter: LockEngine;
-    let waiterMember: ZookeeperServer | undefined;
+    let waiterMember: ZookeeperServer;
     do {
       waiter = await newEngine();
       await waiter.tryAcquire(`connect:${k}`).then((lock) => lock?.release());
-      const sessionId = (waiter.backend as ZookeeperBackend)
-        .sessionCredentials()!
-        .sessionId.toString('hex')
-        .replace(/^0+/, '');
-      waiterMember = await findAsync(ensemble.members, async (m) =>
-        (await m.fourLetter('cons')).includes(`sid=0x${sessionId}`),
-      );
-    } while (waiterMember === undefined || waiterMember === leader);
+      waiterMember = memberServing(waiter);
+    } while (waiterMember === leader);
     const serving = ensemble.members.find((member) => member !== waiterMember)!;
     const holder = await newEngine(serving.connectionString);
     const admin = await ZkAdmin.connect(serving.connectionString);
@@ -181,7 +172,7 @@ describe('zookeeper ensemble', () => {
   it('keeps a held lock when the leader is killed: the session moves to a surviving member', async () => {
     const k = `ensemble:${randomUUID().slice(0, 8)}`;
     // All three members serving (the one paused before has caught up), so that two keep a quorum.
-    await Promise.all(ensemble.members.map((member) => member.waitReady()));
+    await ensemble.allServing();
     const [holder, other] = [await newEngine(), await newEngine()];
     const lock = await holder.acquire(k);
     const leader = await ensemble.leader();
@@ -219,8 +210,3 @@ describe('zookeeper ensemble', () => {
     );
   }, 60_000);
 });
-
-async function findAsync<T>(items: readonly T[], test: (item: T) => Promise<boolean>): Promise<T | undefined> {
-  for (const item of items) if (await test(item)) return item;
-  return undefined;
-}

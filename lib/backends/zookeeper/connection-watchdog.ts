@@ -2,6 +2,7 @@ import type { ZkClient } from './zk-driver.js';
 
 interface DriverSocket {
   readonly bytesRead?: number;
+  readonly remotePort?: number;
   destroy(): void;
 }
 

@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events';
 import { LockBackendError } from '../../errors.js';
 import { unrefTimer } from '../../util/clock.js';
-import { ConnectionWatchdog } from './connection-watchdog.js';
+import { ConnectionWatchdog, driverSocket } from './connection-watchdog.js';
 import { guardReplyStream } from './reply-stream-guard.js';
 import { AUTH_FAILED_MESSAGE } from './zk-access-error.js';
 import { driverAcl } from './zk-acl.js';
@@ -88,6 +88,11 @@ export class ZkSession {
   /** The timeout the server granted (it clamps the requested one to 2..20 ticks). */
   get timeoutMs(): number {
     return this.client.getSessionTimeout();
+  }
+
+  /** The client port of the member this session is connected to (undefined while it is not). */
+  get serverPort(): number | undefined {
+    return this.connected ? driverSocket(this.client)?.remotePort : undefined;
   }
 
   /** The session's id and password (what a client needs to take the session over). */

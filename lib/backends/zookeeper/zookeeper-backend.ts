@@ -45,6 +45,11 @@ export class ZookeeperBackend implements LockBackend {
     return this.sessions.peek()?.credentials;
   }
 
+  /** @internal The client port of the ensemble member the session is connected to, for tests that stop that member. */
+  connectedServerPort(): number | undefined {
+    return this.sessions.peek()?.serverPort;
+  }
+
   /** Ends the session: the server deletes every lock node it still owns. */
   close(): Promise<void> {
     return this.sessions.close();
