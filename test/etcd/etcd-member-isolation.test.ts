@@ -12,15 +12,16 @@ const STOPPED_MS = 8_000;
 /**
  * The longest the lock may go without a new acquisition while a member is stopped. A call that
  * lands on the stopped member loses one attempt's share of the request timeout (1.67 s with 3
- * members) before it is tried on another, and the member is then passed over, its watch stream
- * moved; a waiter whose watch stream was on it looks again after one share, and has the members
- * holding streams probed (0.5 s), so the stream moves off the stopped member then. So the next
- * acquisition comes within two shares (a waiter's silent watch, then its look landing on the
- * stopped member), plus 0.7 s for a loaded machine. Without the probe, a waiter whose look found
- * the key still held (its holder's release had landed on the stopped member) watched the silent
- * stream for another share: three shares, 5.0 s. A stopped member is taken back only once it
- * answers a probe, so calls do not land on it again while it is stopped. Before, calls waited out the whole 5 s and
- * were not retried: gaps of 5-15 s, and acquires failed.
+ * members) before it is tried on another, and the member is then passed over by that client, its
+ * watch stream moved. So the worst is two shares, one per client: the holder's release lands on the
+ * stopped member, then the waiter, woken once the release went through another member, looks
+ * through the stopped member too. Plus 0.7 s for a loaded machine. A waiter whose watch goes silent
+ * for a share has every member probed (0.5 s at most) and looks again only then: its look cannot
+ * land on the stopped member, and a stream it opened there meanwhile moves. Before, the members
+ * holding streams alone were probed, and the look went out at once: a waiter whose watch was silent
+ * (the release stuck on the stopped member) opened its next stream there, watched it a second
+ * share, and looked through it, a third: 5.0 s. Before the probes, calls waited out the whole 5 s
+ * and were not retried: gaps of 5-15 s, and acquires failed.
  */
 const GAP_BOUND_MS = 2 * SHARE_MS + 700;
 

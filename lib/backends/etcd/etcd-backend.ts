@@ -16,9 +16,9 @@ import { EtcdSemaphoreClaim } from './etcd-semaphore-claim.js';
 
 type EtcdDriver = typeof import('etcd3');
 
-/** The member probes beside the client: asked to check the members' streams when a watch went silent, and stopped with the backend. */
+/** The member probes beside the client: asked to check the members when a watch went silent, and stopped with the backend. */
 interface MemberChecks {
-  silentWatch(): void;
+  silentWatch(): Promise<void>;
   stop(): void;
 }
 
@@ -42,7 +42,7 @@ class EtcdBackend implements LockBackend {
     errors: Pick<EtcdContext, 'isLeaseNotFound' | 'isUnanswered'>,
     hosts: readonly string[] = [],
     /** What runs beside the client: the member probes. */
-    private readonly aside: MemberChecks = { silentWatch() {}, stop() {} },
+    private readonly aside: MemberChecks = { silentWatch: () => Promise.resolve(), stop() {} },
   ) {
     this.address = joinAddresses(hosts.map(urlAddress));
     // A member that hangs keeps the watch stream on it silent: with several members, waiters look again after one attempt's share of the request timeout.
@@ -101,7 +101,7 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
   // A deadline on every plain call (a share of it per member tried), so a hung member reads as unreachable; streams stay open.
   const {
     close: stopFaultHandling,
-    checkStreams,
+    checkMembers,
     ...faultHandling
   } = lockFaultHandling({
     hostCount: hosts.length,
@@ -127,6 +127,6 @@ export async function createEtcdBackend(options: EtcdBackendOptions): Promise<Lo
     ),
     { isLeaseNotFound, isUnanswered },
     hosts,
-    { silentWatch: checkStreams, stop: () => (stopFaultHandling(), probes.close()) },
+    { silentWatch: checkMembers, stop: () => (stopFaultHandling(), probes.close()) },
   );
 }

@@ -53,12 +53,12 @@ export function noticeUnansweredAttempts<T>(call: () => Promise<T>, onUnanswered
  * These are the policies etcd3 takes (`faultHandling.host`, `.global`, `.watchBackoff`); they
  * implement only what etcd3 calls of cockatiel's (`execute`, and `next`/`duration` of a backoff),
  * so cockatiel need not be a dependency, and a member is skipped only while another one is
- * preferable (cockatiel's breaker refuses every call once all are open). `checkStreams` probes the
- * members that hold streams (a watch went silent); `close` stops the probes.
+ * preferable (cockatiel's breaker refuses every call once all are open). `checkMembers` probes the
+ * members (a watch went silent); `close` stops the probes.
  */
 export function lockFaultHandling(
   options: FaultHandlingOptions,
-): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> & { checkStreams(): void; close(): void } {
+): Required<Pick<IOptions, 'faultHandling' | 'defaultCallOptions'>> & { checkMembers(): Promise<void>; close(): void } {
   const { hostCount, requestTimeoutMs, isUnanswered, probe } = options;
   const attemptMs = attemptTimeoutMs(requestTimeoutMs, hostCount);
   const members = new MemberHealth(isUnanswered, probe);
@@ -96,7 +96,7 @@ export function lockFaultHandling(
       watchBackoff: { next: () => backoff(0) } as never,
     },
     defaultCallOptions,
-    checkStreams: () => members.checkStreams(),
+    checkMembers: () => members.checkMembers(),
     close: () => members.close(),
   };
 }

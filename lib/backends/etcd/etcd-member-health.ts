@@ -1,6 +1,6 @@
 import { monotonicNow, unrefTimer } from '../../util/clock.js';
 
-/** Pause between two health probes of a member that is down. */
+/** Pause between two health probes of a member that is down; the least time between two checks of one that is up. */
 const PROBE_INTERVAL_MS = 100;
 /** How long a probe may take: a member that serves quorum reads answers in milliseconds. */
 const PROBE_DEADLINE_MS = 500;
@@ -66,12 +66,14 @@ export class MemberHealth {
   /**
    * A waiter's watch went silent for a whole share of the request timeout: either nothing changed,
    * or the member its stream is on hangs with its connection open (streams have no deadline, so
-   * nothing else notices). Each member holding a stream is probed once; one that does not answer
-   * goes down, and its streams are reopened on another member.
+   * nothing else notices). Every member is probed (the stream the waiter opens next may land on any
+   * of them): one that does not answer goes down, and its streams are reopened on another member.
+   * Resolves once every probe answered or failed, so that the waiter's next look cannot land on a
+   * member that hangs. Never rejects.
    */
-  checkStreams(): void {
-    if (this.closed || this.members.length < 2) return;
-    for (const member of this.members) member.checkStreams();
+  checkMembers(): Promise<void> {
+    if (this.closed || this.members.length < 2) return Promise.resolve();
+    return Promise.all(this.members.map((member) => member.check())).then(() => undefined);
   }
 
   /** Stops the probes. */
@@ -95,7 +97,7 @@ export class MemberHealth {
     for (const done of [...this.upWaiters]) done();
   }
 
-  /** @internal Probes `member` once: it answers (it is up), or `unanswered` is called. */
+  /** @internal Probes `member` once: it answers (it is up), or `unanswered` is called. Never rejects. */
   probeOnce(member: MemberPolicy, unanswered: () => void): Promise<void> {
     if (this.closed) return Promise.resolve();
     return this.probe(member.host, PROBE_DEADLINE_MS).then(() => member.answered(), unanswered);
@@ -124,8 +126,9 @@ export class MemberPolicy {
   /** When this member last answered a call or a probe (monotonic ms). */
   private answeredAt = 0;
   private readonly streams = new Set<OpenStream>();
-  /** A probe of this member, for its streams' sake, is on its way (one at a time). */
-  private checking = false;
+  /** The probe of {@link check} on its way (one at a time), and when the last one was sent (monotonic ms). */
+  private checking: Promise<void> | undefined;
+  private checkedAt = -Infinity;
 
   constructor(
     readonly host: string,
@@ -158,15 +161,22 @@ export class MemberPolicy {
     this.health.cameUp();
   }
 
-  /** Probes this member if it is up and holds streams (one probe at a time): one that does not answer goes down. */
-  checkStreams(): void {
-    if (this.down || this.checking || this.streams.size === 0) return;
-    this.checking = true;
-    void this.health
+  /**
+   * Probes this member once, if it is up: one that does not answer goes down. A probe on its way is
+   * shared, and one sent less than {@link PROBE_INTERVAL_MS} ago that answered is not repeated, so
+   * however many watches go silent, a member gets at most one probe per interval.
+   */
+  check(): Promise<void> {
+    if (this.checking) return this.checking;
+    const now = monotonicNow();
+    if (this.down || now - this.checkedAt < PROBE_INTERVAL_MS) return Promise.resolve();
+    this.checkedAt = now;
+    this.checking = this.health
       .probeOnce(this, () => this.goDown())
       .finally(() => {
-        this.checking = false;
+        this.checking = undefined;
       });
+    return this.checking;
   }
 
   /** Passes this member over, moves its streams (etcd3 opens them again through another member), and probes it until it answers. */

@@ -1,5 +1,6 @@
 import type { Etcd3, IKeyValue, IRangeResponse, IRequestOp, ITxnResponse } from 'etcd3';
 import { monotonicNow, unrefSleep } from '../../util/clock.js';
+import { withinMs } from '../../util/time-limit.js';
 import type { AttemptResult, ClaimRequest, LockClaim } from '../../engine/lock-backend.js';
 import { noticeUnansweredAttempts } from './etcd-fault-handling.js';
 import type { GrantedLease, LeaseBound, LeaseKeeper } from './etcd-lease.js';
@@ -10,8 +11,8 @@ export interface EtcdContext {
   readonly leases: LeaseKeeper;
   /** Longest single wait before looking again, in case a watch event never comes. */
   readonly fallbackWaitMs: number;
-  /** A watch heard nothing for `fallbackWaitMs`: the member its stream is on may hang (see MemberHealth.checkStreams). */
-  silentWatch(): void;
+  /** A watch heard nothing for `fallbackWaitMs`: a member may hang (see MemberHealth.checkMembers). Resolves once they are checked; never rejects. */
+  silentWatch(): Promise<void>;
   isLeaseNotFound(error: unknown): boolean;
   /** Whether a call went unanswered (deadline exceeded, member unreachable): etcd may not have seen it. */
   isUnanswered(error: unknown): boolean;
@@ -98,16 +99,19 @@ export abstract class EtcdQueueClaim<Wait> implements LockClaim, LeaseBound {
   async waitForChange(maxMs: number, signal: AbortSignal): Promise<void> {
     const waitingFor = this.waitingFor;
     if (waitingFor === undefined || !this.place) return;
+    const startedAt = monotonicNow();
     const wake = new AbortController();
     this.wakeWaiter = () => wake.abort();
+    const stop = AbortSignal.any([signal, wake.signal]);
     const fallback = maxMs >= this.context.fallbackWaitMs;
-    const silent = await this.watch(
-      waitingFor,
-      fallback ? this.context.fallbackWaitMs : maxMs,
-      AbortSignal.any([signal, wake.signal]),
-    );
+    const silent = await this.watch(waitingFor, fallback ? this.context.fallbackWaitMs : maxMs, stop);
+    // Look again once the members are checked, within what is left of maxMs: a look sent at once could
+    // land on the member that kept the watch silent, and wait out its share of the request timeout.
+    if (silent && fallback) {
+      const leftMs = maxMs - (monotonicNow() - startedAt);
+      await withinMs(this.context.silentWatch(), leftMs, { signal: stop }).catch(() => undefined);
+    }
     this.wakeWaiter = undefined;
-    if (silent && fallback) this.context.silentWatch();
   }
 
   async renew(leaseMs: number): Promise<number | false> {
